@@ -1,0 +1,56 @@
+# Preflight: two commands for a newcomer.
+#   make run   install deps, build (release), simulate the default scenario
+#   make test  install deps, build, run every test (unit, golden, then unit under ASan+UBSan)
+# Other targets: build, bench, validate, asan, format, clean.
+
+JOBS ?= 2
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+
+.PHONY: all deps build run test unit golden asan-test asan bench validate format clean
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/preflight simulate
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+golden: build
+	tests/golden/run_golden.sh $(BUILD)/preflight
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_SANITIZE=ON \
+	  -DCMAKE_CXX_FLAGS="-O1"
+
+asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target preflight_tests preflight
+
+asan-test: asan
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+test: build unit golden asan-test
+	@echo "make test: all tests passed"
+
+bench: build
+	$(BUILD)/preflight_benchmarks
+
+validate: build
+	$(BUILD)/preflight validate --cv 5
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,18 @@
+# Writes OUTPUT, a C++ file holding every presets/<kind>/<name>.yaml under PRESET_DIR as a raw
+# string, so the binary carries its presets. Run by add_custom_command whenever a preset changes.
+file(GLOB_RECURSE preset_files RELATIVE "${PRESET_DIR}" "${PRESET_DIR}/*.yaml")
+list(SORT preset_files)
+set(body "// Generated from presets/ by cmake/embed_presets.cmake. Do not edit.\n")
+string(APPEND body "#include \"config/presets_data.h\"\n\nnamespace preflight {\nnamespace {\n")
+string(APPEND body "const EmbeddedPreset kPresets[] = {\n")
+foreach(f IN LISTS preset_files)
+  get_filename_component(kind "${f}" DIRECTORY)
+  get_filename_component(name "${f}" NAME_WLE)
+  file(READ "${PRESET_DIR}/${f}" text)
+  string(APPEND body "    {\"${kind}\", \"${name}\", R\"PRESET(${text})PRESET\"},\n")
+endforeach()
+string(APPEND body "};\n}  // namespace\n\n")
+string(APPEND body "std::span<const EmbeddedPreset> embedded_presets() { return kPresets; }\n\n")
+string(APPEND body "}  // namespace preflight\n")
+file(WRITE "${OUTPUT}.tmp" "${body}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUTPUT}.tmp" "${OUTPUT}")

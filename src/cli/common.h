@@ -1,0 +1,26 @@
+// Shared pieces of the subcommands: exit codes and error printing. Exit 0 on success, 2 on bad
+// input (one line on stderr naming the file, key path and what was expected), 1 on internal
+// errors.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "base/status.h"
+
+namespace preflight::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+
+// Prints "preflight: <message>" and returns the exit code for `s`.
+int fail(const Status& s);
+
+// Each subcommand registers itself on `app` and stores its exit code in `*exit_code` when run.
+void add_simulate_command(CLI::App& app, int* exit_code);
+void add_presets_command(CLI::App& app, int* exit_code);
+void add_validate_command(CLI::App& app, int* exit_code);
+
+}  // namespace preflight::cli

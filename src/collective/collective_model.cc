@@ -1,0 +1,93 @@
+#include "collective/collective_model.h"
+
+#include <bit>
+
+namespace preflight {
+namespace {
+
+constexpr double kTreeBandwidthFactor = 0.92;
+
+double bus_factor(CollectiveKind kind, int n) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return 2.0 * (n - 1) / n;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+      return static_cast<double>(n - 1) / n;
+    case CollectiveKind::kBroadcast:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+}  // namespace
+
+const char* to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kTree:
+      return "tree";
+    case Algorithm::kP2p:
+      return "p2p";
+  }
+  return "?";
+}
+
+const char* to_string(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+  }
+  return "?";
+}
+
+CollectiveModel::CollectiveModel(const ClusterConfig& cluster, const NetworkBackend& network)
+    : network_(network),
+      alpha_(cluster.gpu.calibration.collective_latency),
+      step_(cluster.gpu.calibration.collective_step_latency) {}
+
+CollectivePlan CollectiveModel::plan(CollectiveKind kind, const GroupPlacement& g,
+                                     Bytes bytes) const {
+  CollectivePlan best;
+  if (g.size <= 1 || bytes.count() <= 0) return best;
+  const int n = g.size;
+  const int N = g.nodes;
+  const Bandwidth bus = network_.bus_bandwidth(g);
+  const SimTime L = network_.inter_node_latency();
+  const double factor = bus_factor(kind, n);
+  const Bytes wire(static_cast<int64_t>(static_cast<double>(bytes.count()) * factor));
+  const int steps = kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
+  const int inter_steps = N > 1 ? (kind == CollectiveKind::kAllReduce ? 2 * (N - 1) : N - 1) : 0;
+  best.algorithm = Algorithm::kRing;
+  best.time = alpha_ + step_ * steps + L * inter_steps + wire / bus;
+  if (kind == CollectiveKind::kAllReduce && N > 1) {
+    const int depth = std::bit_width(static_cast<unsigned>(N)) - 1;  // ⌊log2 N⌋
+    const SimTime tree = alpha_ + (step_ * (g.per_node - 1) + (step_ + L) * depth) * 2 +
+                         wire / (bus * kTreeBandwidthFactor);
+    if (tree < best.time) {
+      best.algorithm = Algorithm::kTree;
+      best.time = tree;
+    }
+  }
+  best.busbw_gbps = static_cast<double>(wire.count()) / best.time.to_seconds() * 1e-9;
+  return best;
+}
+
+CollectivePlan CollectiveModel::p2p(Bytes bytes, bool cross_node) const {
+  CollectivePlan p;
+  p.algorithm = Algorithm::kP2p;
+  if (bytes.count() <= 0) return p;
+  p.time = alpha_ + step_ + (cross_node ? network_.inter_node_latency() : SimTime()) +
+           bytes / network_.p2p_bandwidth(cross_node);
+  p.busbw_gbps = static_cast<double>(bytes.count()) / p.time.to_seconds() * 1e-9;
+  return p;
+}
+
+}  // namespace preflight

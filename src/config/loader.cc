@@ -1,0 +1,368 @@
+#include "config/loader.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/presets.h"
+#include "config/yaml_reader.h"
+
+namespace preflight {
+namespace {
+
+// Applies one "a.b.c=value" override to `root`. A scalar met on the way (e.g. `cluster.gpu: A100`
+// when setting cluster.gpu.sm_count) becomes {preset: scalar}.
+Status apply_override(YAML::Node root, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return invalid_argument("--set " + assignment + ": expected key.path=value");
+  }
+  const std::string path = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  std::vector<std::string> keys;
+  std::stringstream ss(path);
+  for (std::string k; std::getline(ss, k, '.');) {
+    if (k.empty()) return invalid_argument("--set " + assignment + ": empty key in '" + path + "'");
+    keys.push_back(k);
+  }
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    return invalid_argument("--set " + assignment + ": value is not valid YAML");
+  }
+  if (!parsed || parsed.IsNull()) parsed.reset(YAML::Node(value));
+  // Walk with explicit node copies (yaml-cpp nodes are handles).
+  std::vector<YAML::Node> chain{root};
+  for (size_t i = 0; i + 1 < keys.size(); ++i) {
+    YAML::Node cur = chain.back();
+    YAML::Node next = cur[keys[i]];
+    if (!next || next.IsNull()) {
+      cur[keys[i]] = YAML::Node(YAML::NodeType::Map);
+    } else if (next.IsScalar()) {
+      YAML::Node m(YAML::NodeType::Map);
+      m["preset"] = next.Scalar();
+      cur[keys[i]] = m;
+    } else if (!next.IsMap()) {
+      return invalid_argument("--set " + assignment + ": '" + keys[i] + "' is a list, not a mapping");
+    }
+    chain.push_back(cur[keys[i]]);
+  }
+  chain.back()[keys.back()] = parsed;
+  return Status();
+}
+
+// Merges section `node` over its preset (`kind`), if it names one. Inline keys win.
+StatusOr<YAML::Node> resolve_preset(const YAML::Node& node, const std::string& kind,
+                                    const std::string& source, const std::string& path) {
+  if (!node || node.IsNull()) return YAML::Node(YAML::NodeType::Map);
+  // yaml-cpp's operator= writes through to the referenced node; reset() rebinds the handle.
+  YAML::Node section;
+  section.reset(node);
+  if (node.IsScalar()) {  // `gpu: A100-SXM4-80GB` is shorthand for {preset: A100-SXM4-80GB}
+    YAML::Node map(YAML::NodeType::Map);
+    map["preset"] = node.Scalar();
+    section.reset(map);
+  }
+  if (!section.IsMap()) {
+    return invalid_argument(source + ": " + path + ": expected a mapping or a preset name");
+  }
+  if (!section["preset"]) return YAML::Clone(section);
+  if (!section["preset"].IsScalar()) {
+    return invalid_argument(source + ": " + path + ".preset: expected a preset name");
+  }
+  StatusOr<YAML::Node> preset = find_preset(kind, section["preset"].Scalar());
+  if (!preset.ok()) {
+    return invalid_argument(source + ": " + path + ".preset: " + preset.status().message());
+  }
+  YAML::Node merged = YAML::Clone(*preset);
+  for (const auto& kv : section) {
+    if (kv.first.Scalar() == "preset") continue;
+    merged[kv.first.Scalar()] = YAML::Clone(kv.second);
+  }
+  return merged;
+}
+
+Status read_model(const YAML::Node& node, const std::string& source, ModelConfig* m) {
+  YamlReader r(node, source, "model");
+  r.skip("preset");
+  m->name = r.get_string("name", "custom");
+  m->description = r.get_string("description", "");
+  m->layers = r.required_int("layers");
+  m->hidden = r.required_int("hidden");
+  m->heads = r.required_int("heads");
+  m->kv_heads = r.get_int("kv_heads", m->heads);
+  m->ffn_hidden = r.get_int("ffn_hidden", 4 * m->hidden);
+  m->vocab = r.required_int("vocab");
+  m->activation = static_cast<Activation>(r.get_choice("activation", 0, {"gelu", "swiglu"}));
+  m->norm = static_cast<Norm>(r.get_choice("norm", 0, {"layernorm", "rmsnorm"}));
+  m->position_embedding = static_cast<PositionEmbedding>(
+      r.get_choice("position_embedding", 0, {"learned", "rope", "alibi"}));
+  m->tied_embeddings = r.get_bool("tied_embeddings", true);
+  m->linear_bias = r.get_bool("linear_bias", true);
+  m->dropout = r.get_bool("dropout", true);
+  m->max_seq_len = r.get_int("max_seq_len", 2048);
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (m->hidden % m->heads != 0) {
+    return invalid_argument(source + ": model.heads: " + std::to_string(m->heads) +
+                            ": expected a divisor of model.hidden (" + std::to_string(m->hidden) +
+                            ")");
+  }
+  if (m->heads % m->kv_heads != 0) {
+    return invalid_argument(source + ": model.kv_heads: " + std::to_string(m->kv_heads) +
+                            ": expected a divisor of model.heads (" + std::to_string(m->heads) +
+                            ")");
+  }
+  return Status();
+}
+
+Status read_gpu(const YAML::Node& node, const std::string& source, const std::string& path,
+                GpuConfig* g) {
+  YamlReader r(node, source, path);
+  r.skip("preset");
+  g->name = r.get_string("name", "custom");
+  g->description = r.get_string("description", "");
+  g->architecture = r.get_string("architecture", "unknown");
+  g->sm_count = r.required_int("sm_count");
+  if (!r.has("hbm_capacity")) r.fail("hbm_capacity", "missing key: expected a size such as 80GiB");
+  g->hbm_capacity = r.get_bytes("hbm_capacity", Bytes());
+  if (!r.has("hbm_bandwidth")) {
+    r.fail("hbm_bandwidth", "missing key: expected a bandwidth such as 2039GB/s");
+  }
+  g->hbm_bandwidth = r.get_bandwidth("hbm_bandwidth", Bandwidth());
+  g->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", Bandwidth());
+  YamlReader peak(node["peak"], source, path + ".peak");
+  r.skip("peak");
+  g->peak_fp32 = peak.get_flop_rate("fp32", FlopRate());
+  g->peak_tf32 = peak.get_flop_rate("tf32", FlopRate());
+  g->peak_fp16 = peak.get_flop_rate("fp16", FlopRate());
+  g->peak_bf16 = peak.get_flop_rate("bf16", FlopRate());
+  g->peak_fp8 = peak.get_flop_rate("fp8", FlopRate());
+  PREFLIGHT_RETURN_IF_ERROR(peak.finish());
+  if (g->peak_fp16.flops_per_second() <= 0 && g->peak_bf16.flops_per_second() <= 0) {
+    return invalid_argument(source + ": " + path +
+                            ".peak: expected a positive fp16 or bf16 rate such as 312TFLOPS");
+  }
+  YamlReader cal(node["calibration"], source, path + ".calibration");
+  r.skip("calibration");
+  GpuCalibration& c = g->calibration;
+  c.gemm_efficiency = cal.get_double("gemm_efficiency", c.gemm_efficiency, 0.01, 1.0);
+  c.memory_efficiency = cal.get_double("memory_efficiency", c.memory_efficiency, 0.01, 1.0);
+  c.attention_efficiency =
+      cal.get_double("attention_efficiency", c.attention_efficiency, 0.01, 1.0);
+  c.launch_overhead = cal.get_time("launch_overhead", c.launch_overhead);
+  c.kernel_gap = cal.get_time("kernel_gap", c.kernel_gap);
+  c.nvlink_busbw = cal.get_bandwidth("nvlink_busbw", g->nvlink_bandwidth * 0.77);
+  c.collective_latency = cal.get_time("collective_latency", c.collective_latency);
+  c.collective_step_latency = cal.get_time("collective_step_latency", c.collective_step_latency);
+  PREFLIGHT_RETURN_IF_ERROR(cal.finish());
+  return r.finish();
+}
+
+Status read_cluster(const YAML::Node& node, const std::string& source, ClusterConfig* c) {
+  YamlReader r(node, source, "cluster");
+  r.skip("preset");
+  r.skip("gpu");
+  c->name = r.get_string("name", "custom");
+  c->description = r.get_string("description", "");
+  if (!node["gpu"]) {
+    return invalid_argument(source + ": cluster.gpu: missing key: expected a GPU preset name "
+                            "(e.g. A100-SXM4-80GB) or a mapping");
+  }
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node gpu_node,
+                             resolve_preset(node["gpu"], "gpus", source, "cluster.gpu"));
+  PREFLIGHT_RETURN_IF_ERROR(read_gpu(gpu_node, source, "cluster.gpu", &c->gpu));
+  c->gpus_per_node = r.get_int("gpus_per_node", 8);
+  c->nodes = r.get_int("nodes", 1);
+  if (r.has("gpus")) {
+    const int gpus = r.get_int("gpus", 1);
+    if (r.status().ok() && gpus % c->gpus_per_node != 0) {
+      r.fail("gpus", std::to_string(gpus) + ": expected a multiple of cluster.gpus_per_node (" +
+                         std::to_string(c->gpus_per_node) + ")");
+    } else if (r.has("nodes") && node["nodes"].IsScalar() &&
+               r.status().ok() && gpus / c->gpus_per_node != c->nodes) {
+      r.fail("gpus", std::to_string(gpus) + ": contradicts cluster.nodes (" +
+                         std::to_string(c->nodes) + " nodes of " +
+                         std::to_string(c->gpus_per_node) + " GPUs)");
+    } else {
+      c->nodes = gpus / c->gpus_per_node;
+    }
+  }
+  c->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", c->gpu.nvlink_bandwidth);
+  c->nics_per_node = r.get_int("nics_per_node", 8, 0);
+  c->nic_bandwidth = r.get_bandwidth("nic_bandwidth", Bandwidth::gigabits_per_second(200));
+  c->nic_efficiency = r.get_double("nic_efficiency", 0.96, 0.01, 1.0);
+  c->network_latency = r.get_time("network_latency", c->network_latency);
+  c->gpu_hour_price = r.get_double("gpu_hour_price", 0, 0, 1e6);
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (c->nodes > 1 && (c->nics_per_node == 0 || c->nic_bandwidth.bytes_per_second() <= 0)) {
+    return invalid_argument(source + ": cluster.nics_per_node: a cluster of " +
+                            std::to_string(c->nodes) + " nodes needs at least one NIC per node");
+  }
+  if (c->nvlink_bandwidth.bytes_per_second() <= 0) {
+    return invalid_argument(source + ": cluster.nvlink_bandwidth: expected a positive bandwidth");
+  }
+  return Status();
+}
+
+Status read_training(const YAML::Node& node, const std::string& source, const ModelConfig& m,
+                     TrainingConfig* t) {
+  YamlReader r(node, source, "training");
+  t->seq_len = r.get_int("seq_len", m.max_seq_len);
+  t->global_batch = r.required_int("global_batch");
+  t->micro_batch = r.get_int("micro_batch", 1);
+  t->precision = static_cast<Precision>(r.get_choice("precision", 1, {"fp16", "bf16", "fp8"}));
+  t->flash_attention = r.get_bool("flash_attention", true);
+  t->optimizer_bytes_per_param =
+      r.get_double("optimizer_bytes_per_param", t->optimizer_bytes_per_param, 0, 1000);
+  return r.finish();
+}
+
+Status read_parallelism(const YAML::Node& node, const std::string& source, ParallelismConfig* p) {
+  YamlReader r(node, source, "parallelism");
+  p->tp = r.get_int("tp", 1);
+  p->pp = r.get_int("pp", 1);
+  p->dp = r.get_int("dp", 0, 1);
+  p->vpp = r.get_int("vpp", 1);
+  p->sequence_parallel = r.get_bool("sequence_parallel", false);
+  p->recompute =
+      static_cast<Recompute>(r.get_choice("recompute", 0, {"none", "selective", "full"}));
+  p->distributed_optimizer = r.get_bool("distributed_optimizer", false);
+  p->schedule =
+      static_cast<Schedule>(r.get_choice("schedule", 1, {"gpipe", "1f1b", "interleaved"}));
+  p->overlap_grad_reduce = r.get_bool("overlap_grad_reduce", false);
+  p->grad_bucket_size = r.get_bytes("grad_bucket_size", p->grad_bucket_size);
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (p->vpp > 1 && !r.has("schedule")) p->schedule = Schedule::kInterleaved;
+  return Status();
+}
+
+Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s) {
+  YamlReader r(node, source, "simulation");
+  const int network = r.get_choice("network", 0, {"analytical"});
+  s->network = network == 0 ? "analytical" : "analytical";
+  s->seed = r.get_uint64("seed", 0);
+  return r.finish();
+}
+
+StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
+  if (!root || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
+  if (!root.IsMap()) {
+    return invalid_argument(source + ": expected a mapping with sections model, cluster, "
+                            "training, parallelism, simulation");
+  }
+  static const char* kSections[] = {"name",     "description", "model",     "cluster",
+                                    "training", "parallelism", "simulation"};
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    bool known = false;
+    for (const char* s : kSections) known |= key == s;
+    if (!known) {
+      return invalid_argument(source + ": " + key +
+                              ": unknown section (expected model, cluster, training, "
+                              "parallelism, simulation)");
+    }
+  }
+  Scenario s;
+  s.source = source;
+  if (!root["model"]) {
+    return invalid_argument(source + ": model: missing section: expected a preset "
+                            "(model.preset: gpt3-175b) or the model's fields");
+  }
+  if (!root["cluster"]) {
+    return invalid_argument(source + ": cluster: missing section: expected a preset "
+                            "(cluster.preset: dgx-a100) or the cluster's fields");
+  }
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node model,
+                             resolve_preset(root["model"], "models", source, "model"));
+  PREFLIGHT_RETURN_IF_ERROR(read_model(model, source, &s.model));
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster,
+                             resolve_preset(root["cluster"], "clusters", source, "cluster"));
+  PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, source, &s.cluster));
+  PREFLIGHT_RETURN_IF_ERROR(read_training(root["training"], source, s.model, &s.training));
+  PREFLIGHT_RETURN_IF_ERROR(read_parallelism(root["parallelism"], source, &s.parallelism));
+  PREFLIGHT_RETURN_IF_ERROR(read_simulation(root["simulation"], source, &s.simulation));
+  if (s.parallelism.dp == 0) {
+    const int model_parallel = s.parallelism.tp * s.parallelism.pp;
+    if (s.cluster.total_gpus() % model_parallel != 0) {
+      return invalid_argument(source + ": parallelism: tp·pp = " + std::to_string(model_parallel) +
+                              " does not divide the cluster's " +
+                              std::to_string(s.cluster.total_gpus()) +
+                              " GPUs; expected tp·pp·dp = GPUs");
+    }
+    s.parallelism.dp = s.cluster.total_gpus() / model_parallel;
+  }
+  PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s).with_prefix(source + ": "));
+  return s;
+}
+
+}  // namespace
+
+StatusOr<Scenario> load_scenario_text(const std::string& text, const std::string& source,
+                                      const std::vector<std::string>& overrides) {
+  std::string body = text;
+  std::string name = source;
+  if (body.empty()) {
+    PREFLIGHT_ASSIGN_OR_RETURN(body, preset_text("scenarios", "default"));
+    if (name.empty()) name = "<default scenario>";
+  }
+  YAML::Node root;
+  try {
+    root = YAML::Load(body);
+  } catch (const YAML::Exception& e) {
+    return invalid_argument(name + ": malformed YAML at line " + std::to_string(e.mark.line + 1) +
+                            ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  if (!root || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
+  if (!root.IsMap()) {
+    return invalid_argument(name + ": expected a mapping with sections model, cluster, training, "
+                            "parallelism, simulation");
+  }
+  for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
+  try {
+    return build(root, name);
+  } catch (const YAML::Exception& e) {
+    return invalid_argument(name + ": malformed value: " + e.msg);
+  }
+}
+
+StatusOr<Scenario> load_scenario(const std::string& path,
+                                 const std::vector<std::string>& overrides) {
+  if (path.empty()) return load_scenario_text("", "", overrides);
+  std::ifstream in(path);
+  if (!in) return not_found(path + ": cannot open scenario file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return invalid_argument(path + ": empty scenario file: expected sections model, cluster, "
+                            "training, parallelism");
+  }
+  return load_scenario_text(text, path, overrides);
+}
+
+StatusOr<ModelConfig> load_model_preset(const std::string& name) {
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node node, find_preset("models", name));
+  ModelConfig m;
+  PREFLIGHT_RETURN_IF_ERROR(read_model(node, "presets/models/" + name + ".yaml", &m));
+  return m;
+}
+
+StatusOr<ClusterConfig> load_cluster_preset(const std::string& name,
+                                            const std::vector<std::string>& overrides) {
+  YAML::Node root(YAML::NodeType::Map);
+  root["cluster"]["preset"] = name;
+  for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster,
+                             resolve_preset(root["cluster"], "clusters", "<flags>", "cluster"));
+  ClusterConfig c;
+  try {
+    PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, "<flags>", &c));
+  } catch (const YAML::Exception& e) {
+    return invalid_argument("<flags>: malformed value: " + e.msg);
+  }
+  return c;
+}
+
+}  // namespace preflight

@@ -1,0 +1,131 @@
+#include "config/scenario.h"
+
+namespace preflight {
+namespace {
+
+std::string str(int v) { return std::to_string(v); }
+
+}  // namespace
+
+FlopRate GpuConfig::peak_for(Precision p) const {
+  switch (p) {
+    case Precision::kFp16:
+      return peak_fp16.flops_per_second() > 0 ? peak_fp16 : peak_bf16;
+    case Precision::kBf16:
+      return peak_bf16.flops_per_second() > 0 ? peak_bf16 : peak_fp16;
+    case Precision::kFp8:
+      if (peak_fp8.flops_per_second() > 0) return peak_fp8;
+      return peak_bf16.flops_per_second() > 0 ? peak_bf16 : peak_fp16;
+  }
+  return peak_bf16;
+}
+
+Status validate_scenario(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  const ParallelismConfig& p = s.parallelism;
+  const TrainingConfig& t = s.training;
+  const int gpus = s.cluster.total_gpus();
+  if (p.tp * p.pp * p.dp != gpus) {
+    return invalid_argument("parallelism: tp·pp·dp = " + str(p.tp) + "·" + str(p.pp) + "·" +
+                            str(p.dp) + " = " + str(p.tp * p.pp * p.dp) +
+                            ": expected the cluster's GPU count, " + str(gpus) + " (" +
+                            str(s.cluster.nodes) + " nodes × " + str(s.cluster.gpus_per_node) +
+                            ")");
+  }
+  if (m.heads % p.tp != 0) {
+    return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
+                            "model.heads (" + str(m.heads) + ")");
+  }
+  if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
+    return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor or multiple " +
+                            "of model.kv_heads (" + str(m.kv_heads) + ")");
+  }
+  if (m.ffn_hidden % p.tp != 0) {
+    return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
+                            "model.ffn_hidden (" + str(m.ffn_hidden) + ")");
+  }
+  if (m.layers % (p.pp * p.vpp) != 0) {
+    return invalid_argument("parallelism.pp: " + str(p.pp) + " stages × vpp " + str(p.vpp) +
+                            ": expected to divide model.layers (" + str(m.layers) + ")");
+  }
+  if (t.global_batch % (t.micro_batch * p.dp) != 0) {
+    return invalid_argument("training.global_batch: " + str(t.global_batch) +
+                            ": expected a multiple of micro_batch × dp = " + str(t.micro_batch) +
+                            " × " + str(p.dp) + " = " + str(t.micro_batch * p.dp));
+  }
+  if (p.vpp > 1 && p.schedule != Schedule::kInterleaved) {
+    return invalid_argument("parallelism.vpp: " + str(p.vpp) +
+                            ": virtual stages need schedule: interleaved");
+  }
+  if (p.schedule == Schedule::kInterleaved) {
+    if (p.pp < 2) {
+      return invalid_argument("parallelism.schedule: interleaved: expected pp >= 2");
+    }
+    if (s.num_microbatches() % p.pp != 0) {
+      return invalid_argument("parallelism.schedule: interleaved: the number of micro-batches (" +
+                              str(s.num_microbatches()) + ") must be a multiple of pp (" +
+                              str(p.pp) + ") as in Megatron");
+    }
+  }
+  if (p.sequence_parallel && p.tp == 1) {
+    return invalid_argument("parallelism.sequence_parallel: true: expected tp > 1");
+  }
+  if (p.sequence_parallel && t.seq_len % p.tp != 0) {
+    return invalid_argument("training.seq_len: " + str(t.seq_len) +
+                            ": expected a multiple of tp with sequence parallelism");
+  }
+  if (t.precision == Precision::kFp8 && s.cluster.gpu.peak_fp8.flops_per_second() <= 0) {
+    return invalid_argument("training.precision: fp8: " + s.cluster.gpu.name +
+                            " has no FP8 tensor cores; expected fp16 or bf16");
+  }
+  return Status();
+}
+
+const char* to_string(Activation a) { return a == Activation::kGelu ? "gelu" : "swiglu"; }
+const char* to_string(Norm n) { return n == Norm::kLayerNorm ? "layernorm" : "rmsnorm"; }
+const char* to_string(PositionEmbedding p) {
+  switch (p) {
+    case PositionEmbedding::kLearned:
+      return "learned";
+    case PositionEmbedding::kRope:
+      return "rope";
+    case PositionEmbedding::kAlibi:
+      return "alibi";
+  }
+  return "?";
+}
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp8:
+      return "fp8";
+  }
+  return "?";
+}
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "?";
+}
+const char* to_string(Schedule s) {
+  switch (s) {
+    case Schedule::kGpipe:
+      return "gpipe";
+    case Schedule::kOneFOneB:
+      return "1f1b";
+    case Schedule::kInterleaved:
+      return "interleaved";
+  }
+  return "?";
+}
+
+}  // namespace preflight

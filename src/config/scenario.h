@@ -1,0 +1,141 @@
+// Scenario: the resolved inputs of one simulation — model, cluster (with its GPU), training,
+// parallelism and simulation settings. Plain copyable values, filled by the loader from YAML,
+// presets and --set overrides; `validate_scenario()` names the first violated rule.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "base/units.h"
+
+namespace preflight {
+
+enum class Activation { kGelu, kSwiglu };
+enum class Norm { kLayerNorm, kRmsNorm };
+enum class PositionEmbedding { kLearned, kRope, kAlibi };
+enum class Precision { kFp16, kBf16, kFp8 };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved };
+
+// A dense decoder-only transformer (GPT/LLaMA family).
+struct ModelConfig {
+  std::string name = "custom";
+  std::string description;
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;    // = heads for multi-head attention; < heads for GQA/MQA
+  int ffn_hidden = 0;  // intermediate size of the MLP (4·hidden for GPT)
+  int vocab = 0;       // unpadded; Megatron pads it to a multiple of 128·tp
+  Activation activation = Activation::kGelu;
+  Norm norm = Norm::kLayerNorm;
+  PositionEmbedding position_embedding = PositionEmbedding::kLearned;
+  bool tied_embeddings = true;
+  bool linear_bias = true;
+  bool dropout = true;
+  int max_seq_len = 2048;
+
+  int head_dim() const { return hidden / heads; }
+};
+
+// Efficiency constants of a GPU and the software stack on it. These are the only calibrated
+// numbers in Preflight; each has a physical meaning (docs/calibration.md).
+struct GpuCalibration {
+  double gemm_efficiency = 0.8;       // best achievable GEMM throughput / dense peak
+  double memory_efficiency = 0.65;    // achieved / peak HBM bandwidth for element-wise kernels
+  double attention_efficiency = 0.6;  // fused (Flash) attention throughput / dense peak
+  SimTime launch_overhead = SimTime::microseconds(10);  // host time to dispatch one kernel
+  SimTime kernel_gap = SimTime::microseconds(3);        // device idle between dependent kernels
+  Bandwidth nvlink_busbw;                               // measured in-node all-reduce busBw
+  SimTime collective_latency = SimTime::microseconds(20);       // fixed cost of one collective
+  SimTime collective_step_latency = SimTime::microseconds(2);  // per ring/tree step
+};
+
+struct GpuConfig {
+  std::string name;
+  std::string description;
+  std::string architecture;
+  int sm_count = 0;
+  Bytes hbm_capacity;
+  Bandwidth hbm_bandwidth;
+  Bandwidth nvlink_bandwidth;  // per GPU, one direction
+  FlopRate peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_fp8;
+  GpuCalibration calibration;
+
+  // Dense tensor-core peak for a GEMM in `p` (fp8 falls back to bf16 where there is none).
+  FlopRate peak_for(Precision p) const;
+};
+
+struct ClusterConfig {
+  std::string name = "custom";
+  std::string description;
+  GpuConfig gpu;
+  int nodes = 1;
+  int gpus_per_node = 8;
+  Bandwidth nvlink_bandwidth;  // per GPU, one direction; defaults to the GPU's
+  int nics_per_node = 8;
+  Bandwidth nic_bandwidth;     // per NIC, one direction
+  double nic_efficiency = 0.96;
+  SimTime network_latency = SimTime::microseconds(5);
+  double gpu_hour_price = 0;   // USD
+
+  int total_gpus() const { return nodes * gpus_per_node; }
+  // Inter-node bandwidth one GPU gets when every GPU of its node sends at once.
+  Bandwidth nic_share_per_gpu() const {
+    return nic_bandwidth * (nic_efficiency * nics_per_node / gpus_per_node);
+  }
+};
+
+struct TrainingConfig {
+  int seq_len = 0;
+  int global_batch = 0;
+  int micro_batch = 1;
+  Precision precision = Precision::kBf16;
+  bool flash_attention = true;  // fused attention core (FlashAttention); false = Megatron's bmm+softmax
+  double optimizer_bytes_per_param = 40;  // HBM traffic of the mixed-precision Adam step
+};
+
+struct ParallelismConfig {
+  int tp = 1;
+  int pp = 1;
+  int dp = 0;   // 0 = derived from the GPU count
+  int vpp = 1;  // virtual pipeline stages (model chunks) per pipeline rank
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::kNone;
+  bool distributed_optimizer = false;
+  Schedule schedule = Schedule::kOneFOneB;
+  bool overlap_grad_reduce = false;
+  Bytes grad_bucket_size = Bytes(40'000'000);  // Megatron's default DDP bucket (40M elements)
+};
+
+struct SimulationConfig {
+  std::string network = "analytical";
+  uint64_t seed = 0;
+};
+
+struct Scenario {
+  std::string source;  // file the scenario came from ("<default>", "<flags>")
+  ModelConfig model;
+  ClusterConfig cluster;
+  TrainingConfig training;
+  ParallelismConfig parallelism;
+  SimulationConfig simulation;
+
+  int num_microbatches() const {
+    return training.global_batch / (training.micro_batch * parallelism.dp);
+  }
+};
+
+// Checks the cross-field rules (divisibility, GPU count = tp·pp·dp, ...). Returns the first
+// violation as "key.path: value: what was expected".
+Status validate_scenario(const Scenario& s);
+
+const char* to_string(Activation a);
+const char* to_string(Norm n);
+const char* to_string(PositionEmbedding p);
+const char* to_string(Precision p);
+const char* to_string(Recompute r);
+const char* to_string(Schedule s);
+
+}  // namespace preflight

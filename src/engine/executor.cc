@@ -1,0 +1,422 @@
+#include "engine/executor.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "base/check.h"
+#include "engine/simulator.h"
+
+namespace preflight {
+namespace {
+
+struct OpTiming {
+  SimTime duration;
+  Category category = Category::kCompute;
+  bool collective = false;
+  bool async = false;
+  bool wait_comm = false;
+  int stats = -1;  // index into the stage's collective stats
+};
+
+struct Message {
+  SimTime transfer_start;
+  SimTime arrival;
+};
+
+struct Rendezvous {
+  int expected = 0;
+  int arrived = 0;
+  SimTime ready;
+  std::vector<int> members;
+};
+
+class Execution;
+
+class StageRunner final : public EventHandler {
+ public:
+  StageRunner(Execution* exec, int stage) : exec_(exec), stage_(stage) {}
+  void on_event(int64_t payload) override;
+  void run_until_blocked();
+
+  // State, readable by Execution.
+  SimTime host, compute, comm;  // the three clocks
+  Category comm_reason = Category::kTpComm;
+  SimTime sync_until;  // the host waited (for a p2p) until this time
+  Category sync_reason = Category::kPpComm;
+  size_t step = 0;
+  bool waiting = false;
+  int64_t waiting_tag = 0;
+  bool done = false;
+  StageResult result;
+
+  // Moves the compute stream to `start` then runs [start, end) as `busy`; the gap before
+  // `start` is split between the host sync reason, `reason` (if `reason_until` > old clock),
+  // and host overhead.
+  void occupy(SimTime start, SimTime end, Category busy, SimTime reason_until, Category reason);
+  void attribute_gap(SimTime from, SimTime to, SimTime reason_until, Category reason);
+  void add(Category c, SimTime t);
+  void count_collective(const OpTiming& t) {
+    if (t.stats < 0) return;
+    CollectiveStats& cs = result.collectives[t.stats];
+    cs.count++;
+    cs.time += t.duration;
+  }
+
+ private:
+  Execution* exec_;
+  int stage_;
+};
+
+class Execution {
+ public:
+  Execution(const Workload& w, const ComputeModel& compute, const CollectiveModel& coll,
+            const JobGroups& groups, const ExecutorOptions& options)
+      : w_(w), coll_(coll), compute_(&compute), groups_(groups), options_(options) {
+    const size_t stages = w.stages.size();
+    mailbox_.resize(stages);
+    for (size_t s = 0; s < stages; ++s) runners_.push_back(std::make_unique<StageRunner>(this, s));
+    // Time every op of every block once: all instances of a block cost the same.
+    for (const Block& b : w.blocks) {
+      std::vector<OpTiming> t;
+      t.reserve(b.ops.size());
+      for (const Op& op : b.ops) t.push_back(time_op(op));
+      timings_.push_back(std::move(t));
+    }
+    step_timings_.resize(stages);
+    for (size_t s = 0; s < stages; ++s) {
+      for (const Step& st : w.stages[s].steps) {
+        OpTiming t;
+        if (st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync) {
+          t = time_op(st.op);
+        }
+        step_timings_[s].push_back(t);
+        if (st.kind == StepKind::kCollective && st.op.group == GroupKind::kEmbedding) {
+          rendezvous_[st.tag].expected++;
+        }
+      }
+    }
+    for (auto& r : runners_) r->result.collectives = stats_names_;
+  }
+
+  OpTiming time_op(const Op& op) {
+    OpTiming t;
+    t.category = op.category;
+    t.async = op.async;
+    t.wait_comm = op.wait_comm;
+    if (op.type == OpType::kCollective) {
+      const CollectivePlan plan = coll_.plan(op.collective, group(op.group), op.comm_bytes);
+      t.duration = plan.time;
+      t.collective = true;
+      t.stats = stats_index(op.name, to_string(op.collective), plan);
+    } else {
+      t.duration = compute_duration(op);
+    }
+    return t;
+  }
+
+  SimTime compute_duration(const Op& op) { return compute_->duration(op); }
+
+  const GroupPlacement& group(GroupKind g) const {
+    switch (g) {
+      case GroupKind::kTensor:
+        return groups_.tp;
+      case GroupKind::kData:
+        return groups_.dp;
+      case GroupKind::kPipeline:
+        return groups_.pp;
+      case GroupKind::kEmbedding:
+        return groups_.embedding;
+    }
+    return groups_.tp;
+  }
+
+  int stats_index(const std::string& name, const char* kind, const CollectivePlan& plan) {
+    for (size_t i = 0; i < stats_names_.size(); ++i) {
+      if (stats_names_[i].name == name) return static_cast<int>(i);
+    }
+    CollectiveStats s;
+    s.name = name;
+    s.kind = kind;
+    s.algorithm = to_string(plan.algorithm);
+    s.busbw_gbps = plan.busbw_gbps;
+    stats_names_.push_back(s);
+    return static_cast<int>(stats_names_.size()) - 1;
+  }
+
+  void record(int stage, int stream, SimTime start, SimTime end, const std::string& name, int mb,
+              Category c) {
+    result_.trace.push_back(TraceInterval{stage, stream, start, end, name, mb, c});
+  }
+
+  void send(int from, const Step& st, SimTime transfer_start, SimTime arrival) {
+    (void)from;
+    mailbox_[st.peer][st.tag] = Message{transfer_start, arrival};
+    StageRunner& r = *runners_[st.peer];
+    if (r.waiting && r.waiting_tag == st.tag) {
+      r.waiting = false;
+      sim_.schedule(std::max(arrival, sim_.now()), &r, 0);
+    }
+  }
+
+  bool take_message(int stage, int64_t tag, Message* out) {
+    auto& box = mailbox_[stage];
+    auto it = box.find(tag);
+    if (it == box.end()) return false;
+    *out = it->second;
+    box.erase(it);
+    return true;
+  }
+
+  // A stage arrives at a cross-stage collective, ready at `ready`. When the last member arrives
+  // the collective runs for everyone; each member's wait for the others is bubble.
+  void arrive(int stage, int64_t tag, SimTime ready, SimTime duration, const std::string& name) {
+    Rendezvous& r = rendezvous_[tag];
+    r.arrived++;
+    r.ready = std::max(r.ready, ready);
+    r.members.push_back(stage);
+    if (r.arrived < r.expected) return;
+    const SimTime start = r.ready;
+    for (int m : r.members) {
+      StageRunner& s = *runners_[m];
+      if (start > s.compute) s.result.breakdown.bubble += start - s.compute;
+      s.compute = start;
+      s.occupy(start, start + duration, Category::kDpComm, SimTime(), Category::kCompute);
+      s.host = std::max(s.host, start);
+      s.waiting = false;
+      if (options_.trace != TraceLevel::kNone) {
+        record(m, 0, start, start + duration, name, -1, Category::kDpComm);
+      }
+      sim_.schedule(std::max(start + duration, sim_.now()), &s, 0);
+    }
+  }
+
+  ExecutionResult run() {
+    for (auto& r : runners_) sim_.schedule(SimTime(), r.get(), 0);
+    result_.events = sim_.run();
+    SimTime end;
+    for (size_t s = 0; s < runners_.size(); ++s) {
+      StageRunner& r = *runners_[s];
+      PREFLIGHT_CHECK_MSG(r.done, "pipeline deadlock: a stage never finished its program");
+      r.result.end = std::max(r.compute, std::max(r.comm, r.host));
+      // Anything after the compute stream drained (host sync) counts as host time.
+      r.result.breakdown.host_overhead += r.result.end - r.compute;
+      if (r.result.end > end) {
+        end = r.result.end;
+        result_.critical_stage = static_cast<int>(s);
+      }
+      result_.stages.push_back(r.result);
+    }
+    result_.iteration_time = end;
+    return std::move(result_);
+  }
+
+  const Workload& w_;
+  const CollectiveModel& coll_;
+  const ComputeModel* compute_;
+  JobGroups groups_;
+  ExecutorOptions options_;
+  Simulator sim_;
+  std::vector<std::unique_ptr<StageRunner>> runners_;
+  std::vector<std::vector<OpTiming>> timings_;
+  std::vector<std::map<int64_t, Message>> mailbox_;
+  std::map<int64_t, Rendezvous> rendezvous_;
+  std::vector<std::vector<OpTiming>> step_timings_;
+  std::vector<CollectiveStats> stats_names_;
+  ExecutionResult result_;
+};
+
+void StageRunner::add(Category c, SimTime t) {
+  Breakdown& b = result.breakdown;
+  switch (c) {
+    case Category::kCompute:
+      b.compute += t;
+      break;
+    case Category::kTpComm:
+      b.tp_comm += t;
+      break;
+    case Category::kPpComm:
+      b.pp_comm += t;
+      break;
+    case Category::kDpComm:
+      b.dp_comm += t;
+      break;
+    case Category::kOptimizer:
+      b.optimizer += t;
+      break;
+  }
+}
+
+void StageRunner::attribute_gap(SimTime from, SimTime to, SimTime reason_until, Category reason) {
+  if (to <= from) return;
+  SimTime cursor = from;
+  // 1. Waiting for another stage's data or a comm stream: `reason` up to `reason_until`.
+  if (reason_until > cursor) {
+    const SimTime until = std::min(reason_until, to);
+    add(reason, until - cursor);
+    cursor = until;
+  }
+  // 2. The host was blocked in a p2p synchronisation.
+  if (sync_until > cursor && cursor < to) {
+    const SimTime until = std::min(sync_until, to);
+    add(sync_reason, until - cursor);
+    cursor = until;
+  }
+  // 3. The rest: the device waited for the host to launch.
+  if (cursor < to) result.breakdown.host_overhead += to - cursor;
+}
+
+void StageRunner::occupy(SimTime start, SimTime end, Category busy, SimTime reason_until,
+                         Category reason) {
+  attribute_gap(compute, start, reason_until, reason);
+  add(busy, end - start);
+  if (busy == Category::kCompute) result.busy_compute += end - start;
+  compute = end;
+}
+
+void StageRunner::on_event(int64_t) { run_until_blocked(); }
+
+void StageRunner::run_until_blocked() {
+  Execution& ex = *exec_;
+  const std::vector<Step>& steps = ex.w_.stages[stage_].steps;
+  const SimTime launch = ex.options_.launch_overhead;
+  const TraceLevel trace = ex.options_.trace;
+  while (step < steps.size()) {
+    const Step& st = steps[step];
+    switch (st.kind) {
+      case StepKind::kRun: {
+        const std::vector<OpTiming>& ops = ex.timings_[st.block];
+        const Block& block = ex.w_.blocks[st.block];
+        for (int rep = 0; rep < st.repeat; ++rep) {
+          SimTime first_start = SimTime::max();
+          for (size_t i = 0; i < ops.size(); ++i) {
+            const OpTiming& op = ops[i];
+            host += launch;
+            if (op.async) {
+              const SimTime start = std::max(host, std::max(compute, comm));
+              comm = start + op.duration;
+              comm_reason = op.category;
+              count_collective(op);
+              if (trace == TraceLevel::kKernels) {
+                ex.record(stage_, 1, start, comm, block.ops[i].name, st.microbatch, op.category);
+              }
+              continue;
+            }
+            SimTime start = std::max(host, compute);
+            SimTime reason_until;
+            if (op.wait_comm && comm > start) {
+              start = comm;
+              reason_until = comm;
+            }
+            const SimTime end = start + op.duration;
+            occupy(start, end, op.category, reason_until, comm_reason);
+            first_start = std::min(first_start, start);
+            count_collective(op);
+            if (trace == TraceLevel::kKernels) {
+              ex.record(stage_, 0, start, end, block.ops[i].name, st.microbatch, op.category);
+            }
+          }
+          if (trace == TraceLevel::kBlocks && !ops.empty()) {
+            ex.record(stage_, 0, first_start, compute, block.name, st.microbatch,
+                      block.name.rfind("optimizer", 0) == 0 ? Category::kOptimizer
+                                                             : Category::kCompute);
+          }
+          ex.result_.ops_executed += static_cast<int64_t>(ops.size());
+        }
+        break;
+      }
+      case StepKind::kSend: {
+        host += launch;
+        const CollectivePlan plan = ex.coll_.p2p(st.bytes, ex.groups_.pp.crosses_nodes());
+        const SimTime start = std::max(host, compute);
+        const SimTime arrival = start + plan.time;
+        ex.send(stage_, st, start, arrival);
+        host = arrival;  // Megatron synchronises after batched isend/irecv
+        sync_until = arrival;
+        sync_reason = Category::kPpComm;
+        if (trace != TraceLevel::kNone) {
+          ex.record(stage_, 1, start, arrival, st.backward ? "pp.send.grad" : "pp.send.act",
+                    st.microbatch, Category::kPpComm);
+        }
+        break;
+      }
+      case StepKind::kRecv: {
+        Message msg;
+        if (!ex.take_message(stage_, st.tag, &msg)) {
+          waiting = true;
+          waiting_tag = st.tag;
+          return;  // resumed by the matching send
+        }
+        const SimTime ready = std::max(compute, msg.arrival);
+        if (ready > compute) {
+          // Idle until the data arrives: the transfer itself is exposed PP time, the wait for
+          // the peer to produce it is bubble.
+          const SimTime from = compute;
+          const SimTime transfer_from = std::max(from, msg.transfer_start);
+          if (transfer_from > from) result.breakdown.bubble += transfer_from - from;
+          if (ready > transfer_from) result.breakdown.pp_comm += ready - transfer_from;
+          compute = ready;
+        }
+        host = std::max(host + launch, compute);  // synchronise
+        break;
+      }
+      case StepKind::kCollective: {
+        host += launch;
+        const OpTiming& t = ex.step_timings_[stage_][step];
+        count_collective(t);
+        const SimTime ready = std::max(host, compute);
+        if (st.op.group == GroupKind::kEmbedding) {
+          // Cross-stage: wait until every member stage has arrived. The gap before `ready` is
+          // host time; the wait for the other stage is attributed by `arrive` as bubble.
+          attribute_gap(compute, ready, SimTime(), Category::kCompute);
+          compute = ready;
+          ++step;
+          waiting = true;
+          ex.arrive(stage_, st.tag, ready, t.duration, st.op.name);
+          return;
+        }
+        occupy(ready, ready + t.duration, t.category, SimTime(), Category::kCompute);
+        if (trace != TraceLevel::kNone) {
+          ex.record(stage_, 0, ready, compute, st.op.name, -1, t.category);
+        }
+        break;
+      }
+      case StepKind::kCommAsync: {
+        host += launch;
+        const OpTiming& t = ex.step_timings_[stage_][step];
+        count_collective(t);
+        const SimTime start = std::max(host, std::max(compute, comm));
+        comm = start + t.duration;
+        comm_reason = t.category;
+        if (trace != TraceLevel::kNone) {
+          ex.record(stage_, 1, start, comm, st.op.name, st.microbatch, t.category);
+        }
+        break;
+      }
+      case StepKind::kWaitComm: {
+        if (comm > compute) {
+          add(comm_reason, comm - compute);
+          compute = comm;
+        }
+        break;
+      }
+      case StepKind::kHostSync:
+        host = std::max(host, compute);
+        break;
+    }
+    ++step;
+  }
+  done = true;
+}
+
+}  // namespace
+
+ExecutionResult execute(const Workload& w, const ComputeModel& compute,
+                        const CollectiveModel& collectives, const JobGroups& groups,
+                        const ExecutorOptions& options) {
+  PREFLIGHT_CHECK(!w.stages.empty());
+  Execution exec(w, compute, collectives, groups, options);
+  return exec.run();
+}
+
+}  // namespace preflight

@@ -1,0 +1,87 @@
+// Executor: runs a Workload on a Simulator. Each pipeline stage is one rank class (its TP and DP
+// peers are symmetric, so one representative is exact under the analytical network) with three
+// clocks: the host thread that dispatches kernels in program order (launch_overhead each), the
+// compute stream, and the communication stream. A kernel starts when the host has launched it
+// and the stream is free; sends are eager and the host waits for them (Megatron synchronises
+// after p2p); a receive waits for the matching send's arrival and synchronises the host; a
+// collective spanning stages starts when all of them have arrived. Events on the Simulator carry
+// the cross-stage dependencies, ordered by (time, sequence): deterministic.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "base/units.h"
+#include "collective/collective_model.h"
+#include "compute/compute_model.h"
+#include "network/placement.h"
+#include "workload/workload.h"
+
+namespace preflight {
+
+// Where a stage's wall time went; the parts add up to its end time.
+struct Breakdown {
+  SimTime compute;        // compute kernels (GEMMs, attention, memory-bound)
+  SimTime host_overhead;  // device idle while the host dispatches (launch-bound)
+  SimTime tp_comm;        // exposed tensor-parallel communication
+  SimTime pp_comm;        // exposed pipeline send/recv transfer time
+  SimTime dp_comm;        // exposed data-parallel (and tied-embedding) gradient reduction
+  SimTime optimizer;      // optimizer step
+  SimTime bubble;         // idle waiting for other stages (pipeline fill and drain)
+
+  SimTime total() const {
+    return compute + host_overhead + tp_comm + pp_comm + dp_comm + optimizer + bubble;
+  }
+};
+
+enum class TraceLevel { kNone, kBlocks, kKernels };
+
+struct TraceInterval {
+  int stage = 0;
+  int stream = 0;  // 0 compute, 1 communication
+  SimTime start, end;
+  std::string name;
+  int microbatch = -1;
+  Category category = Category::kCompute;
+};
+
+// Per collective name ("tp.allreduce", "dp.allreduce", "pp.send"): what one GPU of the critical
+// stage ran in the iteration.
+struct CollectiveStats {
+  std::string name;
+  std::string kind;
+  std::string algorithm;
+  int64_t count = 0;
+  double bytes = 0;
+  SimTime time;
+  double busbw_gbps = 0;  // of one instance
+};
+
+struct StageResult {
+  SimTime end;
+  Breakdown breakdown;
+  SimTime busy_compute;  // all compute kernel time (including hidden by nothing)
+  std::vector<CollectiveStats> collectives;
+};
+
+struct ExecutionResult {
+  SimTime iteration_time;
+  int critical_stage = 0;
+  std::vector<StageResult> stages;
+  std::vector<TraceInterval> trace;
+  int64_t events = 0;
+  int64_t ops_executed = 0;
+};
+
+struct ExecutorOptions {
+  SimTime launch_overhead;
+  TraceLevel trace = TraceLevel::kNone;
+};
+
+// REQUIRES: the models outlive the call.
+ExecutionResult execute(const Workload& w, const ComputeModel& compute,
+                        const CollectiveModel& collectives, const JobGroups& groups,
+                        const ExecutorOptions& options);
+
+}  // namespace preflight

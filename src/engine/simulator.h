@@ -1,0 +1,53 @@
+// Simulator: a discrete-event loop owned by one simulation run (no globals, so many runs can go
+// on at once on different threads). Events fire in order of (time, schedule sequence number), so
+// equal-time events fire in the order they were scheduled: runs are deterministic.
+// Components implement EventHandler::on_event and schedule their own events. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/units.h"
+
+namespace preflight {
+
+class EventHandler {
+ public:
+  virtual ~EventHandler() = default;
+  // Called at the event's time; `payload` is whatever the scheduler passed.
+  virtual void on_event(int64_t payload) = 0;
+};
+
+class Simulator {
+ public:
+  // The time of the event being processed (zero before run()).
+  SimTime now() const { return now_; }
+
+  // Schedules `handler->on_event(payload)` at `at`. REQUIRES: at >= now(); handler outlives the
+  // event.
+  void schedule(SimTime at, EventHandler* handler, int64_t payload = 0);
+
+  // Processes events until none remain. Returns the number processed.
+  int64_t run();
+
+  bool empty() const { return heap_.empty(); }
+  size_t pending() const { return heap_.size(); }
+
+ private:
+  struct Event {
+    SimTime at;
+    uint64_t seq;
+    EventHandler* handler;
+    int64_t payload;
+  };
+  // Min-heap order: earlier time first, then lower sequence number.
+  static bool later(const Event& a, const Event& b) {
+    return a.at != b.at ? a.at > b.at : a.seq > b.seq;
+  }
+
+  std::vector<Event> heap_;
+  uint64_t next_seq_ = 0;
+  SimTime now_;
+};
+
+}  // namespace preflight

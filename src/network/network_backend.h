@@ -1,0 +1,34 @@
+// NetworkBackend: the seam between collectives and the fabric. The collective model asks it how
+// fast a communicator's traffic moves; backends differ in how much of the fabric they model.
+// The analytical backend (this issue) has no contention between different kinds of traffic:
+// in-node traffic moves at the measured NVLink bus bandwidth, inter-node traffic at the node's
+// NIC bandwidth shared evenly by the groups that use it at once. Thread-safe after construction.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "base/units.h"
+#include "config/scenario.h"
+#include "network/placement.h"
+
+namespace preflight {
+
+class NetworkBackend {
+ public:
+  virtual ~NetworkBackend() = default;
+  // Bus bandwidth (nccl-tests convention) of one collective on `g` while every group of the same
+  // kind runs the same collective at once.
+  virtual Bandwidth bus_bandwidth(const GroupPlacement& g) const = 0;
+  // Bandwidth of one point-to-point transfer; across nodes every GPU of the node sends at once.
+  virtual Bandwidth p2p_bandwidth(bool cross_node) const = 0;
+  // One-way latency added by each inter-node hop (NIC, switches, proxy).
+  virtual SimTime inter_node_latency() const = 0;
+};
+
+// The backend named by `simulation.network` ("analytical").
+StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string& name,
+                                                               const ClusterConfig& cluster);
+
+}  // namespace preflight

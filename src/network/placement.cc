@@ -1,0 +1,34 @@
+#include "network/placement.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+
+namespace preflight {
+
+GroupPlacement place_group(int size, int stride, int gpus_per_node) {
+  PREFLIGHT_CHECK(size >= 1 && stride >= 1 && gpus_per_node >= 1);
+  GroupPlacement g;
+  g.size = size;
+  if (stride >= gpus_per_node || gpus_per_node % stride != 0) {
+    g.per_node = 1;
+  } else {
+    g.per_node = std::min(size, gpus_per_node / stride);
+  }
+  g.nodes = (size + g.per_node - 1) / g.per_node;
+  g.sharing_nic = std::max(1, gpus_per_node / g.per_node);
+  return g;
+}
+
+JobGroups place_job_groups(const Scenario& s) {
+  const ParallelismConfig& p = s.parallelism;
+  const int gpn = s.cluster.gpus_per_node;
+  JobGroups j;
+  j.tp = place_group(p.tp, 1, gpn);
+  j.dp = place_group(p.dp, p.tp, gpn);
+  j.pp = place_group(2, p.tp * p.dp, gpn);
+  j.embedding = place_group(2, p.tp * p.dp * std::max(1, p.pp - 1), gpn);
+  return j;
+}
+
+}  // namespace preflight

@@ -1,0 +1,65 @@
+#include "report/report.h"
+
+namespace preflight {
+
+using nlohmann::json;
+
+namespace {
+
+const char* category_name(Category c) {
+  switch (c) {
+    case Category::kCompute:
+      return "compute";
+    case Category::kTpComm:
+      return "tp_comm";
+    case Category::kPpComm:
+      return "pp_comm";
+    case Category::kDpComm:
+      return "dp_comm";
+    case Category::kOptimizer:
+      return "optimizer";
+  }
+  return "?";
+}
+
+}  // namespace
+
+// Trace-event format: "X" complete events with ts/dur in microseconds; "M" metadata events name
+// processes (pipeline stages; each stands for its tp·dp symmetric ranks) and threads (streams).
+json trace_to_json(const SimulationReport& r) {
+  json events = json::array();
+  const Scenario& s = r.scenario;
+  const int ranks_per_stage = s.parallelism.tp * s.parallelism.dp;
+  for (size_t st = 0; st < r.execution.stages.size(); ++st) {
+    const int first = static_cast<int>(st) * ranks_per_stage;
+    events.push_back(json{{"ph", "M"},
+                          {"name", "process_name"},
+                          {"pid", st},
+                          {"args",
+                           {{"name", "stage " + std::to_string(st) + " (ranks " +
+                                         std::to_string(first) + "-" +
+                                         std::to_string(first + ranks_per_stage - 1) + ")"}}}});
+    events.push_back(json{{"ph", "M"}, {"name", "process_sort_index"}, {"pid", st},
+                          {"args", {{"sort_index", st}}}});
+    events.push_back(json{{"ph", "M"}, {"name", "thread_name"}, {"pid", st}, {"tid", 0},
+                          {"args", {{"name", "compute stream"}}}});
+    events.push_back(json{{"ph", "M"}, {"name", "thread_name"}, {"pid", st}, {"tid", 1},
+                          {"args", {{"name", "communication"}}}});
+  }
+  for (const TraceInterval& t : r.execution.trace) {
+    json e{{"ph", "X"},
+           {"name", t.name},
+           {"cat", category_name(t.category)},
+           {"pid", t.stage},
+           {"tid", t.stream},
+           {"ts", static_cast<double>(t.start.ps()) * 1e-6},
+           {"dur", static_cast<double>((t.end - t.start).ps()) * 1e-6}};
+    if (t.microbatch >= 0) e["args"] = json{{"microbatch", t.microbatch}};
+    events.push_back(std::move(e));
+  }
+  return json{{"traceEvents", events},
+              {"displayTimeUnit", "ms"},
+              {"otherData", {{"generator", "preflight"}, {"model", s.model.name}}}};
+}
+
+}  // namespace preflight

@@ -1,0 +1,150 @@
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "report/report.h"
+
+namespace preflight {
+namespace {
+
+using nlohmann::json;
+
+json breakdown_json(const Breakdown& b) {
+  return json{{"compute_s", b.compute.to_seconds()},
+              {"host_overhead_s", b.host_overhead.to_seconds()},
+              {"tp_comm_s", b.tp_comm.to_seconds()},
+              {"pp_comm_s", b.pp_comm.to_seconds()},
+              {"dp_comm_s", b.dp_comm.to_seconds()},
+              {"optimizer_s", b.optimizer.to_seconds()},
+              {"bubble_s", b.bubble.to_seconds()}};
+}
+
+}  // namespace
+
+json scenario_to_json(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  const ClusterConfig& c = s.cluster;
+  const GpuConfig& g = c.gpu;
+  const GpuCalibration& k = g.calibration;
+  json model{{"name", m.name},
+             {"layers", m.layers},
+             {"hidden", m.hidden},
+             {"heads", m.heads},
+             {"kv_heads", m.kv_heads},
+             {"ffn_hidden", m.ffn_hidden},
+             {"vocab", m.vocab},
+             {"activation", to_string(m.activation)},
+             {"norm", to_string(m.norm)},
+             {"position_embedding", to_string(m.position_embedding)},
+             {"tied_embeddings", m.tied_embeddings},
+             {"linear_bias", m.linear_bias},
+             {"dropout", m.dropout},
+             {"max_seq_len", m.max_seq_len}};
+  json gpu{{"name", g.name},
+           {"sm_count", g.sm_count},
+           {"hbm_capacity_bytes", g.hbm_capacity.count()},
+           {"hbm_bandwidth_bps", g.hbm_bandwidth.bytes_per_second()},
+           {"nvlink_bandwidth_bps", g.nvlink_bandwidth.bytes_per_second()},
+           {"peak_flops",
+            {{"fp32", g.peak_fp32.flops_per_second()},
+             {"tf32", g.peak_tf32.flops_per_second()},
+             {"fp16", g.peak_fp16.flops_per_second()},
+             {"bf16", g.peak_bf16.flops_per_second()},
+             {"fp8", g.peak_fp8.flops_per_second()}}},
+           {"calibration",
+            {{"gemm_efficiency", k.gemm_efficiency},
+             {"memory_efficiency", k.memory_efficiency},
+             {"attention_efficiency", k.attention_efficiency},
+             {"launch_overhead_s", k.launch_overhead.to_seconds()},
+             {"kernel_gap_s", k.kernel_gap.to_seconds()},
+             {"nvlink_busbw_bps", k.nvlink_busbw.bytes_per_second()},
+             {"collective_latency_s", k.collective_latency.to_seconds()},
+             {"collective_step_latency_s", k.collective_step_latency.to_seconds()}}}};
+  json cluster{{"name", c.name},
+               {"gpu", gpu},
+               {"nodes", c.nodes},
+               {"gpus_per_node", c.gpus_per_node},
+               {"gpus", c.total_gpus()},
+               {"nvlink_bandwidth_bps", c.nvlink_bandwidth.bytes_per_second()},
+               {"nics_per_node", c.nics_per_node},
+               {"nic_bandwidth_bps", c.nic_bandwidth.bytes_per_second()},
+               {"nic_efficiency", c.nic_efficiency},
+               {"network_latency_s", c.network_latency.to_seconds()},
+               {"gpu_hour_price", c.gpu_hour_price}};
+  const TrainingConfig& t = s.training;
+  json training{{"seq_len", t.seq_len},
+                {"global_batch", t.global_batch},
+                {"micro_batch", t.micro_batch},
+                {"precision", to_string(t.precision)},
+                {"flash_attention", t.flash_attention},
+                {"optimizer_bytes_per_param", t.optimizer_bytes_per_param}};
+  const ParallelismConfig& p = s.parallelism;
+  json par{{"tp", p.tp},
+           {"pp", p.pp},
+           {"dp", p.dp},
+           {"vpp", p.vpp},
+           {"sequence_parallel", p.sequence_parallel},
+           {"recompute", to_string(p.recompute)},
+           {"distributed_optimizer", p.distributed_optimizer},
+           {"schedule", to_string(p.schedule)},
+           {"overlap_grad_reduce", p.overlap_grad_reduce},
+           {"grad_bucket_size_bytes", p.grad_bucket_size.count()}};
+  json sim{{"network", s.simulation.network}, {"seed", s.simulation.seed}};
+  return json{{"source", s.source}, {"model", model},          {"cluster", cluster},
+              {"training", training}, {"parallelism", par}, {"simulation", sim}};
+}
+
+json report_to_json(const SimulationReport& r) {
+  const ExecutionResult& e = r.execution;
+  const StageResult& crit = e.stages[e.critical_stage];
+  json stages = json::array();
+  for (size_t i = 0; i < e.stages.size(); ++i) {
+    const StageResult& s = e.stages[i];
+    json colls = json::array();
+    for (const CollectiveStats& c : s.collectives) {
+      if (c.count == 0) continue;
+      colls.push_back(json{{"name", c.name},
+                           {"kind", c.kind},
+                           {"algorithm", c.algorithm},
+                           {"count", c.count},
+                           {"time_s", c.time.to_seconds()},
+                           {"busbw_gbps", c.busbw_gbps}});
+    }
+    stages.push_back(json{{"stage", i},
+                          {"end_s", s.end.to_seconds()},
+                          {"breakdown", breakdown_json(s.breakdown)},
+                          {"compute_busy_s", s.busy_compute.to_seconds()},
+                          {"collectives", colls}});
+  }
+  return json{{"iteration_time_s", r.iteration_time_s},
+              {"tokens_per_s", r.tokens_per_s},
+              {"mfu", r.mfu},
+              {"mfu_convention",
+               "model FLOPs = 3 x forward (GEMMs, non-causal attention, logits), Megatron-LM "
+               "2021; divided by the dense peak of the training precision"},
+              {"tflops_per_gpu", r.tflops_per_gpu},
+              {"model_flops_per_iteration", r.model_flops},
+              {"peak_tflops_per_gpu", r.peak_tflops},
+              {"parameters", r.parameters},
+              {"microbatches", r.microbatches},
+              {"critical_stage", e.critical_stage},
+              {"breakdown", breakdown_json(crit.breakdown)},
+              {"stages", stages},
+              {"scenario", scenario_to_json(r.scenario)}};
+}
+
+Status write_output(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text;
+    std::cout.flush();
+    return Status();
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return invalid_argument(path + ": cannot open for writing");
+  out << text;
+  out.close();
+  if (!out) return invalid_argument(path + ": write failed");
+  return Status();
+}
+
+}  // namespace preflight

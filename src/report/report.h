@@ -1,0 +1,30 @@
+// Report writers for a SimulationReport: the human summary, the JSON document (stable keys,
+// documented in README.md) and the Chrome trace-event file (opens in Perfetto).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "config/scenario.h"
+#include "simulate/simulate.h"
+
+namespace preflight {
+
+// Multi-line text for a terminal.
+std::string format_summary(const SimulationReport& r);
+
+// The resolved scenario as JSON (every input the run used).
+nlohmann::json scenario_to_json(const Scenario& s);
+
+// The whole report: iteration_time_s, tokens_per_s, mfu, tflops_per_gpu, breakdown, scenario, ...
+nlohmann::json report_to_json(const SimulationReport& r);
+
+// Chrome trace-event JSON: a process per pipeline stage (rank class), a thread per stream.
+nlohmann::json trace_to_json(const SimulationReport& r);
+
+// Writes `text` to `path`, or stdout when `path` is "-". Errors name the path.
+Status write_output(const std::string& path, const std::string& text);
+
+}  // namespace preflight

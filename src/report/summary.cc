@@ -1,0 +1,95 @@
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+#include "report/report.h"
+
+namespace preflight {
+namespace {
+
+std::string line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string line(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return std::string(buf) + "\n";
+}
+
+std::string with_commas(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  std::string s(buf);
+  std::string out;
+  int n = 0;
+  for (int i = static_cast<int>(s.size()) - 1; i >= 0; --i) {
+    out.insert(out.begin(), s[i]);
+    if (++n % 3 == 0 && i > 0 && s[i - 1] != '-') out.insert(out.begin(), ',');
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_summary(const SimulationReport& r) {
+  const Scenario& s = r.scenario;
+  const ParallelismConfig& p = s.parallelism;
+  std::string out;
+  out += line("Preflight: %s (%.1fB parameters) on %d x %s (%d nodes, %s)", s.model.name.c_str(),
+              static_cast<double>(r.parameters) * 1e-9, s.cluster.total_gpus(),
+              s.cluster.gpu.name.c_str(), s.cluster.nodes, s.cluster.name.c_str());
+  std::string strategy = "TP " + std::to_string(p.tp) + ", PP " + std::to_string(p.pp) +
+                         ", DP " + std::to_string(p.dp);
+  if (p.vpp > 1) strategy += ", VPP " + std::to_string(p.vpp);
+  strategy += std::string(", ") + to_string(p.schedule) + ", micro-batch " +
+              std::to_string(s.training.micro_batch) + " x " + std::to_string(r.microbatches) +
+              " per replica, global batch " + std::to_string(s.training.global_batch) +
+              ", seq " + std::to_string(s.training.seq_len);
+  out += line("strategy         %s", strategy.c_str());
+  out += line("                 %s, recompute %s%s%s%s", to_string(s.training.precision),
+              to_string(p.recompute), p.sequence_parallel ? ", sequence parallel" : "",
+              p.distributed_optimizer ? ", distributed optimizer" : "",
+              p.overlap_grad_reduce ? ", overlapped grad reduce" : "");
+  out += "\n";
+  out += line("iteration time   %.3f s", r.iteration_time_s);
+  out += line("throughput       %s tokens/s", with_commas(r.tokens_per_s).c_str());
+  out += line("MFU              %.1f %%  (model FLOPs = 3 x forward incl. attention and logits, "
+              "Megatron 2021; peak %.0f TFLOP/s %s dense)",
+              r.mfu * 100, r.peak_tflops, to_string(s.training.precision));
+  out += line("TFLOP/s per GPU  %.1f", r.tflops_per_gpu);
+  out += "\n";
+  const StageResult& crit = r.execution.stages[r.execution.critical_stage];
+  const Breakdown& b = crit.breakdown;
+  out += line("where the time goes (pipeline stage %d, the last to finish):",
+              r.execution.critical_stage);
+  const double total = r.iteration_time_s;
+  auto row = [&](const char* name, SimTime t) {
+    out += line("  %-22s %9.3f s  %5.1f %%", name, t.to_seconds(),
+                total > 0 ? t.to_seconds() / total * 100 : 0.0);
+  };
+  row("compute", b.compute);
+  row("host/launch overhead", b.host_overhead);
+  row("exposed TP comm", b.tp_comm);
+  row("exposed PP comm", b.pp_comm);
+  row("exposed DP comm", b.dp_comm);
+  row("optimizer", b.optimizer);
+  row("pipeline bubble", b.bubble);
+  bool any = false;
+  for (const CollectiveStats& c : crit.collectives) any |= c.count > 0;
+  if (any) {
+    out += "\n";
+    out += line("collectives per GPU of stage %d (analytical network):", r.execution.critical_stage);
+    out += line("  %-24s %-15s %-5s %8s %10s %10s", "name", "kind", "algo", "count", "time (s)",
+                "busBw GB/s");
+    for (const CollectiveStats& c : crit.collectives) {
+      if (c.count == 0) continue;
+      out += line("  %-24s %-15s %-5s %8lld %10.3f %10.1f", c.name.c_str(), c.kind.c_str(),
+                  c.algorithm.c_str(), static_cast<long long>(c.count), c.time.to_seconds(),
+                  c.busbw_gbps);
+    }
+  }
+  return out;
+}
+
+}  // namespace preflight

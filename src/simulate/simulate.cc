@@ -1,0 +1,45 @@
+#include "simulate/simulate.h"
+
+#include <chrono>
+
+#include "collective/collective_model.h"
+#include "compute/compute_model.h"
+#include "model/transformer.h"
+#include "network/network_backend.h"
+#include "network/placement.h"
+#include "workload/generator.h"
+
+namespace preflight {
+
+StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& options) {
+  PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
+  const auto wall_start = std::chrono::steady_clock::now();
+  SimulationReport r;
+  r.scenario = s;
+  const Workload workload = generate_workload(s);
+  std::unique_ptr<ComputeModel> compute =
+      make_roofline_model(s.cluster.gpu, s.training.precision);
+  PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
+                             make_network_backend(s.simulation.network, s.cluster));
+  const CollectiveModel collectives(s.cluster, *network);
+  ExecutorOptions exec_options;
+  exec_options.launch_overhead = s.cluster.gpu.calibration.launch_overhead;
+  exec_options.trace = options.trace;
+  r.execution = execute(workload, *compute, collectives, place_job_groups(s), exec_options);
+
+  const int gpus = s.cluster.total_gpus();
+  r.microbatches = s.num_microbatches();
+  r.iteration_time_s = r.execution.iteration_time.to_seconds();
+  const double tokens = static_cast<double>(s.training.global_batch) * s.training.seq_len;
+  r.tokens_per_s = tokens / r.iteration_time_s;
+  r.model_flops = model_flops_per_iteration(s);
+  r.peak_tflops = s.cluster.gpu.peak_for(s.training.precision).teraflops();
+  r.tflops_per_gpu = r.model_flops / r.iteration_time_s / gpus * 1e-12;
+  r.mfu = r.tflops_per_gpu / r.peak_tflops;
+  r.parameters = total_parameters(s.model, s.parallelism.tp, s.training.seq_len);
+  r.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return r;
+}
+
+}  // namespace preflight

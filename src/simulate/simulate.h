@@ -1,0 +1,37 @@
+// simulate(): one pass through the data flow for a scenario — generate the workload, build the
+// compute, network and collective models, execute, and derive the user-facing figures
+// (iteration time, tokens/s, MFU, TFLOP/s per GPU, breakdown). Pure function of its inputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "config/scenario.h"
+#include "engine/executor.h"
+
+namespace preflight {
+
+struct SimulateOptions {
+  TraceLevel trace = TraceLevel::kNone;
+};
+
+struct SimulationReport {
+  Scenario scenario;
+  ExecutionResult execution;
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double model_flops = 0;      // per iteration, Megatron 2021 convention (3 × forward)
+  double mfu = 0;              // model FLOPs / (time · GPUs · dense peak of the precision)
+  double tflops_per_gpu = 0;   // model FLOPs per second per GPU, in TFLOP/s
+  double peak_tflops = 0;      // the dense peak MFU divides by
+  int64_t parameters = 0;
+  int microbatches = 0;
+  double wall_seconds = 0;     // how long the simulation itself took (not in outputs that
+                               // must be deterministic)
+};
+
+// REQUIRES: validate_scenario(s).ok() (load_scenario guarantees it).
+StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& options = {});
+
+}  // namespace preflight

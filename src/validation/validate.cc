@@ -1,0 +1,202 @@
+#include "validation/validate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include "simulate/simulate.h"
+#include "validation/optimize.h"
+#include "validation/stats.h"
+
+namespace preflight {
+
+const std::vector<CalibrationConstant>& calibration_constants() {
+  static const std::vector<CalibrationConstant> kConstants = {
+      {"gemm_efficiency", 0.5, 1.0},
+      {"memory_efficiency", 0.2, 1.0},
+      {"launch_overhead_us", 0.0, 120.0},
+      {"collective_latency_us", 0.0, 300.0},
+  };
+  return kConstants;
+}
+
+std::vector<double> get_calibration(const GpuCalibration& c) {
+  return {c.gemm_efficiency, c.memory_efficiency, c.launch_overhead.to_microseconds(),
+          c.collective_latency.to_microseconds()};
+}
+
+void set_calibration(const std::vector<double>& v, GpuCalibration* c) {
+  c->gemm_efficiency = v[0];
+  c->memory_efficiency = v[1];
+  c->launch_overhead = SimTime::microseconds(v[2]);
+  c->collective_latency = SimTime::microseconds(v[3]);
+}
+
+std::vector<double> predict_ms(const std::vector<Scenario>& scenarios,
+                               const std::vector<double>& constants, int jobs) {
+  std::vector<double> out(scenarios.size(), 0);
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i = next++; i < scenarios.size(); i = next++) {
+      Scenario s = scenarios[i];
+      set_calibration(constants, &s.cluster.gpu.calibration);
+      StatusOr<SimulationReport> r = simulate(s);
+      out[i] = r.ok() ? r->iteration_time_s * 1e3 : NAN;
+    }
+  };
+  const int n = std::max(1, jobs);
+  std::vector<std::thread> threads;
+  for (int t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  return out;
+}
+
+namespace {
+
+// Mean over sets of the set's MAPE, so the 109 multi-node rows weigh as much as the 1,440
+// single-node ones.
+double objective(const std::vector<double>& predicted, const std::vector<DatasetRow>& rows,
+                 const std::vector<size_t>& index) {
+  std::map<std::string, std::pair<double, int>> per_set;
+  for (size_t k = 0; k < index.size(); ++k) {
+    const DatasetRow& r = rows[index[k]];
+    const double p = predicted[k];
+    const double err = std::isfinite(p) ? std::fabs(p - r.measured_ms) / r.measured_ms : 10.0;
+    per_set[r.set].first += err;
+    per_set[r.set].second += 1;
+  }
+  double sum = 0;
+  for (const auto& [set, acc] : per_set) sum += acc.first / acc.second;
+  return per_set.empty() ? 0 : sum / static_cast<double>(per_set.size()) * 100;
+}
+
+std::vector<double> fit(const std::vector<Scenario>& scenarios,
+                        const std::vector<DatasetRow>& rows, const std::vector<size_t>& index,
+                        const std::vector<double>& start, const ValidationOptions& options) {
+  std::vector<Scenario> subset;
+  subset.reserve(index.size());
+  for (size_t i : index) subset.push_back(scenarios[i]);
+  std::vector<double> lo, hi;
+  for (const CalibrationConstant& c : calibration_constants()) {
+    lo.push_back(c.lo);
+    hi.push_back(c.hi);
+  }
+  OptimizeOptions o;
+  o.max_evaluations = options.max_evaluations;
+  o.tolerance = 1e-4;
+  o.initial_step = 0.15;
+  const OptimizeResult r = minimize_nelder_mead(
+      [&](const std::vector<double>& x) {
+        return objective(predict_ms(subset, x, options.jobs), rows, index);
+      },
+      start, lo, hi, o);
+  return r.x;
+}
+
+}  // namespace
+
+std::vector<SetMetrics> compute_metrics(const std::vector<RowPrediction>& rows) {
+  std::map<std::string, std::vector<const RowPrediction*>> by_set;
+  for (const RowPrediction& r : rows) by_set[r.row.set].push_back(&r);
+  std::vector<SetMetrics> out;
+  for (const auto& [set, list] : by_set) {
+    SetMetrics m;
+    m.set = set;
+    m.rows = static_cast<int>(list.size());
+    std::vector<double> pred, meas;
+    int within = 0;
+    for (const RowPrediction* r : list) {
+      pred.push_back(std::isfinite(r->predicted_ms) ? r->predicted_ms : 0);
+      meas.push_back(r->row.measured_ms);
+      within += std::fabs(pred.back() - meas.back()) <= 0.1 * meas.back();
+    }
+    m.mape_pct = mean_absolute_percentage_error(pred, meas);
+    m.mdape_pct = median_absolute_percentage_error(pred, meas);
+    m.p90_pct = percentile_absolute_percentage_error(pred, meas, 0.9);
+    m.bias_pct = mean_signed_percentage_error(pred, meas);
+    m.within10_pct = 100.0 * within / m.rows;
+    // Spearman within groups that share a model and a GPU count.
+    std::map<std::tuple<int, int, int, int>, std::pair<std::vector<double>, std::vector<double>>>
+        groups;
+    for (const RowPrediction* r : list) {
+      auto& g = groups[{r->row.hidden, r->row.layers, r->row.heads, r->row.gpus}];
+      g.first.push_back(r->predicted_ms);
+      g.second.push_back(r->row.measured_ms);
+    }
+    double sum = 0;
+    m.spearman_min = 1;
+    for (const auto& [key, g] : groups) {
+      if (g.first.size() < 3) continue;
+      const double rho = spearman(g.first, g.second);
+      if (!std::isfinite(rho)) continue;
+      sum += rho;
+      m.spearman_min = std::min(m.spearman_min, rho);
+      m.groups++;
+    }
+    m.spearman = m.groups > 0 ? sum / m.groups : NAN;
+    if (m.groups == 0) m.spearman_min = NAN;
+    out.push_back(m);
+  }
+  return out;
+}
+
+StatusOr<ValidationResult> run_validation(const std::vector<DatasetRow>& rows,
+                                          const ValidationOptions& options) {
+  if (rows.empty()) return invalid_argument("validate: the dataset has no rows");
+  std::vector<Scenario> scenarios;
+  scenarios.reserve(rows.size());
+  for (const DatasetRow& r : rows) {
+    PREFLIGHT_ASSIGN_OR_RETURN(Scenario s, scenario_for_row(r));
+    scenarios.push_back(std::move(s));
+  }
+  ValidationResult result;
+  const std::vector<double> preset = get_calibration(scenarios[0].cluster.gpu.calibration);
+  result.constants = preset;
+  result.rows.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) result.rows[i].row = rows[i];
+
+  if (options.folds >= 2) {
+    result.folds = options.folds;
+    // Folds are drawn within each set so every fold holds single- and multi-node rows.
+    std::map<std::string, std::vector<size_t>> by_set;
+    for (size_t i = 0; i < rows.size(); ++i) by_set[rows[i].set].push_back(i);
+    std::vector<int> fold(rows.size(), 0);
+    for (const auto& [set, idx] : by_set) {
+      const int k = std::min<int>(options.folds, static_cast<int>(idx.size()));
+      const std::vector<int> a = kfold_assignment(static_cast<int>(idx.size()), k, options.seed);
+      for (size_t j = 0; j < idx.size(); ++j) fold[idx[j]] = a[j];
+    }
+    for (int f = 0; f < options.folds; ++f) {
+      std::vector<size_t> train, test;
+      for (size_t i = 0; i < rows.size(); ++i) (fold[i] == f ? test : train).push_back(i);
+      if (test.empty()) continue;
+      const std::vector<double> c = fit(scenarios, rows, train, preset, options);
+      result.fold_constants.push_back(c);
+      std::vector<Scenario> test_scenarios;
+      for (size_t i : test) test_scenarios.push_back(scenarios[i]);
+      const std::vector<double> p = predict_ms(test_scenarios, c, options.jobs);
+      for (size_t j = 0; j < test.size(); ++j) {
+        result.rows[test[j]].predicted_ms = p[j];
+        result.rows[test[j]].fold = f;
+      }
+    }
+  } else {
+    std::vector<double> c = preset;
+    if (options.calibrate) {
+      std::vector<size_t> all(rows.size());
+      for (size_t i = 0; i < rows.size(); ++i) all[i] = i;
+      c = fit(scenarios, rows, all, preset, options);
+    }
+    result.constants = c;
+    const std::vector<double> p = predict_ms(scenarios, c, options.jobs);
+    for (size_t i = 0; i < rows.size(); ++i) result.rows[i].predicted_ms = p[i];
+  }
+  result.sets = compute_metrics(result.rows);
+  return result;
+}
+
+}  // namespace preflight

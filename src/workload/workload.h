@@ -1,0 +1,105 @@
+// The workload IR: what every rank class (one pipeline stage; all TP and DP peers of a stage run
+// the same program) executes in one training iteration. Ops are grouped in Blocks (one layer's
+// forward, one layer's backward, the loss head, the optimizer step, ...) that the stage Programs
+// refer to by index, so a 96-layer, 192-micro-batch iteration does not store millions of ops.
+// Plain copyable values; the generator fills them, the executor only reads them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/units.h"
+#include "config/scenario.h"
+
+namespace preflight {
+
+enum class OpType : uint8_t {
+  kGemm,        // C[m×n] = A[m×k]·B[k×n], `batch` independent products
+  kAttention,   // fused attention core (FlashAttention), `flops` and `bytes` given
+  kMemory,      // memory-bound kernel (norm, softmax, dropout, element-wise, optimizer)
+  kCollective,  // a collective in the stream (TP comm blocks the compute stream)
+};
+
+enum class CollectiveKind : uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast };
+
+// Which communicator a collective runs on.
+enum class GroupKind : uint8_t {
+  kTensor,     // the TP group of this rank
+  kData,       // the DP group (same stage, same TP rank)
+  kPipeline,   // the neighbouring stage (send/recv)
+  kEmbedding,  // first and last stage (tied-embedding gradient all-reduce)
+};
+
+// What an op's time counts as in the breakdown.
+enum class Category : uint8_t {
+  kCompute,
+  kTpComm,
+  kPpComm,
+  kDpComm,
+  kOptimizer,
+};
+
+struct Op {
+  std::string name;  // "qkv.fwd", "fc1.wgrad", "tp.allreduce"
+  OpType type = OpType::kMemory;
+  Category category = Category::kCompute;
+  // kGemm: dimensions; flops = 2·m·n·k·batch.
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int bytes_per_element = 2;  // GEMM operand width (2 = fp16/bf16, 1 = fp8)
+  Flops flops;
+  Bytes bytes;  // HBM traffic (kGemm: A + B + C; kMemory/kAttention: read + write)
+  // kCollective
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  GroupKind group = GroupKind::kTensor;
+  Bytes comm_bytes;  // nccl-tests size convention (all-gather / reduce-scatter: the full buffer)
+  // Stream placement. An `async` collective runs on the communication stream, overlapping the
+  // ops after it (Megatron's asynchronous TP all-reduce of input gradients); an op with
+  // `wait_comm` first waits for the communication stream to drain.
+  bool async = false;
+  bool wait_comm = false;
+};
+
+struct Block {
+  std::string name;  // "layer.fwd", "layer.bwd", "head.fwd", "optimizer"
+  std::vector<Op> ops;
+};
+
+enum class StepKind : uint8_t {
+  kRun,          // run `block` `repeat` times on the compute stream
+  kSend,         // send `bytes` to `peer` (a stage); the host waits for completion (Megatron)
+  kRecv,         // wait for the matching send from `peer`, then synchronise the host
+  kCollective,   // a blocking collective on the compute stream (`op`)
+  kCommAsync,    // a collective on the communication stream, overlapping compute (`op`)
+  kWaitComm,     // the compute stream waits for the communication stream
+  kHostSync,     // the host waits for the GPU (e.g. loss-scale check at the iteration end)
+};
+
+struct Step {
+  StepKind kind = StepKind::kRun;
+  int block = -1;
+  int repeat = 1;
+  int peer = -1;       // stage index for kSend/kRecv
+  int64_t tag = 0;     // matches a kSend with its kRecv; names a cross-stage collective
+  Bytes bytes;         // kSend/kRecv
+  Op op;               // kCollective/kCommAsync
+  int microbatch = -1; // for the trace
+  int chunk = 0;       // model chunk (virtual stage) for the trace
+  bool backward = false;
+};
+
+// The program of one pipeline stage (rank class).
+struct Program {
+  int stage = 0;
+  std::vector<Step> steps;
+};
+
+struct Workload {
+  std::vector<Block> blocks;
+  std::vector<Program> stages;  // one per pipeline stage, in order
+  int microbatches = 0;
+  // Which blocks are layer blocks (for per-layer accounting in reports).
+  int layers_per_chunk = 0;
+};
+
+}  // namespace preflight
