@@ -138,7 +138,7 @@ StatusOr<Bandwidth> parse_bandwidth(std::string_view text);     // bps Kbps Mbps
 StatusOr<Flops> parse_flops(std::string_view text);             // FLOP GFLOP TFLOP PFLOP
 StatusOr<FlopRate> parse_flop_rate(std::string_view text);      // FLOPS GFLOPS TFLOPS PFLOPS (or FLOP/s)
 
-// Human-readable renderings for summaries ("1.50 us", "80.00 GiB", "400 Gbps").
+// Human-readable renderings for summaries ("1.50 us", "80.00 GiB", "50.0 GB/s").
 std::string format_time(SimTime t);
 std::string format_bytes(Bytes b);
 std::string format_bandwidth(Bandwidth bw);

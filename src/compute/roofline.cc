@@ -15,8 +15,6 @@ struct Tile {
 // efficiencies (smaller tiles re-read operands more often); docs/compute.md.
 constexpr Tile kTiles[] = {{256, 128, 1.0},  {128, 256, 1.0}, {128, 128, 0.92},
                            {128, 64, 0.80},  {64, 128, 0.80}, {64, 64, 0.62}};
-// Pipeline fill/drain of one tile, in K elements (prologue and epilogue of the main loop).
-constexpr double kTileOverheadK = 64;
 // Split-K is not used below this many K elements per split.
 constexpr int64_t kMinSplitK = 256;
 
@@ -34,6 +32,7 @@ class RooflineModel final : public ComputeModel {
         c.attention_efficiency;
     memory_rate_ = gpu.hbm_bandwidth.bytes_per_second() * c.memory_efficiency;
     gap_ = c.kernel_gap;
+    k_overhead_ = c.gemm_k_overhead;
   }
 
   SimTime duration(const Op& op) const override {
@@ -70,7 +69,7 @@ class RooflineModel final : public ComputeModel {
       const int64_t waves = (tiles * split + sms - 1) / sms;
       const double k_per_split = std::ceil(static_cast<double>(op.k) / static_cast<double>(split));
       const double work = static_cast<double>(waves * sms) * 2.0 *
-                          static_cast<double>(tile.m * tile.n) * (k_per_split + kTileOverheadK) /
+                          static_cast<double>(tile.m * tile.n) * (k_per_split + k_overhead_) /
                           tile.efficiency;
       best = std::min(best, work / rate);
     }
@@ -84,6 +83,7 @@ class RooflineModel final : public ComputeModel {
   double attention_rate_ = 0;
   double memory_rate_ = 0;
   SimTime gap_;
+  double k_overhead_ = 0;  // pipeline fill/drain of one tile, in K elements
 };
 
 }  // namespace

@@ -53,7 +53,21 @@ Status apply_override(YAML::Node root, const std::string& assignment) {
   return Status();
 }
 
-// Merges section `node` over its preset (`kind`), if it names one. Inline keys win.
+// Writes `over` into `base`: mappings merge key by key (recursively), anything else replaces.
+void deep_merge(YAML::Node base, const YAML::Node& over) {
+  for (const auto& kv : over) {
+    const std::string key = kv.first.Scalar();
+    YAML::Node current = base[key];
+    if (kv.second.IsMap() && current && current.IsMap() && !kv.second["preset"]) {
+      deep_merge(current, kv.second);
+    } else {
+      base[key] = YAML::Clone(kv.second);
+    }
+  }
+}
+
+// Merges section `node` over its preset (`kind`), if it names one. Inline keys win; nested
+// mappings (e.g. a cluster's `gpu.calibration`) merge key by key.
 StatusOr<YAML::Node> resolve_preset(const YAML::Node& node, const std::string& kind,
                                     const std::string& source, const std::string& path) {
   if (!node || node.IsNull()) return YAML::Node(YAML::NodeType::Map);
@@ -77,10 +91,20 @@ StatusOr<YAML::Node> resolve_preset(const YAML::Node& node, const std::string& k
     return invalid_argument(source + ": " + path + ".preset: " + preset.status().message());
   }
   YAML::Node merged = YAML::Clone(*preset);
+  YAML::Node inline_keys(YAML::NodeType::Map);
   for (const auto& kv : section) {
-    if (kv.first.Scalar() == "preset") continue;
-    merged[kv.first.Scalar()] = YAML::Clone(kv.second);
+    if (kv.first.Scalar() != "preset") inline_keys[kv.first.Scalar()] = kv.second;
   }
+  // A scalar `gpu: NAME` in the preset becomes {preset: NAME} so inline GPU keys merge into it.
+  for (const auto& kv : inline_keys) {
+    YAML::Node current = merged[kv.first.Scalar()];
+    if (kv.second.IsMap() && current && current.IsScalar()) {
+      YAML::Node m(YAML::NodeType::Map);
+      m["preset"] = current.Scalar();
+      merged[kv.first.Scalar()] = m;
+    }
+  }
+  deep_merge(merged, inline_keys);
   return merged;
 }
 
@@ -148,6 +172,7 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   r.skip("calibration");
   GpuCalibration& c = g->calibration;
   c.gemm_efficiency = cal.get_double("gemm_efficiency", c.gemm_efficiency, 0.01, 1.0);
+  c.gemm_k_overhead = cal.get_double("gemm_k_overhead", c.gemm_k_overhead, 0, 4096);
   c.memory_efficiency = cal.get_double("memory_efficiency", c.memory_efficiency, 0.01, 1.0);
   c.attention_efficiency =
       cal.get_double("attention_efficiency", c.attention_efficiency, 0.01, 1.0);
@@ -204,6 +229,17 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
     return invalid_argument(source + ": cluster.nvlink_bandwidth: expected a positive bandwidth");
   }
   return Status();
+}
+
+// Resolves the cluster section over its preset. An inline `gpus` without `nodes` sets the node
+// count, so the preset's default `nodes` is dropped rather than reported as a contradiction.
+StatusOr<YAML::Node> resolve_cluster(const YAML::Node& node, const std::string& source) {
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node merged,
+                             resolve_preset(node, "clusters", source, "cluster"));
+  if (node && node.IsMap() && node["gpus"] && !node["gpus"].IsNull() && !node["nodes"]) {
+    merged.remove("nodes");
+  }
+  return merged;
 }
 
 Status read_training(const YAML::Node& node, const std::string& source, const ModelConfig& m,
@@ -277,8 +313,7 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node model,
                              resolve_preset(root["model"], "models", source, "model"));
   PREFLIGHT_RETURN_IF_ERROR(read_model(model, source, &s.model));
-  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster,
-                             resolve_preset(root["cluster"], "clusters", source, "cluster"));
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster, resolve_cluster(root["cluster"], source));
   PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, source, &s.cluster));
   PREFLIGHT_RETURN_IF_ERROR(read_training(root["training"], source, s.model, &s.training));
   PREFLIGHT_RETURN_IF_ERROR(read_parallelism(root["parallelism"], source, &s.parallelism));
@@ -354,8 +389,7 @@ StatusOr<ClusterConfig> load_cluster_preset(const std::string& name,
   YAML::Node root(YAML::NodeType::Map);
   root["cluster"]["preset"] = name;
   for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
-  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster,
-                             resolve_preset(root["cluster"], "clusters", "<flags>", "cluster"));
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster, resolve_cluster(root["cluster"], "<flags>"));
   ClusterConfig c;
   try {
     PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, "<flags>", &c));

@@ -43,6 +43,7 @@ struct ModelConfig {
 // numbers in Preflight; each has a physical meaning (docs/calibration.md).
 struct GpuCalibration {
   double gemm_efficiency = 0.8;       // best achievable GEMM throughput / dense peak
+  double gemm_k_overhead = 64;        // pipeline fill/drain of one GEMM tile, in K elements
   double memory_efficiency = 0.65;    // achieved / peak HBM bandwidth for element-wise kernels
   double attention_efficiency = 0.6;  // fused (Flash) attention throughput / dense peak
   SimTime launch_overhead = SimTime::microseconds(10);  // host time to dispatch one kernel

@@ -9,6 +9,21 @@ namespace {
 
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 
+// Messages are one line: a value's line breaks (a YAML block scalar) are shown as \n.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 YamlReader::YamlReader(YAML::Node node, std::string source, std::string path)
@@ -28,7 +43,7 @@ bool YamlReader::has(const std::string& key) const {
 
 void YamlReader::fail(const std::string& key, const std::string& message) {
   if (!status_.ok()) return;
-  status_ = invalid_argument(source_ + ": " + key_path(key) + ": " + message);
+  status_ = invalid_argument(one_line(source_ + ": " + key_path(key) + ": " + message));
 }
 
 void YamlReader::skip(const std::string& key) { known_.insert(key); }
@@ -184,8 +199,8 @@ Status YamlReader::finish() {
       if (known_.count(key) == 0) {
         std::string list;
         for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
-        return invalid_argument(source_ + ": " + key_path(key) + ": unknown key (known keys: " +
-                                list + ")");
+        return invalid_argument(one_line(source_ + ": " + key_path(key) +
+                                         ": unknown key (known keys: " + list + ")"));
       }
     }
   }

@@ -53,6 +53,7 @@ json scenario_to_json(const Scenario& s) {
              {"fp8", g.peak_fp8.flops_per_second()}}},
            {"calibration",
             {{"gemm_efficiency", k.gemm_efficiency},
+             {"gemm_k_overhead", k.gemm_k_overhead},
              {"memory_efficiency", k.memory_efficiency},
              {"attention_efficiency", k.attention_efficiency},
              {"launch_overhead_s", k.launch_overhead.to_seconds()},

@@ -19,13 +19,14 @@ const std::vector<CalibrationConstant>& calibration_constants() {
       {"memory_efficiency", 0.2, 1.0},
       {"launch_overhead_us", 0.0, 120.0},
       {"collective_latency_us", 0.0, 300.0},
+      {"collective_step_latency_us", 0.0, 30.0},
   };
   return kConstants;
 }
 
 std::vector<double> get_calibration(const GpuCalibration& c) {
   return {c.gemm_efficiency, c.memory_efficiency, c.launch_overhead.to_microseconds(),
-          c.collective_latency.to_microseconds()};
+          c.collective_latency.to_microseconds(), c.collective_step_latency.to_microseconds()};
 }
 
 void set_calibration(const std::vector<double>& v, GpuCalibration* c) {
@@ -33,6 +34,7 @@ void set_calibration(const std::vector<double>& v, GpuCalibration* c) {
   c->memory_efficiency = v[1];
   c->launch_overhead = SimTime::microseconds(v[2]);
   c->collective_latency = SimTime::microseconds(v[3]);
+  c->collective_step_latency = SimTime::microseconds(v[4]);
 }
 
 std::vector<double> predict_ms(const std::vector<Scenario>& scenarios,

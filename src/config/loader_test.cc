@@ -1,0 +1,494 @@
+#include "config/loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace preflight {
+namespace {
+
+using ::testing::HasSubstr;
+
+// GPT-3 175B on 32 DGX A100 nodes (256 GPUs), TP 8 · PP 16, dp left to the loader (256 / 128 = 2).
+const char* const kSmall = R"(
+model:
+  preset: gpt3-175b
+cluster:
+  preset: dgx-a100
+  nodes: 32
+training:
+  global_batch: 64
+parallelism:
+  tp: 8
+  pp: 16
+)";
+
+StatusOr<Scenario> load(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return load_scenario_text(text, "test.yaml", overrides);
+}
+
+// The error of loading `text` with `overrides`, or OK when it (wrongly) loads.
+Status load_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  StatusOr<Scenario> s = load(text, overrides);
+  return s.ok() ? Status() : s.status();
+}
+
+// Every user-facing load error: InvalidArgument, one line, each of `parts` in the message.
+void expect_user_error(const Status& s, const std::vector<std::string>& parts) {
+  ASSERT_FALSE(s.ok()) << "loaded without error; expected: " << ::testing::PrintToString(parts);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
+  EXPECT_EQ(s.message().find('\n'), std::string::npos) << "not one line: " << s.message();
+  for (const std::string& p : parts) EXPECT_THAT(s.message(), HasSubstr(p));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios that load
+
+TEST(LoadScenarioText, EmptyTextIsTheDefaultScenario) {
+  // presets/scenarios/default.yaml: GPT-3 175B on 128 DGX A100 nodes, TP 8 · PP 16 · DP 8.
+  StatusOr<Scenario> s = load("");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->source, "test.yaml");
+  EXPECT_EQ(s->model.name, "gpt3-175b");
+  EXPECT_EQ(s->model.layers, 96);
+  EXPECT_EQ(s->model.hidden, 12288);
+  EXPECT_EQ(s->cluster.name, "dgx-a100");
+  EXPECT_EQ(s->cluster.gpu.name, "A100-SXM4-80GB");
+  EXPECT_EQ(s->cluster.nodes, 128);
+  EXPECT_EQ(s->cluster.total_gpus(), 1024);
+  EXPECT_EQ(s->parallelism.tp, 8);
+  EXPECT_EQ(s->parallelism.pp, 16);
+  EXPECT_EQ(s->parallelism.dp, 8);
+  EXPECT_TRUE(s->parallelism.sequence_parallel);
+  EXPECT_EQ(s->parallelism.recompute, Recompute::kSelective);
+  EXPECT_EQ(s->parallelism.schedule, Schedule::kOneFOneB);
+  EXPECT_TRUE(s->parallelism.distributed_optimizer);
+  EXPECT_EQ(s->training.seq_len, 2048);
+  EXPECT_EQ(s->training.global_batch, 1536);
+  EXPECT_EQ(s->training.precision, Precision::kBf16);
+  // 1536 / (micro-batch 1 · dp 8) = 192 micro-batches.
+  EXPECT_EQ(s->num_microbatches(), 192);
+  EXPECT_EQ(s->simulation.network, "analytical");
+}
+
+TEST(LoadScenario, EmptyPathIsTheDefaultScenario) {
+  StatusOr<Scenario> s = load_scenario("", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->source, "<default scenario>");
+  EXPECT_EQ(s->cluster.total_gpus(), 1024);
+}
+
+TEST(LoadScenario, MissingFileIsNotFound) {
+  StatusOr<Scenario> s = load_scenario("/nonexistent/scenario.yaml", {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(s.status().message(), HasSubstr("/nonexistent/scenario.yaml"));
+}
+
+TEST(LoadScenario, EveryExampleLoads) {
+  for (const char* name : {"gpt3-13b-one-node", "gpt3-175b-a100", "llama3-70b-h100"}) {
+    const std::string path = std::string(PREFLIGHT_SOURCE_DIR) + "/examples/" + name + ".yaml";
+    StatusOr<Scenario> s = load_scenario(path, {});
+    ASSERT_TRUE(s.ok()) << path << ": " << s.status().message();
+    EXPECT_EQ(s->source, path);
+  }
+}
+
+TEST(LoadScenarioText, DerivesDpFromGpuCount) {
+  // dp = GPUs / (tp · pp) = 256 / (8 · 16) = 2; 64 / (1 · 2) = 32 micro-batches.
+  StatusOr<Scenario> s = load(kSmall);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->parallelism.dp, 2);
+  EXPECT_EQ(s->num_microbatches(), 32);
+  // Defaults: seq_len from the model, micro-batch 1, bf16, 1F1B.
+  EXPECT_EQ(s->training.seq_len, 2048);
+  EXPECT_EQ(s->training.micro_batch, 1);
+  EXPECT_EQ(s->training.precision, Precision::kBf16);
+  EXPECT_EQ(s->parallelism.schedule, Schedule::kOneFOneB);
+  EXPECT_EQ(s->parallelism.vpp, 1);
+}
+
+TEST(LoadScenarioText, DpUnderivableWhenTpPpDoNotDivideGpus) {
+  // 256 GPUs, tp 8 · pp 12 = 96 does not divide 256.
+  expect_user_error(load_error(kSmall, {"parallelism.pp=12"}),
+                    {"test.yaml: parallelism", "tp·pp = 96", "256 GPUs"});
+}
+
+TEST(LoadScenarioText, InlineFieldsOverrideModelPreset) {
+  StatusOr<Scenario> s = load(R"(
+model:
+  preset: gpt3-175b
+  layers: 48
+cluster: {preset: dgx-a100, nodes: 32}
+training: {global_batch: 64}
+parallelism: {tp: 8, pp: 16}
+)");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->model.layers, 48);     // inline wins
+  EXPECT_EQ(s->model.hidden, 12288);  // the rest from the preset
+  EXPECT_EQ(s->model.heads, 96);
+  EXPECT_EQ(s->model.name, "gpt3-175b");
+}
+
+TEST(LoadScenarioText, InlineModelWithoutPresetGetsDerivedDefaults) {
+  StatusOr<Scenario> s = load(R"(
+model: {layers: 4, hidden: 1024, heads: 16, vocab: 32000}
+cluster: {preset: dgx-a100}
+training: {global_batch: 8}
+parallelism: {tp: 2, pp: 2}
+)");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->model.name, "custom");
+  EXPECT_EQ(s->model.kv_heads, 16);      // = heads
+  EXPECT_EQ(s->model.ffn_hidden, 4096);  // 4 · hidden
+  EXPECT_EQ(s->parallelism.dp, 2);       // 8 / (2 · 2)
+}
+
+TEST(LoadScenarioText, GpuPresetNamedInCluster) {
+  StatusOr<Scenario> s = load(R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, nodes: 32, gpu: H100-SXM5-80GB}
+training: {global_batch: 64, precision: fp8}
+parallelism: {tp: 8, pp: 16}
+)");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.name, "dgx-a100");
+  EXPECT_EQ(s->cluster.gpu.name, "H100-SXM5-80GB");
+  EXPECT_EQ(s->training.precision, Precision::kFp8);
+  // The cluster's NVLink bandwidth follows its GPU: 450 GB/s for H100.
+  EXPECT_DOUBLE_EQ(s->cluster.nvlink_bandwidth.gigabytes_per_second(), 450.0);
+}
+
+TEST(LoadScenarioText, ClusterGpusGivesNodeCount) {
+  // 256 GPUs / 8 per node = 32 nodes, overriding the preset's default of 1 node.
+  StatusOr<Scenario> s = load(R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, gpus: 256}
+training: {global_batch: 64}
+parallelism: {tp: 8, pp: 16}
+)");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.nodes, 32);
+  EXPECT_EQ(s->cluster.total_gpus(), 256);
+  EXPECT_EQ(s->parallelism.dp, 2);
+}
+
+TEST(LoadScenarioText, ClusterGpusAgreeingWithNodes) {
+  StatusOr<Scenario> s = load(kSmall, {"cluster.gpus=256"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.nodes, 32);
+}
+
+TEST(LoadScenarioText, ClusterGpusContradictingNodes) {
+  expect_user_error(load_error(kSmall, {"cluster.gpus=128"}),
+                    {"test.yaml: cluster.gpus: 128", "contradicts cluster.nodes (32"});
+}
+
+TEST(LoadScenarioText, ClusterGpusNotAMultipleOfGpusPerNode) {
+  expect_user_error(
+      load_error(kSmall, {"cluster.gpus=12"}),
+      {"test.yaml: cluster.gpus: 12", "expected a multiple of cluster.gpus_per_node (8)"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// --set overrides
+
+TEST(LoadScenarioText, SetOverridesScalars) {
+  // tp 4 · pp 16 · dp 16 = 1024.
+  StatusOr<Scenario> s = load("", {"parallelism.tp=4", "parallelism.dp=16"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->parallelism.tp, 4);
+  EXPECT_EQ(s->parallelism.dp, 16);
+  EXPECT_EQ(s->parallelism.pp, 16);
+}
+
+TEST(LoadScenarioText, LaterSetWins) {
+  StatusOr<Scenario> s = load(kSmall, {"parallelism.tp=4", "parallelism.tp=8"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->parallelism.tp, 8);
+}
+
+TEST(LoadScenarioText, SetCreatesAbsentSection) {
+  StatusOr<Scenario> s = load(kSmall, {"simulation.seed=42"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.seed, 42u);
+}
+
+TEST(LoadScenarioText, SetReachesIntoGpuNamedByScalar) {
+  // `gpu: A100-SXM4-80GB` becomes {preset: A100-SXM4-80GB, calibration: {launch_overhead: 10us}}.
+  StatusOr<Scenario> s = load(R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, nodes: 32, gpu: A100-SXM4-80GB}
+training: {global_batch: 64}
+parallelism: {tp: 8, pp: 16}
+)",
+                              {"cluster.gpu.calibration.launch_overhead=10us"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.gpu.name, "A100-SXM4-80GB");
+  EXPECT_EQ(s->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(10));
+  // The rest of the GPU preset is kept: A100 GEMM efficiency 271.2 / 312 = 0.869.
+  EXPECT_DOUBLE_EQ(s->cluster.gpu.calibration.gemm_efficiency, 0.869);
+  EXPECT_EQ(s->cluster.gpu.sm_count, 108);
+}
+
+TEST(LoadScenarioText, SetReachesIntoGpuOfClusterPreset) {
+  // The default scenario names only `cluster.preset: dgx-a100`; its GPU comes from the preset.
+  StatusOr<Scenario> s = load("", {"cluster.gpu.calibration.launch_overhead=10us"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.gpu.name, "A100-SXM4-80GB");
+  EXPECT_EQ(s->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(10));
+  EXPECT_DOUBLE_EQ(s->cluster.gpu.calibration.gemm_efficiency, 0.869);
+  EXPECT_EQ(s->cluster.gpu.sm_count, 108);
+}
+
+TEST(LoadScenarioText, SetReplacesGpuPreset) {
+  StatusOr<Scenario> s = load("", {"cluster.gpu=H100-SXM5-80GB"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.gpu.name, "H100-SXM5-80GB");
+  EXPECT_EQ(s->cluster.gpu.sm_count, 132);
+}
+
+TEST(LoadScenarioText, SetValueIsCheckedLikeFileValue) {
+  expect_user_error(load_error(kSmall, {"parallelism.tp=abc"}),
+                    {"test.yaml: parallelism.tp: 'abc': expected an integer"});
+}
+
+TEST(LoadScenarioText, SetWithoutEqualsIsAnError) {
+  expect_user_error(load_error(kSmall, {"parallelism.tp"}),
+                    {"--set parallelism.tp", "expected key.path=value"});
+  expect_user_error(load_error(kSmall, {"=4"}), {"expected key.path=value"});
+}
+
+TEST(LoadScenarioText, SetWithEmptyKeyIsAnError) {
+  expect_user_error(load_error(kSmall, {"parallelism..tp=4"}), {"--set", "empty key"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: each error is one line naming the file, the key path and what was expected.
+
+TEST(LoadScenarioText, UnknownModelPreset) {
+  expect_user_error(load_error("model: {preset: gpt9}\ncluster: {preset: dgx-a100}\n"),
+                    {"test.yaml: model.preset: unknown model preset 'gpt9'", "gpt3-175b"});
+}
+
+TEST(LoadScenarioText, UnknownPresetViaSet) {
+  expect_user_error(load_error("", {"model.preset=gpt9"}),
+                    {"test.yaml: model.preset", "'gpt9'", "known:"});
+}
+
+TEST(LoadScenarioText, UnknownGpuPreset) {
+  expect_user_error(load_error(kSmall, {"cluster.gpu=A200"}),
+                    {"test.yaml: cluster.gpu.preset: unknown gpu preset 'A200'", "A100-SXM4-80GB"});
+}
+
+TEST(LoadScenarioText, MissingGlobalBatch) {
+  expect_user_error(load_error(R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, nodes: 32}
+training: {seq_len: 2048}
+parallelism: {tp: 8, pp: 16}
+)"),
+                    {"test.yaml: training.global_batch: missing key", "expected an integer"});
+}
+
+TEST(LoadScenarioText, MissingSections) {
+  expect_user_error(load_error("cluster: {preset: dgx-a100}\n"),
+                    {"test.yaml: model: missing section", "expected a preset"});
+  expect_user_error(load_error("model: {preset: gpt3-175b}\n"),
+                    {"test.yaml: cluster: missing section", "expected a preset"});
+}
+
+TEST(LoadScenarioText, MissingModelField) {
+  expect_user_error(load_error(R"(
+model: {layers: 4, hidden: 1024, vocab: 32000}
+cluster: {preset: dgx-a100}
+training: {global_batch: 8}
+)"),
+                    {"test.yaml: model.heads: missing key"});
+}
+
+TEST(LoadScenarioText, UnitlessSize) {
+  expect_user_error(load_error(kSmall, {"cluster.nic_bandwidth=400"}),
+                    {"test.yaml: cluster.nic_bandwidth: '400' has no unit",
+                     "expected a bandwidth with a unit", "Gbps"});
+}
+
+TEST(LoadScenarioText, UnitlessSizeInFile) {
+  expect_user_error(load_error(R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, nodes: 32, nic_bandwidth: 400}
+training: {global_batch: 64}
+parallelism: {tp: 8, pp: 16}
+)"),
+                    {"test.yaml: cluster.nic_bandwidth: '400' has no unit"});
+}
+
+TEST(LoadScenarioText, UnitlessGpuField) {
+  expect_user_error(
+      load_error(kSmall, {"cluster.gpu.hbm_capacity=80"}),
+      {"test.yaml: cluster.gpu.hbm_capacity: '80' has no unit", "expected a size with a unit"});
+}
+
+TEST(LoadScenarioText, TpNotDividingHeads) {
+  // 7 GPUs so that tp 7 · pp 1 · dp 1 matches the cluster; gpt3-175b has 96 heads.
+  expect_user_error(load_error(R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, gpus_per_node: 7}
+training: {global_batch: 7}
+parallelism: {tp: 7, pp: 1}
+)"),
+                    {"test.yaml: parallelism.tp: 7: expected a divisor of model.heads (96)"});
+}
+
+TEST(LoadScenarioText, GpusNotEqualToTpPpDp) {
+  // Explicit dp 4: 8 · 16 · 4 = 512 ≠ 1024.
+  expect_user_error(load_error("", {"parallelism.dp=4"}),
+                    {"test.yaml: parallelism: tp·pp·dp = 8·16·4 = 512",
+                     "expected the cluster's GPU count, 1024"});
+}
+
+TEST(LoadScenarioText, GlobalBatchNotDivisibleByMicroBatchTimesDp) {
+  // 1000 is not a multiple of micro_batch 2 · dp 8 = 16.
+  expect_user_error(load_error("", {"training.global_batch=1000", "training.micro_batch=2"}),
+                    {"test.yaml: training.global_batch: 1000",
+                     "expected a multiple of micro_batch × dp = 2 × 8 = 16"});
+}
+
+TEST(LoadScenarioText, MalformedYaml) {
+  expect_user_error(load_error("model: [unclosed"), {"test.yaml: malformed YAML at line 1"});
+}
+
+TEST(LoadScenarioText, MalformedYamlReportsLine) {
+  expect_user_error(load_error("model:\n  preset: gpt3-175b\n cluster: x\n  - y\n"),
+                    {"test.yaml: malformed YAML at line "});
+}
+
+TEST(LoadScenarioText, RootNotAMapping) {
+  expect_user_error(load_error("- model\n- cluster\n"),
+                    {"test.yaml: expected a mapping with sections model, cluster"});
+}
+
+TEST(LoadScenarioText, UnknownModelKey) {
+  expect_user_error(load_error("model: {preset: gpt3-175b, hiddn: 1024}\n"
+                               "cluster: {preset: dgx-a100}\n"),
+                    {"test.yaml: model.hiddn: unknown key", "hidden"});
+}
+
+TEST(LoadScenarioText, UnknownGpuKey) {
+  expect_user_error(load_error(kSmall, {"cluster.gpu.sm_cnt=100"}),
+                    {"test.yaml: cluster.gpu.sm_cnt: unknown key", "sm_count"});
+}
+
+TEST(LoadScenarioText, UnknownSection) {
+  expect_user_error(load_error(std::string(kSmall) + "modle: {layers: 4}\n"),
+                    {"test.yaml: modle: unknown section", "expected model, cluster"});
+}
+
+TEST(LoadScenarioText, WrongTypes) {
+  expect_user_error(load_error(kSmall, {"parallelism.tp=abc"}),
+                    {"test.yaml: parallelism.tp: 'abc': expected an integer"});
+  expect_user_error(load_error(kSmall, {"parallelism.tp=0"}),
+                    {"test.yaml: parallelism.tp: '0': expected an integer >= 1"});
+  expect_user_error(load_error(kSmall, {"parallelism.sequence_parallel=maybe"}),
+                    {"test.yaml: parallelism.sequence_parallel: 'maybe': expected true or false"});
+  expect_user_error(load_error(kSmall, {"parallelism.tp=[1, 2]"}),
+                    {"test.yaml: parallelism.tp: expected a single value, found a list"});
+}
+
+TEST(LoadScenarioText, WrongTypeInFile) {
+  expect_user_error(load_error(R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, nodes: 32}
+training: {global_batch: 64}
+parallelism: {tp: abc, pp: 16}
+)"),
+                    {"test.yaml: parallelism.tp: 'abc': expected an integer"});
+}
+
+TEST(LoadScenarioText, SectionThatIsNotAMapping) {
+  expect_user_error(load_error(kSmall, {"training=5"}),
+                    {"test.yaml: training: expected a mapping"});
+}
+
+TEST(LoadScenarioText, BadChoice) {
+  expect_user_error(
+      load_error(kSmall, {"parallelism.schedule=zigzag"}),
+      {"test.yaml: parallelism.schedule: 'zigzag'", "expected one of gpipe|1f1b|interleaved"});
+  expect_user_error(load_error(kSmall, {"training.precision=fp4"}),
+                    {"test.yaml: training.precision: 'fp4'", "expected one of fp16|bf16|fp8"});
+}
+
+TEST(LoadScenarioText, OutOfRangeEfficiency) {
+  expect_user_error(load_error(kSmall, {"cluster.nic_efficiency=1.5"}),
+                    {"test.yaml: cluster.nic_efficiency: '1.5'", "expected a number in [0.01, 1]"});
+}
+
+TEST(LoadScenarioText, VppWithoutInterleavedSchedule) {
+  // The default scenario says `schedule: 1f1b`; 96 layers / (16 · 2) is whole, so only the
+  // schedule rule is broken.
+  expect_user_error(load_error("", {"parallelism.vpp=2"}),
+                    {"test.yaml: parallelism.vpp: 2", "schedule: interleaved"});
+}
+
+TEST(LoadScenarioText, VppImpliesInterleavedWhenScheduleAbsent) {
+  StatusOr<Scenario> s = load(kSmall, {"parallelism.vpp=2"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->parallelism.vpp, 2);
+  EXPECT_EQ(s->parallelism.schedule, Schedule::kInterleaved);
+}
+
+TEST(LoadScenarioText, InterleavedNeedsMicroBatchesMultipleOfPp) {
+  // 1000 / (1 · 8) = 125 micro-batches, not a multiple of pp 16.
+  expect_user_error(load_error("", {"parallelism.schedule=interleaved", "parallelism.vpp=2",
+                                    "training.global_batch=1000"}),
+                    {"test.yaml: parallelism.schedule: interleaved", "micro-batches (125)",
+                     "multiple of pp (16)"});
+}
+
+TEST(LoadScenarioText, InterleavedAcceptsMicroBatchesMultipleOfPp) {
+  // 1536 / 8 = 192 = 12 · 16.
+  StatusOr<Scenario> s = load("", {"parallelism.schedule=interleaved", "parallelism.vpp=2"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->parallelism.schedule, Schedule::kInterleaved);
+}
+
+TEST(LoadScenarioText, PpNotDividingLayers) {
+  // 96 layers over pp 16 · vpp 4 = 64 chunks.
+  expect_user_error(load_error("", {"parallelism.schedule=interleaved", "parallelism.vpp=4"}),
+                    {"test.yaml: parallelism.pp: 16 stages × vpp 4", "divide model.layers (96)"});
+}
+
+TEST(LoadScenarioText, Fp8OnA100) {
+  expect_user_error(
+      load_error("", {"training.precision=fp8"}),
+      {"test.yaml: training.precision: fp8", "A100-SXM4-80GB has no FP8", "expected fp16 or bf16"});
+}
+
+TEST(LoadScenarioText, SequenceParallelNeedsTp) {
+  expect_user_error(load_error("", {"parallelism.tp=1", "parallelism.dp=64"}),
+                    {"test.yaml: parallelism.sequence_parallel: true: expected tp > 1"});
+}
+
+TEST(LoadScenarioText, MultiNodeClusterNeedsNics) {
+  expect_user_error(load_error(kSmall, {"cluster.nics_per_node=0"}),
+                    {"test.yaml: cluster.nics_per_node", "32 nodes"});
+}
+
+TEST(LoadScenarioText, MultiLineValueGivesOneLineError) {
+  expect_user_error(load_error(R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, nodes: 32}
+training: {global_batch: 64}
+parallelism:
+  tp: |
+    eight
+    sixteen
+  pp: 16
+)"),
+                    {"test.yaml: parallelism.tp: 'eight\\nsixteen\\n': expected an integer"});
+}
+
+}  // namespace
+}  // namespace preflight

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Golden scenarios: every examples/*.yaml runs through the CLI (`simulate --json -`) and must
+# match tests/golden/<name>.json byte for byte. Rewrite the expectations on purpose only:
+#   tests/golden/run_golden.sh build/preflight --update   (and explain the diff in the commit)
+# Then the bad-input contract: each malformed input exits 2 with one line on stderr.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bin=${1:-build/preflight}
+update=${2:-}
+passed=0
+failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for scenario in examples/*.yaml; do
+  name=$(basename "$scenario" .yaml)
+  expected=tests/golden/$name.json
+  if ! "$bin" simulate "$scenario" --json - >"$tmp/$name.json" 2>"$tmp/$name.err"; then
+    echo "FAIL golden $name: simulate exited non-zero: $(cat "$tmp/$name.err")"
+    failed=$((failed + 1))
+    continue
+  fi
+  if [ "$update" = "--update" ]; then
+    cp "$tmp/$name.json" "$expected"
+    echo "updated $expected"
+  fi
+  if cmp -s "$tmp/$name.json" "$expected"; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL golden $name: output differs from $expected:"
+    diff <(head -c 200000 "$expected") "$tmp/$name.json" | head -20
+    failed=$((failed + 1))
+  fi
+done
+
+# Determinism: two runs of the default scenario give identical bytes.
+"$bin" simulate --json "$tmp/a.json" -q && "$bin" simulate --json "$tmp/b.json" -q
+if cmp -s "$tmp/a.json" "$tmp/b.json"; then passed=$((passed + 1)); else
+  echo "FAIL determinism: two runs of the default scenario differ"; failed=$((failed + 1)); fi
+
+# Bad input: exit code 2 and exactly one line on stderr that names what was wrong.
+expect_bad() {
+  local label=$1 needle=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -q -- "$needle" "$tmp/err"; then
+    echo "FAIL bad-input $label: exit $rc, $lines stderr lines, expected '$needle' in: $(cat "$tmp/err")"
+    failed=$((failed + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+printf 'model:\n  preset: gpt9-1t\ncluster:\n  preset: dgx-a100\ntraining:\n  global_batch: 8\n' >"$tmp/unknown_preset.yaml"
+printf 'model:\n  preset: gpt3-1.7b\ncluster:\n  preset: dgx-a100\ntraining:\n  seq_len: 2048\n' >"$tmp/missing_key.yaml"
+printf 'model: [unclosed\n' >"$tmp/malformed.yaml"
+expect_bad unknown-preset "model.preset" "$bin" simulate "$tmp/unknown_preset.yaml"
+expect_bad missing-key "training.global_batch" "$bin" simulate "$tmp/missing_key.yaml"
+expect_bad malformed-yaml "malformed YAML" "$bin" simulate "$tmp/malformed.yaml"
+expect_bad unitless-size "cluster.nic_bandwidth" "$bin" simulate --set cluster.nic_bandwidth=400
+expect_bad tp-not-dividing-heads "parallelism.tp" "$bin" simulate --set parallelism.tp=5 --set parallelism.pp=1 --set parallelism.dp=1 --set cluster.nodes=1 --set cluster.gpus_per_node=5
+expect_bad gpus-not-tp-pp-dp "tp·pp·dp" "$bin" simulate --set parallelism.dp=4
+expect_bad batch-not-divisible "training.global_batch" "$bin" simulate --set training.global_batch=1001
+expect_bad missing-file "cannot open" "$bin" simulate does-not-exist.yaml
+expect_bad unknown-flag "--bogus" "$bin" simulate --bogus
+expect_bad bad-set "key.path=value" "$bin" simulate --set parallelism.tp
+expect_bad unknown-key "model.hiddn" "$bin" simulate --set model.hiddn=4
+
+echo "golden: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
