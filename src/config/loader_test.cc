@@ -217,29 +217,29 @@ TEST(LoadScenarioText, SetCreatesAbsentSection) {
 }
 
 TEST(LoadScenarioText, SetReachesIntoGpuNamedByScalar) {
-  // `gpu: A100-SXM4-80GB` becomes {preset: A100-SXM4-80GB, calibration: {launch_overhead: 10us}}.
+  // `gpu: A100-SXM4-80GB` becomes {preset: A100-SXM4-80GB, calibration: {launch_overhead: 33us}}.
   StatusOr<Scenario> s = load(R"(
 model: {preset: gpt3-175b}
 cluster: {preset: dgx-a100, nodes: 32, gpu: A100-SXM4-80GB}
 training: {global_batch: 64}
 parallelism: {tp: 8, pp: 16}
 )",
-                              {"cluster.gpu.calibration.launch_overhead=10us"});
+                              {"cluster.gpu.calibration.launch_overhead=33us"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->cluster.gpu.name, "A100-SXM4-80GB");
-  EXPECT_EQ(s->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(10));
-  // The rest of the GPU preset is kept: A100 GEMM efficiency 271.2 / 312 = 0.869.
-  EXPECT_DOUBLE_EQ(s->cluster.gpu.calibration.gemm_efficiency, 0.869);
+  EXPECT_EQ(s->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(33));
+  // The rest of the GPU preset is kept (presets/gpus/A100-SXM4-80GB.yaml: 0.837).
+  EXPECT_DOUBLE_EQ(s->cluster.gpu.calibration.gemm_efficiency, 0.837);
   EXPECT_EQ(s->cluster.gpu.sm_count, 108);
 }
 
 TEST(LoadScenarioText, SetReachesIntoGpuOfClusterPreset) {
   // The default scenario names only `cluster.preset: dgx-a100`; its GPU comes from the preset.
-  StatusOr<Scenario> s = load("", {"cluster.gpu.calibration.launch_overhead=10us"});
+  StatusOr<Scenario> s = load("", {"cluster.gpu.calibration.launch_overhead=33us"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->cluster.gpu.name, "A100-SXM4-80GB");
-  EXPECT_EQ(s->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(10));
-  EXPECT_DOUBLE_EQ(s->cluster.gpu.calibration.gemm_efficiency, 0.869);
+  EXPECT_EQ(s->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(33));
+  EXPECT_DOUBLE_EQ(s->cluster.gpu.calibration.gemm_efficiency, 0.837);
   EXPECT_EQ(s->cluster.gpu.sm_count, 108);
 }
 

@@ -107,7 +107,7 @@ struct ParallelismConfig {
   bool distributed_optimizer = false;
   Schedule schedule = Schedule::kOneFOneB;
   bool overlap_grad_reduce = false;
-  Bytes grad_bucket_size = Bytes(40'000'000);  // Megatron's default DDP bucket (40M elements)
+  Bytes grad_bucket_size = Bytes(160'000'000);  // Megatron's DDP bucket: 40M fp32 gradients
 };
 
 struct SimulationConfig {

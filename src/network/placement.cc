@@ -27,7 +27,11 @@ JobGroups place_job_groups(const Scenario& s) {
   j.tp = place_group(p.tp, 1, gpn);
   j.dp = place_group(p.dp, p.tp, gpn);
   j.pp = place_group(2, p.tp * p.dp, gpn);
-  j.embedding = place_group(2, p.tp * p.dp * std::max(1, p.pp - 1), gpn);
+  // The pair is rank r < tp·dp of the first stage and r + tp·dp·(pp−1) of the last: on one node
+  // exactly when the whole job is, even where that stride does not divide the node.
+  const int embedding_stride = p.tp * p.dp * std::max(1, p.pp - 1);
+  j.embedding = p.tp * p.dp * p.pp <= gpn ? place_group(2, 1, gpn)
+                                          : place_group(2, embedding_stride, gpn);
   return j;
 }
 

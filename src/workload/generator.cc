@@ -205,6 +205,18 @@ Workload generate_workload(const Scenario& s) {
     // --- end of iteration: gradient reduction and optimizer ---
     if (par.dp > 1) {
       if (par.overlap_grad_reduce) {
+        // The layer buckets above hold only layer gradients; the embedding, final norm and
+        // output layer (or tied copy) go in one last bucket once the backward is done.
+        const int64_t rest = params - layer_parameters(s.model) * (s.model.layers / p) / par.tp;
+        if (rest > 0) {
+          Step c;
+          c.kind = StepKind::kCommAsync;
+          c.op = collective_op(par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce",
+                               par.distributed_optimizer ? CollectiveKind::kReduceScatter
+                                                         : CollectiveKind::kAllReduce,
+                               GroupKind::kData, Bytes(rest * grad_bytes));
+          prog.steps.push_back(c);
+        }
         Step wait;
         wait.kind = StepKind::kWaitComm;
         prog.steps.push_back(wait);

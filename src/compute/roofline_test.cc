@@ -1,0 +1,132 @@
+#include <gtest/gtest.h>
+
+#include "compute/compute_model.h"
+#include "config/loader.h"
+#include "workload/layer_ops.h"
+
+namespace preflight {
+namespace {
+
+// A round-numbered GPU: 100 SMs, 400 TFLOP/s bf16, 800 TFLOP/s fp8, 2 TB/s HBM;
+// η_gemm 0.75, η_mem 0.5, η_attn 0.5, kernel gap 3 us.
+GpuConfig test_gpu() {
+  GpuConfig g;
+  g.name = "test";
+  g.sm_count = 100;
+  g.hbm_bandwidth = Bandwidth::gigabytes_per_second(2000);
+  g.peak_bf16 = FlopRate::teraflops(400);
+  g.peak_fp16 = FlopRate::teraflops(400);
+  g.peak_fp8 = FlopRate::teraflops(800);
+  g.calibration.gemm_efficiency = 0.75;
+  g.calibration.memory_efficiency = 0.5;
+  g.calibration.attention_efficiency = 0.5;
+  g.calibration.kernel_gap = SimTime::microseconds(3);
+  return g;
+}
+
+GpuConfig a100() {
+  StatusOr<Scenario> s = load_scenario_text("", "", {});  // the default runs on DGX A100
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s->cluster.gpu;
+}
+
+TEST(RooflineModel, LargeSquareGemmRunsAtCalibratedPeak) {
+  // 8192³ on A100: 2·8192³ = 1.0995e12 FLOP at 312 TFLOP/s · 0.869 = 271.1 TFLOP/s = 4.056 ms.
+  // With 256×128 tiles: 2048 tiles in ⌈2048/108⌉ = 19 waves (2052 tile slots) and 64 K of
+  // pipeline fill per tile: 1.0098 × that, well inside 5%.
+  const GpuConfig gpu = a100();
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kBf16);
+  const Op op = gemm_op("gemm", 8192, 8192, 8192, 1, 2);
+  const double ideal =
+      op.flops.count() / (gpu.peak_bf16.flops_per_second() * gpu.calibration.gemm_efficiency);
+  const double t = model->duration(op).to_seconds();
+  EXPECT_NEAR(t / ideal, 1.0, 0.05);
+  EXPECT_GE(t, ideal);  // never faster than the calibrated peak
+}
+
+TEST(RooflineModel, MemoryBoundOpIsBytesOverBandwidthPlusGap) {
+  // 1e9 B / (2 TB/s · 0.5) = 1 ms, + 3 us gap = 1.003 ms exactly.
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(test_gpu(), Precision::kBf16);
+  EXPECT_EQ(model->duration(memory_op("ew", 1e9)), SimTime::microseconds(1003));
+  // 3 MB: 3 us + 3 us.
+  EXPECT_EQ(model->duration(memory_op("ew", 3e6)), SimTime::microseconds(6));
+}
+
+TEST(RooflineModel, MemoryBoundOpOnA100) {
+  // bytes / (HBM · η_mem) + kernel_gap with the A100 preset's own numbers.
+  const GpuConfig gpu = a100();
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kBf16);
+  const double bytes = 536'870'912;  // 512 MiB
+  const SimTime want = SimTime::seconds(bytes / (gpu.hbm_bandwidth.bytes_per_second() *
+                                                 gpu.calibration.memory_efficiency)) +
+                       gpu.calibration.kernel_gap;
+  EXPECT_EQ(model->duration(memory_op("ew", bytes)), want);
+}
+
+TEST(RooflineModel, EmptyKernelCostsTheGap) {
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(test_gpu(), Precision::kBf16);
+  EXPECT_EQ(model->duration(memory_op("nothing", 0)), SimTime::microseconds(3));
+}
+
+TEST(RooflineModel, AttentionIsTheSlowerOfFlopsAndBytes) {
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(test_gpu(), Precision::kBf16);
+  Op op;
+  op.type = OpType::kAttention;
+  // 2e11 FLOP at 400 TF · 0.5 = 1 ms, against 1e8 B at 1 TB/s = 0.1 ms: compute-bound.
+  op.flops = Flops(2e11);
+  op.bytes = Bytes(100'000'000);
+  EXPECT_EQ(model->duration(op), SimTime::microseconds(1003));
+  // 1e10 B at 1 TB/s = 10 ms: memory-bound.
+  op.bytes = Bytes(10'000'000'000);
+  EXPECT_EQ(model->duration(op), SimTime::microseconds(10003));
+}
+
+TEST(RooflineModel, TileQuantizationMakesM129CostlierPerFlopThanM128) {
+  // With HBM fast enough to keep both GEMMs compute-bound, m = 128 fills one row of 128-high
+  // tiles; m = 129 needs a second row (or 64-high tiles), nearly doubling the tile work for
+  // 0.8% more FLOPs. 100 SMs: m = 128 → 128×256 tiles, 32 tiles, split-K 3:
+  // 100·2·128·256·(2731 + 64) = 1.83e10 FLOP of tile work; m = 129 → 64×128 tiles at η 0.8,
+  // 192 tiles in 2 waves: 200·2·64·128·(8192 + 64)/0.8 = 3.38e10.
+  GpuConfig gpu = test_gpu();
+  gpu.hbm_bandwidth = Bandwidth::gigabytes_per_second(1e6);
+  gpu.calibration.kernel_gap = SimTime::zero();
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kBf16);
+  const Op a = gemm_op("m128", 128, 8192, 8192, 1, 2);
+  const Op b = gemm_op("m129", 129, 8192, 8192, 1, 2);
+  const double per_flop_a = model->duration(a).to_seconds() / a.flops.count();
+  const double per_flop_b = model->duration(b).to_seconds() / b.flops.count();
+  EXPECT_GT(per_flop_b, per_flop_a);
+  EXPECT_GT(per_flop_b / per_flop_a, 1.5);
+  const double rate = 400e12 * 0.75;
+  EXPECT_NEAR(model->duration(a).to_seconds(), 100.0 * 2 * 128 * 256 * (2731 + 64) / rate, 1e-12);
+  EXPECT_NEAR(model->duration(b).to_seconds(), 200.0 * 2 * 64 * 128 * (8192 + 64) / 0.8 / rate,
+              1e-12);
+}
+
+TEST(RooflineModel, SmallGemmIsMemoryBound) {
+  // A 128 × 8192 × 8192 GEMM moves (128·8192·2 + 8192²)·2 = 138,412,032 B: at 1 TB/s that is
+  // 138.4 us, more than its tile work at 300 TFLOP/s (61 us).
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(test_gpu(), Precision::kBf16);
+  const Op op = gemm_op("gemv-like", 128, 8192, 8192, 1, 2);
+  EXPECT_EQ(op.bytes.count(), 138'412'032);
+  EXPECT_EQ(model->duration(op), SimTime::seconds(138'412'032 / 1e12) + SimTime::microseconds(3));
+}
+
+TEST(RooflineModel, Fp8OperandsUseTheFp8Peak) {
+  // A compute-bound GEMM with 1-byte operands runs at twice the rate on an 800 TF fp8 peak.
+  GpuConfig gpu = test_gpu();
+  gpu.calibration.kernel_gap = SimTime::zero();
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kFp8);
+  const SimTime half = model->duration(gemm_op("bf16", 8192, 8192, 8192, 1, 2));
+  const SimTime fp8 = model->duration(gemm_op("fp8", 8192, 8192, 8192, 1, 1));
+  EXPECT_NEAR(static_cast<double>(half.ps()) / static_cast<double>(fp8.ps()), 2.0, 1e-6);
+}
+
+TEST(RooflineModelDeathTest, CollectivesAreNotComputeOps) {
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(test_gpu(), Precision::kBf16);
+  const Op op = collective_op("ar", CollectiveKind::kAllReduce, GroupKind::kTensor, Bytes(1));
+  EXPECT_DEATH(model->duration(op), "collective model");
+}
+
+}  // namespace
+}  // namespace preflight

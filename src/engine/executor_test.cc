@@ -1,0 +1,445 @@
+#include "engine/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/fakes.h"
+#include "config/loader.h"
+#include "network/network_backend.h"
+#include "workload/generator.h"
+#include "workload/layer_ops.h"
+#include "workload/schedule.h"
+
+namespace preflight {
+namespace {
+
+SimTime us(double v) { return SimTime::microseconds(v); }
+
+Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : Scenario{};
+}
+
+Step run_step(int block, const PipelineTask& t) {
+  Step s;
+  s.kind = StepKind::kRun;
+  s.block = block;
+  s.microbatch = t.microbatch;
+  s.chunk = t.chunk;
+  s.backward = t.backward;
+  return s;
+}
+
+Step p2p_step(StepKind kind, int peer, int64_t tag, const PipelineTask& t) {
+  Step s;
+  s.kind = kind;
+  s.peer = peer;
+  s.tag = tag;
+  s.bytes = Bytes(1'000'000);
+  s.microbatch = t.microbatch;
+  s.chunk = t.chunk;
+  s.backward = t.backward;
+  return s;
+}
+
+// p perfectly equal pipeline stages with v model chunks each, as the generator lays them out
+// but without the embedding and loss head: the forward of a chunk is one kernel "f", its
+// backward one kernel "b"; activations go forward and gradients backward between consecutive
+// chunks (chunk k = c·p + stage), nothing else.
+Workload equal_stage_pipeline(Schedule schedule, int p, int m, int v) {
+  Workload w;
+  w.microbatches = m;
+  w.layers_per_chunk = 1;
+  w.blocks.push_back(Block{"fwd", {memory_op("f", 0)}});
+  w.blocks.push_back(Block{"bwd", {memory_op("b", 0)}});
+  const int chunks = p * v;
+  auto tag = [chunks](int mb, int k, bool backward) {
+    return (static_cast<int64_t>(mb) * chunks + k) * 2 + (backward ? 1 : 0);
+  };
+  for (int stage = 0; stage < p; ++stage) {
+    Program prog;
+    prog.stage = stage;
+    const int prev = (stage - 1 + p) % p, next = (stage + 1) % p;
+    for (const PipelineTask& t : pipeline_order(schedule, stage, p, m, v)) {
+      const int k = t.chunk * p + stage;
+      if (!t.backward) {
+        if (k > 0) {
+          prog.steps.push_back(p2p_step(StepKind::kRecv, prev, tag(t.microbatch, k, false), t));
+        }
+        prog.steps.push_back(run_step(0, t));
+        if (k < chunks - 1) {
+          prog.steps.push_back(p2p_step(StepKind::kSend, next, tag(t.microbatch, k + 1, false), t));
+        }
+      } else {
+        if (k < chunks - 1) {
+          prog.steps.push_back(p2p_step(StepKind::kRecv, next, tag(t.microbatch, k, true), t));
+        }
+        prog.steps.push_back(run_step(1, t));
+        if (k > 0) {
+          prog.steps.push_back(p2p_step(StepKind::kSend, prev, tag(t.microbatch, k - 1, true), t));
+        }
+      }
+    }
+    Step sync;
+    sync.kind = StepKind::kHostSync;
+    prog.steps.push_back(sync);
+    w.stages.push_back(std::move(prog));
+  }
+  return w;
+}
+
+// Runs `w` with a forward chunk costing t_f/v and a backward chunk t_b/v, free communication
+// and no launch overhead.
+ExecutionResult run_pipeline(const Workload& w, SimTime t_f, SimTime t_b, int v) {
+  FakeComputeModel compute(SimTime::zero());
+  compute.set("f", SimTime::picoseconds(t_f.ps() / v));
+  compute.set("b", SimTime::picoseconds(t_b.ps() / v));
+  const FakeNetwork network;
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  return execute(w, compute, collectives, JobGroups{}, ExecutorOptions{});
+}
+
+void expect_breakdowns_add_up(const ExecutionResult& r) {
+  SimTime latest;
+  for (size_t i = 0; i < r.stages.size(); ++i) {
+    const StageResult& st = r.stages[i];
+    EXPECT_EQ(st.breakdown.total(), st.end) << "stage " << i;
+    for (SimTime part : {st.breakdown.compute, st.breakdown.host_overhead, st.breakdown.tp_comm,
+                         st.breakdown.pp_comm, st.breakdown.dp_comm, st.breakdown.optimizer,
+                         st.breakdown.bubble}) {
+      EXPECT_GE(part, SimTime::zero()) << "stage " << i;
+    }
+    EXPECT_LE(st.end, r.iteration_time);
+    latest = max(latest, st.end);
+  }
+  EXPECT_EQ(latest, r.iteration_time);
+  ASSERT_LT(static_cast<size_t>(r.critical_stage), r.stages.size());
+  EXPECT_EQ(r.stages[r.critical_stage].end, r.iteration_time);
+}
+
+TEST(Execute, OneFOneBBubbleIsPMinus1OverMPlusPMinus1) {
+  // Equal stages, free communication: T = (m + p − 1)·(t_f + t_b); p = 4, m = 8, t_f = 10 us,
+  // t_b = 20 us: 11·30 = 330 us. Stage 0 idles (p − 1)·(t_f + t_b) = 90 us: 3/11 of T.
+  const int p = 4, m = 8;
+  const ExecutionResult r =
+      run_pipeline(equal_stage_pipeline(Schedule::kOneFOneB, p, m, 1), us(10), us(20), 1);
+  EXPECT_EQ(r.iteration_time, us(330));
+  ASSERT_EQ(r.stages.size(), 4u);
+  const Breakdown& b0 = r.stages[0].breakdown;
+  EXPECT_EQ(b0.compute, us(240));  // m·(t_f + t_b)
+  EXPECT_EQ(b0.bubble, us(90));
+  EXPECT_DOUBLE_EQ(b0.bubble.to_seconds() / r.iteration_time.to_seconds(),
+                   (p - 1.0) / (m + p - 1.0));
+  // Every stage computes m·(t_f + t_b); stage i ends i·t_b early, having waited the rest.
+  for (int i = 0; i < p; ++i) {
+    const StageResult& st = r.stages[i];
+    EXPECT_EQ(st.breakdown.compute, us(240)) << i;
+    EXPECT_EQ(st.busy_compute, us(240)) << i;
+    EXPECT_EQ(st.end, us(330) - us(20) * i) << i;
+    EXPECT_EQ(st.breakdown.pp_comm, SimTime::zero()) << i;
+    EXPECT_EQ(st.breakdown.host_overhead, SimTime::zero()) << i;
+  }
+  expect_breakdowns_add_up(r);
+  EXPECT_EQ(r.ops_executed, p * m * 2);
+}
+
+TEST(Execute, GpipeTakesAsLongAsOneFOneBWithEqualStages) {
+  // GPipe: forwards fill in (m + p − 1)·t_f, backwards drain in (m + p − 1)·t_b: 330 us too.
+  const ExecutionResult r =
+      run_pipeline(equal_stage_pipeline(Schedule::kGpipe, 4, 8, 1), us(10), us(20), 1);
+  EXPECT_EQ(r.iteration_time, us(330));
+  EXPECT_EQ(r.stages[0].breakdown.bubble, us(90));
+  expect_breakdowns_add_up(r);
+}
+
+TEST(Execute, InterleavedShrinksTheBubbleByV) {
+  // v = 2 chunks of half the work: the bubble is (p − 1)·(t_f + t_b)/v = 45 us, so
+  // T = m·(t_f + t_b) + 45 us = 285 us, a bubble of (p − 1)/(v·m) = 3/16 of the ideal time
+  // against 1F1B's (p − 1)/m = 3/8.
+  const int p = 4, m = 8, v = 2;
+  const ExecutionResult r =
+      run_pipeline(equal_stage_pipeline(Schedule::kInterleaved, p, m, v), us(10), us(20), v);
+  EXPECT_EQ(r.iteration_time, us(285));
+  const SimTime ideal = us(240);
+  EXPECT_DOUBLE_EQ((r.iteration_time - ideal).to_seconds() / ideal.to_seconds(),
+                   (p - 1.0) / (v * m));
+  EXPECT_EQ(r.stages[0].breakdown.compute, ideal);
+  EXPECT_EQ(r.stages[0].breakdown.bubble, us(45));
+  expect_breakdowns_add_up(r);
+  const ExecutionResult one_f_one_b =
+      run_pipeline(equal_stage_pipeline(Schedule::kOneFOneB, p, m, 1), us(10), us(20), 1);
+  EXPECT_LT(r.iteration_time, one_f_one_b.iteration_time);
+}
+
+TEST(Execute, ExposedTransferIsPipelineCommunication) {
+  // Two stages, one micro-batch, each p2p transfer takes c = α + β_s + S/B = 0 + 1 MB / 1 GB/s
+  // = 1 ms: T = t_f + c + t_f + t_b + c + t_b = 2·10 + 2·20 us + 2 ms = 2.06 ms.
+  const Workload w = equal_stage_pipeline(Schedule::kOneFOneB, 2, 1, 1);
+  FakeComputeModel compute(SimTime::zero());
+  compute.set("f", us(10));
+  compute.set("b", us(20));
+  const FakeNetwork network(Bandwidth::gigabytes_per_second(1), Bandwidth::gigabytes_per_second(1),
+                            SimTime::zero());
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  const ExecutionResult r = execute(w, compute, collectives, JobGroups{}, ExecutorOptions{});
+  EXPECT_EQ(r.iteration_time, us(2060));
+  // Stage 0 computes 30 us and waits 2030 us for stage 1; at least the gradient's own transfer
+  // (c) is exposed PP time, the wait for stage 1 to produce it is bubble.
+  const Breakdown& b0 = r.stages[0].breakdown;
+  EXPECT_EQ(b0.compute, us(30));
+  EXPECT_EQ(b0.bubble + b0.pp_comm, us(2030));
+  EXPECT_GE(b0.pp_comm, us(1000));
+  EXPECT_GE(b0.bubble, us(30));
+  // Stage 1 waits t_f for stage 0, then c for the activation on the wire.
+  const Breakdown& b1 = r.stages[1].breakdown;
+  EXPECT_EQ(b1.bubble, us(10));
+  EXPECT_GE(b1.pp_comm, us(1000));
+  // Stage 1's host waits for its gradient send to land: it ends when the transfer does.
+  EXPECT_EQ(r.stages[1].end, us(1000 + 10 + 30 + 1000));
+  expect_breakdowns_add_up(r);
+}
+
+TEST(Execute, AsyncCollectiveOverlapsTheNextKernelUntilWaited) {
+  // One stage: an async TP all-reduce (n = 2, S = 1 MB at busBw 10 GB/s: 1·1e6/1e10 = 100 us),
+  // a 30 us kernel that overlaps it, then a kernel that waits for it: the last 70 us of the
+  // all-reduce are exposed TP time. T = 100 + 20 = 120 us.
+  Workload w;
+  Op ar = collective_op("tp.allreduce.grad", CollectiveKind::kAllReduce, GroupKind::kTensor,
+                        Bytes(1'000'000));
+  ar.async = true;
+  Op overlap = memory_op("overlap", 0);
+  Op waiter = memory_op("waiter", 0);
+  waiter.wait_comm = true;
+  w.blocks.push_back(Block{"b", {ar, overlap, waiter}});
+  Program prog;
+  Step s;
+  s.kind = StepKind::kRun;
+  s.block = 0;
+  prog.steps.push_back(s);
+  w.stages.push_back(prog);
+  FakeComputeModel compute(SimTime::zero());
+  compute.set("overlap", us(30));
+  compute.set("waiter", us(20));
+  const FakeNetwork network(Bandwidth::gigabytes_per_second(10),
+                            Bandwidth::gigabytes_per_second(10), SimTime::zero());
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  JobGroups groups;
+  groups.tp = place_group(2, 1, 8);
+  const ExecutionResult r = execute(w, compute, collectives, groups, ExecutorOptions{});
+  EXPECT_EQ(r.iteration_time, us(120));
+  const Breakdown& b = r.stages[0].breakdown;
+  EXPECT_EQ(b.compute, us(50));
+  EXPECT_EQ(b.tp_comm, us(70));
+  expect_breakdowns_add_up(r);
+  ASSERT_EQ(r.stages[0].collectives.size(), 1u);
+  EXPECT_EQ(r.stages[0].collectives[0].count, 1);
+  EXPECT_EQ(r.stages[0].collectives[0].time, us(100));
+}
+
+TEST(Execute, CrossStageCollectiveStartsWhenTheLastMemberArrives) {
+  // Stage 0 arrives at the tied-embedding all-reduce at 10 us, stage 1 at 50 us; the all-reduce
+  // (n = 2, 1 MB at 10 GB/s = 100 us) runs for both from 50 us: both end at 150 us, stage 0
+  // after 40 us of bubble.
+  Workload w;
+  w.blocks.push_back(Block{"short", {memory_op("short", 0)}});
+  w.blocks.push_back(Block{"long", {memory_op("long", 0)}});
+  for (int stage = 0; stage < 2; ++stage) {
+    Program prog;
+    prog.stage = stage;
+    Step r;
+    r.kind = StepKind::kRun;
+    r.block = stage;
+    prog.steps.push_back(r);
+    Step c;
+    c.kind = StepKind::kCollective;
+    c.tag = -1;
+    c.op = collective_op("embedding.allreduce", CollectiveKind::kAllReduce, GroupKind::kEmbedding,
+                         Bytes(1'000'000));
+    prog.steps.push_back(c);
+    Step sync;
+    sync.kind = StepKind::kHostSync;
+    prog.steps.push_back(sync);
+    w.stages.push_back(prog);
+  }
+  FakeComputeModel compute(SimTime::zero());
+  compute.set("short", us(10));
+  compute.set("long", us(50));
+  const FakeNetwork network(Bandwidth::gigabytes_per_second(10),
+                            Bandwidth::gigabytes_per_second(10), SimTime::zero());
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  JobGroups groups;
+  groups.embedding = place_group(2, 8, 8);
+  const ExecutionResult r = execute(w, compute, collectives, groups, ExecutorOptions{});
+  EXPECT_EQ(r.iteration_time, us(150));
+  EXPECT_EQ(r.stages[0].end, us(150));
+  EXPECT_EQ(r.stages[1].end, us(150));
+  EXPECT_EQ(r.stages[0].breakdown.bubble, us(40));
+  EXPECT_EQ(r.stages[0].breakdown.dp_comm, us(100));
+  EXPECT_EQ(r.stages[1].breakdown.bubble, SimTime::zero());
+  EXPECT_EQ(r.stages[1].breakdown.dp_comm, us(100));
+  expect_breakdowns_add_up(r);
+}
+
+// One GPU: no TP, PP or DP, so the program is kernels only.
+const char* kOneGpu = R"(
+model: {layers: 4, hidden: 1024, heads: 16, vocab: 50257}
+cluster: {preset: dgx-a100, nodes: 1, gpus_per_node: 1}
+training: {seq_len: 1024, global_batch: 2, micro_batch: 1}
+parallelism: {tp: 1, pp: 1}
+)";
+
+TEST(Execute, HostBoundIterationIsOpsTimesLaunchOverhead) {
+  // Kernels of 1 us launched every 1 ms: kernel i starts at i·L, so T = N·L + 1 us exactly,
+  // and the device is idle waiting for the host for all but N·1 us.
+  const Scenario s = load(kOneGpu);
+  const Workload w = generate_workload(s);
+  const FakeComputeModel compute(us(1));
+  const FakeNetwork network;
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  ExecutorOptions options;
+  options.launch_overhead = us(1000);
+  const ExecutionResult r = execute(w, compute, collectives, place_job_groups(s), options);
+  const int64_t n = r.ops_executed;
+  ASSERT_GT(n, 100);
+  EXPECT_EQ(r.iteration_time, us(1000) * n + us(1));
+  EXPECT_EQ(r.stages[0].breakdown.compute + r.stages[0].breakdown.optimizer, us(1) * n);
+  EXPECT_EQ(r.stages[0].breakdown.host_overhead, us(1000) * n + us(1) - us(1) * n);
+  expect_breakdowns_add_up(r);
+}
+
+TEST(Execute, HostBoundWithTheRooflineModel) {
+  // A 1 s launch overhead dwarfs every kernel of this small model: T ≈ N·L within 0.1%.
+  const Scenario s = load(kOneGpu);
+  const Workload w = generate_workload(s);
+  const std::unique_ptr<ComputeModel> compute =
+      make_roofline_model(s.cluster.gpu, s.training.precision);
+  StatusOr<std::unique_ptr<NetworkBackend>> net = make_network_backend("analytical", s.cluster);
+  ASSERT_TRUE(net.ok());
+  const CollectiveModel collectives(s.cluster, **net);
+  ExecutorOptions options;
+  options.launch_overhead = SimTime::seconds(1);
+  const ExecutionResult r = execute(w, *compute, collectives, place_job_groups(s), options);
+  const double n = static_cast<double>(r.ops_executed);
+  EXPECT_NEAR(r.iteration_time.to_seconds() / n, 1.0, 1e-3);
+  EXPECT_GT(r.stages[0].breakdown.host_overhead.to_seconds(), 0.99 * n);
+  expect_breakdowns_add_up(r);
+}
+
+ExecutionResult execute_scenario(const Scenario& s, TraceLevel trace = TraceLevel::kNone) {
+  const Workload w = generate_workload(s);
+  const std::unique_ptr<ComputeModel> compute =
+      make_roofline_model(s.cluster.gpu, s.training.precision);
+  StatusOr<std::unique_ptr<NetworkBackend>> net = make_network_backend("analytical", s.cluster);
+  EXPECT_TRUE(net.ok());
+  const CollectiveModel collectives(s.cluster, **net);
+  ExecutorOptions options;
+  options.launch_overhead = s.cluster.gpu.calibration.launch_overhead;
+  options.trace = trace;
+  return execute(w, *compute, collectives, place_job_groups(s), options);
+}
+
+TEST(Execute, DefaultScenarioIsDeterministic) {
+  const Scenario s = load("");
+  const ExecutionResult a = execute_scenario(s);
+  const ExecutionResult b = execute_scenario(s);
+  EXPECT_GT(a.iteration_time, SimTime::zero());
+  EXPECT_EQ(a.iteration_time, b.iteration_time);
+  EXPECT_EQ(a.critical_stage, b.critical_stage);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.ops_executed, b.ops_executed);
+  ASSERT_EQ(a.stages.size(), 16u);
+  ASSERT_EQ(b.stages.size(), 16u);
+  for (size_t i = 0; i < a.stages.size(); ++i) {
+    const Breakdown& x = a.stages[i].breakdown;
+    const Breakdown& y = b.stages[i].breakdown;
+    EXPECT_EQ(a.stages[i].end, b.stages[i].end) << i;
+    EXPECT_EQ(x.compute, y.compute) << i;
+    EXPECT_EQ(x.host_overhead, y.host_overhead) << i;
+    EXPECT_EQ(x.tp_comm, y.tp_comm) << i;
+    EXPECT_EQ(x.pp_comm, y.pp_comm) << i;
+    EXPECT_EQ(x.dp_comm, y.dp_comm) << i;
+    EXPECT_EQ(x.optimizer, y.optimizer) << i;
+    EXPECT_EQ(x.bubble, y.bubble) << i;
+  }
+  expect_breakdowns_add_up(a);
+}
+
+TEST(Execute, BreakdownSumsToEachStageEndAcrossStrategies) {
+  const std::vector<std::vector<std::string>> variants = {
+      {},
+      {"parallelism.schedule=gpipe"},
+      {"parallelism.schedule=interleaved", "parallelism.vpp=2"},
+      {"parallelism.overlap_grad_reduce=false"},
+      {"parallelism.distributed_optimizer=false", "parallelism.overlap_grad_reduce=false"},
+      {"parallelism.sequence_parallel=false", "parallelism.recompute=full"},
+      {"model.tied_embeddings=false"},
+      {"training.flash_attention=false", "parallelism.recompute=selective"},
+  };
+  // GPT-3 13B on 4 DGX A100 nodes: TP 4, PP 4, DP 2, 16 micro-batches.
+  const char* yaml = R"(
+model: {preset: gpt3-13b}
+cluster: {preset: dgx-a100, nodes: 4}
+training: {seq_len: 2048, global_batch: 32, micro_batch: 1}
+parallelism: {tp: 4, pp: 4, sequence_parallel: true, recompute: selective,
+              distributed_optimizer: true, overlap_grad_reduce: true}
+)";
+  for (const std::vector<std::string>& overrides : variants) {
+    std::string name;
+    for (const std::string& o : overrides) name += o + " ";
+    SCOPED_TRACE(name);
+    const ExecutionResult r = execute_scenario(load(yaml, overrides));
+    expect_breakdowns_add_up(r);
+    for (const StageResult& st : r.stages) {
+      EXPECT_GT(st.breakdown.compute, SimTime::zero());
+      EXPECT_GE(st.busy_compute, st.breakdown.compute);
+    }
+  }
+}
+
+TEST(Execute, KernelTraceIsOrderedAndInsideTheIteration) {
+  const Scenario s = load(R"(
+model: {preset: gpt3-1.7b}
+cluster: {preset: dgx-a100, nodes: 1}
+training: {seq_len: 2048, global_batch: 8}
+parallelism: {tp: 2, pp: 4}
+)");
+  const ExecutionResult r = execute_scenario(s, TraceLevel::kKernels);
+  ASSERT_FALSE(r.trace.empty());
+  std::vector<SimTime> last_end(4);
+  for (const TraceInterval& t : r.trace) {
+    ASSERT_GE(t.stage, 0);
+    ASSERT_LT(t.stage, 4);
+    EXPECT_LE(t.start, t.end) << t.name;
+    EXPECT_LE(t.end, r.iteration_time) << t.name;
+    if (t.stream != 0) continue;
+    // The compute stream runs one kernel at a time.
+    EXPECT_GE(t.start, last_end[t.stage]) << t.name << " on stage " << t.stage;
+    last_end[t.stage] = t.end;
+  }
+  // Tracing does not change the timing.
+  EXPECT_EQ(r.iteration_time, execute_scenario(s).iteration_time);
+}
+
+TEST(ExecuteDeathTest, UnmatchedReceiveIsADeadlock) {
+  Workload w;
+  w.blocks.push_back(Block{"f", {memory_op("f", 0)}});
+  Program prog;
+  Step r;
+  r.kind = StepKind::kRecv;
+  r.peer = 0;
+  r.tag = 7;
+  prog.steps.push_back(r);
+  w.stages.push_back(prog);
+  const FakeComputeModel compute(us(1));
+  const FakeNetwork network;
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  EXPECT_DEATH(execute(w, compute, collectives, JobGroups{}, ExecutorOptions{}),
+               "pipeline deadlock");
+}
+
+}  // namespace
+}  // namespace preflight

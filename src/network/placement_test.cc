@@ -1,0 +1,101 @@
+#include "network/placement.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/loader.h"
+
+namespace preflight {
+namespace {
+
+void expect_placement(const GroupPlacement& g, int size, int nodes, int per_node, int sharing) {
+  EXPECT_EQ(g.size, size);
+  EXPECT_EQ(g.nodes, nodes);
+  EXPECT_EQ(g.per_node, per_node);
+  EXPECT_EQ(g.sharing_nic, sharing);
+  EXPECT_EQ(g.crosses_nodes(), nodes > 1);
+}
+
+TEST(PlaceGroup, TensorParallel8OnAn8GpuNodeIsOneNode) {
+  // Consecutive ranks (stride 1): all 8 on one node, no NIC traffic.
+  expect_placement(place_group(8, 1, 8), 8, 1, 8, 1);
+  expect_placement(place_group(4, 1, 8), 4, 1, 4, 2);
+}
+
+TEST(PlaceGroup, DataParallelWithTp2Has4MembersPerNode) {
+  // Ranks 2 apart: 8/2 = 4 DP peers per node, and the node's 2 TP ranks each lead a DP group
+  // through the same NICs. DP 16 spans 16/4 = 4 nodes.
+  expect_placement(place_group(16, 2, 8), 16, 4, 4, 2);
+}
+
+TEST(PlaceGroup, DataParallelWithTp8HasOneMemberPerNode) {
+  // Ranks 8 apart: one per node, and all 8 GPUs of a node run their own DP group at once.
+  expect_placement(place_group(8, 8, 8), 8, 8, 1, 8);
+  expect_placement(place_group(4, 16, 8), 4, 4, 1, 8);  // stride beyond a node
+}
+
+TEST(PlaceGroup, StrideThatDoesNotDivideTheNodeSpreadsOnePerNode) {
+  expect_placement(place_group(4, 3, 8), 4, 4, 1, 8);
+}
+
+TEST(PlaceGroup, SmallGroupStaysInsideTheNode) {
+  // DP 2 with TP 2: ranks {0, 2} share a node; min(size, 8/2) = 2 members.
+  expect_placement(place_group(2, 2, 8), 2, 1, 2, 4);
+  expect_placement(place_group(1, 1, 8), 1, 1, 1, 8);
+}
+
+TEST(PlaceGroup, PartialLastNodeRoundsUp) {
+  // 6 members, 4 per node: 2 nodes.
+  expect_placement(place_group(6, 2, 8), 6, 2, 4, 2);
+}
+
+TEST(PlaceGroupDeathTest, ZeroSizeIsACheck) { EXPECT_DEATH(place_group(0, 1, 8), "size >= 1"); }
+
+TEST(PlaceJobGroups, DefaultScenarioTp8Pp16Dp8) {
+  StatusOr<Scenario> s = load_scenario_text("", "", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const JobGroups j = place_job_groups(*s);
+  expect_placement(j.tp, 8, 1, 8, 1);
+  expect_placement(j.dp, 8, 8, 1, 8);         // stride tp = 8
+  expect_placement(j.pp, 2, 2, 1, 8);         // stride tp·dp = 64
+  expect_placement(j.embedding, 2, 2, 1, 8);  // first and last stage, 64·15 apart
+}
+
+TEST(PlaceJobGroups, PipelineInsideOneNode) {
+  // TP 2, PP 4, DP 1 on 8 GPUs: stage neighbours are 2 ranks apart on the same node, and so are
+  // the first and last stage ({0, 6} and {1, 7}), although their stride 6 does not divide 8.
+  StatusOr<Scenario> s = load_scenario_text(R"(
+model: {preset: gpt3-1.7b}
+cluster: {preset: dgx-a100, nodes: 1}
+training: {seq_len: 2048, global_batch: 8}
+parallelism: {tp: 2, pp: 4}
+)",
+                                            "test.yaml", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const JobGroups j = place_job_groups(*s);
+  expect_placement(j.tp, 2, 1, 2, 4);
+  expect_placement(j.dp, 1, 1, 1, 8);
+  expect_placement(j.pp, 2, 1, 2, 4);
+  EXPECT_EQ(j.embedding.size, 2);
+  EXPECT_EQ(j.embedding.nodes, 1);
+  EXPECT_FALSE(j.embedding.crosses_nodes());
+}
+
+TEST(PlaceJobGroups, EmbeddingPairCrossesNodesWhenTheJobDoes) {
+  // TP 2, PP 4, DP 2 on two 8-GPU nodes: the first stage holds ranks 0–3, the last 12–15.
+  StatusOr<Scenario> s = load_scenario_text(R"(
+model: {preset: gpt3-1.7b}
+cluster: {preset: dgx-a100, nodes: 2}
+training: {seq_len: 2048, global_batch: 8}
+parallelism: {tp: 2, pp: 4}
+)",
+                                            "test.yaml", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const JobGroups j = place_job_groups(*s);
+  expect_placement(j.dp, 2, 1, 2, 4);
+  expect_placement(j.embedding, 2, 2, 1, 8);
+}
+
+}  // namespace
+}  // namespace preflight

@@ -1,0 +1,99 @@
+#include "simulate/simulate.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/loader.h"
+#include "model/transformer.h"
+
+namespace preflight {
+namespace {
+
+Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : Scenario{};
+}
+
+// GPT-3 13B on 4 DGX A100 nodes: TP 4, PP 4, DP 2, 16 micro-batches of 1.
+const char* k13b = R"(
+model: {preset: gpt3-13b}
+cluster: {preset: dgx-a100, nodes: 4}
+training: {seq_len: 2048, global_batch: 32, micro_batch: 1}
+parallelism: {tp: 4, pp: 4, sequence_parallel: true}
+)";
+
+TEST(Simulate, ThroughputFiguresFollowFromIterationTime) {
+  const Scenario s = load(k13b);
+  StatusOr<SimulationReport> r = simulate(s);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double t = r->iteration_time_s;
+  ASSERT_GT(t, 0);
+  EXPECT_EQ(t, r->execution.iteration_time.to_seconds());
+  // tokens/s = global_batch · seq_len / T = 32·2048 / T.
+  EXPECT_DOUBLE_EQ(r->tokens_per_s, 32.0 * 2048 / t);
+  // MFU = model FLOPs / (T · GPUs · peak), model FLOPs = 72·B·s·l·h²(1 + s/6h + V/12lh).
+  EXPECT_DOUBLE_EQ(r->model_flops, model_flops_per_iteration(s));
+  EXPECT_DOUBLE_EQ(r->peak_tflops, 312);  // A100 dense bf16
+  EXPECT_NEAR(r->tflops_per_gpu, r->model_flops / t / 32 / 1e12, 1e-9);
+  EXPECT_NEAR(r->mfu, r->model_flops / (t * 32 * 312e12), 1e-12);
+  EXPECT_NEAR(r->mfu, r->tflops_per_gpu / r->peak_tflops, 1e-12);
+  EXPECT_GT(r->mfu, 0.0);
+  EXPECT_LT(r->mfu, 1.0);  // no faster than the hardware
+  EXPECT_EQ(r->parameters, total_parameters(s.model, 4, 2048));
+  EXPECT_EQ(r->microbatches, 16);
+  EXPECT_EQ(r->execution.stages.size(), 4u);
+}
+
+TEST(Simulate, IsAPureFunctionOfTheScenario) {
+  const Scenario s = load(k13b);
+  StatusOr<SimulationReport> a = simulate(s);
+  StatusOr<SimulationReport> b = simulate(s);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->execution.iteration_time, b->execution.iteration_time);
+  EXPECT_EQ(a->tokens_per_s, b->tokens_per_s);
+  EXPECT_EQ(a->mfu, b->mfu);
+}
+
+TEST(Simulate, DefaultScenarioMfuIsPlausible) {
+  // GPT-3 175B on 1,024 A100s with Megatron's 3D parallelism: Narayanan et al. 2021 report
+  // 138 TFLOP/s per GPU (44% of peak); any MFU outside 20–70% means a model is broken.
+  StatusOr<SimulationReport> r = simulate(load(""));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GT(r->mfu, 0.2);
+  EXPECT_LT(r->mfu, 0.7);
+  EXPECT_DOUBLE_EQ(r->tokens_per_s, 1536.0 * 2048 / r->iteration_time_s);
+}
+
+TEST(Simulate, TraceIsRecordedOnlyWhenAsked) {
+  const Scenario s = load(k13b);
+  StatusOr<SimulationReport> plain = simulate(s);
+  SimulateOptions options;
+  options.trace = TraceLevel::kBlocks;
+  StatusOr<SimulationReport> traced = simulate(s, options);
+  ASSERT_TRUE(plain.ok() && traced.ok());
+  EXPECT_TRUE(plain->execution.trace.empty());
+  EXPECT_FALSE(traced->execution.trace.empty());
+  EXPECT_EQ(plain->execution.iteration_time, traced->execution.iteration_time);
+}
+
+TEST(Simulate, RejectsAnInvalidScenario) {
+  Scenario s = load(k13b);
+  s.parallelism.dp = 3;  // tp·pp·dp = 48 ≠ 32 GPUs
+  StatusOr<SimulationReport> r = simulate(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Simulate, RejectsAnUnknownNetworkBackend) {
+  Scenario s = load(k13b);
+  s.simulation.network = "packet";
+  StatusOr<SimulationReport> r = simulate(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("packet"), std::string::npos) << r.status().message();
+}
+
+}  // namespace
+}  // namespace preflight

@@ -1,0 +1,343 @@
+#include "workload/generator.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "config/loader.h"
+#include "model/transformer.h"
+#include "workload/layer_ops.h"
+#include "workload/schedule.h"
+
+namespace preflight {
+namespace {
+
+Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : Scenario{};
+}
+
+// GPT-3 1.7B (24 layers) on one DGX A100: TP 2, PP 4, DP 1, 8 micro-batches of 1.
+const char* kPipeline = R"(
+model: {preset: gpt3-1.7b}
+cluster: {preset: dgx-a100, nodes: 1}
+training: {seq_len: 2048, global_batch: 8, micro_batch: 1}
+parallelism: {tp: 2, pp: 4}
+)";
+
+// The same model on two DGX A100 nodes: TP 2, PP 2, DP 4.
+const char* kDataParallel = R"(
+model: {preset: gpt3-1.7b}
+cluster: {preset: dgx-a100, nodes: 2}
+training: {seq_len: 2048, global_batch: 16, micro_batch: 1}
+parallelism: {tp: 2, pp: 2}
+)";
+
+int block_id(const Workload& w, const std::string& name) {
+  for (size_t i = 0; i < w.blocks.size(); ++i) {
+    if (w.blocks[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Sum of `repeat` over the kRun steps of `block` in `p`.
+int runs(const Program& p, int block) {
+  int n = 0;
+  for (const Step& s : p.steps) {
+    if (s.kind == StepKind::kRun && s.block == block) n += s.repeat;
+  }
+  return n;
+}
+
+std::vector<const Step*> steps_of(const Program& p, StepKind kind) {
+  std::vector<const Step*> out;
+  for (const Step& s : p.steps) {
+    if (s.kind == kind) out.push_back(&s);
+  }
+  return out;
+}
+
+// Total bytes of the DP gradient reduction of one stage (blocking and overlapped).
+int64_t dp_reduction_bytes(const Program& p) {
+  int64_t b = 0;
+  for (const Step& s : p.steps) {
+    if ((s.kind == StepKind::kCollective || s.kind == StepKind::kCommAsync) &&
+        s.op.group == GroupKind::kData && s.op.collective != CollectiveKind::kAllGather) {
+      b += s.op.comm_bytes.count();
+    }
+  }
+  return b;
+}
+
+TEST(GenerateWorkload, OneProgramPerStageEndingInAHostSync) {
+  const Scenario s = load(kPipeline);
+  const Workload w = generate_workload(s);
+  ASSERT_EQ(w.stages.size(), 4u);
+  EXPECT_EQ(w.microbatches, 8);
+  EXPECT_EQ(w.layers_per_chunk, 6);
+  for (size_t i = 0; i < w.stages.size(); ++i) {
+    EXPECT_EQ(w.stages[i].stage, static_cast<int>(i));
+    ASSERT_FALSE(w.stages[i].steps.empty());
+    EXPECT_EQ(w.stages[i].steps.back().kind, StepKind::kHostSync);
+    for (const Step& st : w.stages[i].steps) {
+      if (st.kind == StepKind::kRun) {
+        ASSERT_GE(st.block, 0);
+        ASSERT_LT(st.block, static_cast<int>(w.blocks.size()));
+      }
+    }
+  }
+}
+
+TEST(GenerateWorkload, EveryStageRunsItsLayersForEveryMicrobatch) {
+  const Scenario s = load(kPipeline);
+  const Workload w = generate_workload(s);
+  const int fwd = block_id(w, "layer.fwd"), bwd = block_id(w, "layer.bwd");
+  const int emb_f = block_id(w, "embedding.fwd"), emb_b = block_id(w, "embedding.bwd");
+  const int head_f = block_id(w, "head.fwd"), head_b = block_id(w, "head.bwd");
+  for (int st = 0; st < 4; ++st) {
+    SCOPED_TRACE(st);
+    const Program& p = w.stages[st];
+    // 24 layers / 4 stages = 6 layers, 8 micro-batches each way.
+    EXPECT_EQ(runs(p, fwd), 6 * 8);
+    EXPECT_EQ(runs(p, bwd), 6 * 8);
+    EXPECT_EQ(runs(p, emb_f), st == 0 ? 8 : 0);
+    EXPECT_EQ(runs(p, emb_b), st == 0 ? 8 : 0);
+    EXPECT_EQ(runs(p, head_f), st == 3 ? 8 : 0);
+    EXPECT_EQ(runs(p, head_b), st == 3 ? 8 : 0);
+    // One optimizer step per stage.
+    EXPECT_EQ(runs(p, block_id(w, "optimizer.stage" + std::to_string(st))), 1);
+  }
+}
+
+TEST(GenerateWorkload, LayerRunsFollowThePipelineOrder) {
+  for (const char* schedule : {"gpipe", "1f1b"}) {
+    SCOPED_TRACE(schedule);
+    const Scenario s = load(kPipeline, {std::string("parallelism.schedule=") + schedule});
+    const Workload w = generate_workload(s);
+    const int fwd = block_id(w, "layer.fwd"), bwd = block_id(w, "layer.bwd");
+    for (int st = 0; st < 4; ++st) {
+      const std::vector<PipelineTask> order = pipeline_order(s.parallelism.schedule, st, 4, 8, 1);
+      size_t k = 0;
+      for (const Step& step : w.stages[st].steps) {
+        if (step.kind != StepKind::kRun || (step.block != fwd && step.block != bwd)) continue;
+        ASSERT_LT(k, order.size());
+        EXPECT_EQ(step.block == bwd, order[k].backward) << "stage " << st << " task " << k;
+        EXPECT_EQ(step.microbatch, order[k].microbatch) << "stage " << st << " task " << k;
+        ++k;
+      }
+      EXPECT_EQ(k, order.size());
+    }
+  }
+}
+
+// Every send has exactly one receive on its peer with the same tag, bytes and direction, and
+// the peer is the neighbouring stage.
+void expect_sends_match_receives(const Workload& w, int expected_messages) {
+  const int p = static_cast<int>(w.stages.size());
+  std::map<std::tuple<int, int64_t>, const Step*> sends;  // (receiver, tag)
+  std::map<std::tuple<int, int64_t>, int> sender;
+  for (int st = 0; st < p; ++st) {
+    for (const Step* s : steps_of(w.stages[st], StepKind::kSend)) {
+      EXPECT_TRUE(s->peer == (st + 1) % p || s->peer == (st - 1 + p) % p);
+      EXPECT_TRUE(sends.emplace(std::make_tuple(s->peer, s->tag), s).second)
+          << "two sends with tag " << s->tag << " to stage " << s->peer;
+      sender[std::make_tuple(s->peer, s->tag)] = st;
+    }
+  }
+  EXPECT_EQ(static_cast<int>(sends.size()), expected_messages);
+  int receives = 0;
+  for (int st = 0; st < p; ++st) {
+    for (const Step* r : steps_of(w.stages[st], StepKind::kRecv)) {
+      ++receives;
+      auto it = sends.find({st, r->tag});
+      ASSERT_NE(it, sends.end()) << "stage " << st << " receives tag " << r->tag << " never sent";
+      EXPECT_EQ(sender[std::make_tuple(st, r->tag)], r->peer);
+      EXPECT_EQ(it->second->bytes, r->bytes);
+      EXPECT_EQ(it->second->backward, r->backward);
+      EXPECT_EQ(it->second->microbatch, r->microbatch);
+    }
+  }
+  EXPECT_EQ(receives, expected_messages);
+}
+
+TEST(GenerateWorkload, SendsMatchReceives) {
+  // Activations forward and gradients backward over p−1 boundaries per micro-batch:
+  // 2·(p−1)·m = 2·3·8 = 48 messages of e·T·h = 2·2048·2304 bytes.
+  const Workload w = generate_workload(load(kPipeline));
+  expect_sends_match_receives(w, 48);
+  EXPECT_EQ(steps_of(w.stages[1], StepKind::kSend)[0]->bytes.count(), 2 * 2048 * 2304);
+}
+
+TEST(GenerateWorkload, InterleavedSendsMatchReceivesAcrossChunks) {
+  // p = 4, v = 2: 8 model chunks, 7 boundaries, including the wrap from the last stage back to
+  // the first: 2·7·8 = 112 messages.
+  const Scenario s = load(kPipeline, {"parallelism.schedule=interleaved", "parallelism.vpp=2"});
+  const Workload w = generate_workload(s);
+  EXPECT_EQ(w.layers_per_chunk, 3);
+  expect_sends_match_receives(w, 112);
+  // Stage 3 sends chunk 0's activations on to stage 0's chunk 1.
+  bool wraps = false;
+  for (const Step* snd : steps_of(w.stages[3], StepKind::kSend)) wraps |= snd->peer == 0;
+  EXPECT_TRUE(wraps);
+}
+
+TEST(GenerateWorkload, SequenceParallelSendsAShardOfTheActivation) {
+  const Scenario s = load(kPipeline, {"parallelism.sequence_parallel=true"});
+  const Workload w = generate_workload(s);
+  EXPECT_EQ(steps_of(w.stages[0], StepKind::kSend)[0]->bytes.count(), 2 * 2048 * 2304 / 2);
+}
+
+TEST(StageParameters, SumToTheModelPlusTheTiedCopy) {
+  // tp 1: the stages hold every parameter once, plus the last stage's copy of the tied word
+  // embedding (padded 50304 × 2304) when pp > 1.
+  const Scenario s = load(R"(
+model: {preset: gpt3-1.7b}
+cluster: {preset: dgx-a100, nodes: 1}
+training: {seq_len: 2048, global_batch: 8}
+parallelism: {tp: 1, pp: 4}
+)");
+  int64_t sum = 0;
+  for (int st = 0; st < 4; ++st) sum += stage_parameters_per_gpu(s, st);
+  EXPECT_EQ(sum, total_parameters(s.model, 1, 2048) + 50304 * 2304);
+}
+
+TEST(StageParameters, TensorParallelShardsLayersAndVocabulary) {
+  const Scenario s = load(kPipeline);  // tp 2, pp 4
+  const int64_t layers = layer_parameters(s.model) * 6 / 2;
+  const int64_t vocab_shard = padded_vocab(s.model, 2) / 2 * 2304;
+  EXPECT_EQ(stage_parameters_per_gpu(s, 1), layers);
+  EXPECT_EQ(stage_parameters_per_gpu(s, 0), layers + vocab_shard + 2048 * 2304);
+  EXPECT_EQ(stage_parameters_per_gpu(s, 3), layers + 2 * 2304 + vocab_shard);
+}
+
+TEST(GradientBytes, Fp32ForBf16AndFp16ForFp16) {
+  EXPECT_EQ(gradient_bytes_per_element(load(kPipeline)), 4);
+  EXPECT_EQ(gradient_bytes_per_element(load(kPipeline, {"training.precision=fp16"})), 2);
+}
+
+TEST(GenerateWorkload, DataParallelAllReducesStageGradients) {
+  const Scenario s = load(kDataParallel);
+  ASSERT_EQ(s.parallelism.dp, 4);
+  const Workload w = generate_workload(s);
+  for (int st = 0; st < 2; ++st) {
+    const std::vector<const Step*> c = steps_of(w.stages[st], StepKind::kCollective);
+    int dp = 0;
+    for (const Step* step : c) {
+      if (step->op.group != GroupKind::kData) continue;
+      ++dp;
+      EXPECT_EQ(step->op.collective, CollectiveKind::kAllReduce);
+      // fp32 gradients of every parameter on this GPU.
+      EXPECT_EQ(step->op.comm_bytes.count(), 4 * stage_parameters_per_gpu(s, st));
+    }
+    EXPECT_EQ(dp, 1);
+    EXPECT_TRUE(steps_of(w.stages[st], StepKind::kCommAsync).empty());
+  }
+}
+
+TEST(GenerateWorkload, DistributedOptimizerReduceScattersThenGathersParams) {
+  const Scenario s = load(kDataParallel, {"parallelism.distributed_optimizer=true"});
+  const Workload w = generate_workload(s);
+  const Program& p = w.stages[1];
+  const int64_t params = stage_parameters_per_gpu(s, 1);
+  std::vector<const Step*> dp;
+  for (const Step* step : steps_of(p, StepKind::kCollective)) {
+    if (step->op.group == GroupKind::kData) dp.push_back(step);
+  }
+  ASSERT_EQ(dp.size(), 2u);
+  EXPECT_EQ(dp[0]->op.collective, CollectiveKind::kReduceScatter);
+  EXPECT_EQ(dp[0]->op.comm_bytes.count(), 4 * params);
+  EXPECT_EQ(dp[1]->op.collective, CollectiveKind::kAllGather);
+  EXPECT_EQ(dp[1]->op.comm_bytes.count(), 2 * params);  // bf16 weights
+  // The optimizer only updates this rank's 1/dp shard: 40 B per parameter of ⌈params/4⌉.
+  const Block& opt = w.blocks[block_id(w, "optimizer.stage1")];
+  ASSERT_EQ(opt.ops.size(), 1u);
+  EXPECT_EQ(opt.ops[0].category, Category::kOptimizer);
+  EXPECT_EQ(opt.ops[0].bytes.count(), 40 * ((params + 3) / 4));
+}
+
+TEST(GenerateWorkload, OverlappedBucketsReduceTheSameGradientsAsOneAllReduce) {
+  const Scenario plain = load(kDataParallel);
+  const Scenario overlap = load(kDataParallel, {"parallelism.overlap_grad_reduce=true"});
+  const Workload a = generate_workload(plain);
+  const Workload b = generate_workload(overlap);
+  for (int st = 0; st < 2; ++st) {
+    SCOPED_TRACE(st);
+    EXPECT_EQ(dp_reduction_bytes(b.stages[st]), dp_reduction_bytes(a.stages[st]));
+    EXPECT_FALSE(steps_of(b.stages[st], StepKind::kCommAsync).empty());
+    // The iteration waits for the buckets before the optimizer.
+    EXPECT_EQ(steps_of(b.stages[st], StepKind::kWaitComm).size(), 1u);
+  }
+}
+
+TEST(GenerateWorkload, OverlappedBucketsCloseWhenABucketIsFull) {
+  // GPT-3 1.7B layers have 12h² + 13h = 63,730,944 parameters, 31,865,472 per TP rank. A
+  // 200 MB bucket holds 50M fp32 gradients, so it closes after two layers: 12 layers per stage
+  // → 6 buckets of 2·31,865,472·4 = 254,923,776 bytes. On the last stage a seventh bucket holds
+  // the final norm (2h) and the tied word-embedding copy (50432/2·h): 58,102,272 params.
+  const Scenario s = load(kDataParallel, {"parallelism.overlap_grad_reduce=true",
+                                          "parallelism.grad_bucket_size=200MB"});
+  const Workload w = generate_workload(s);
+  ASSERT_EQ(layer_parameters(s.model), 63'730'944);
+  const std::vector<const Step*> buckets = steps_of(w.stages[1], StepKind::kCommAsync);
+  ASSERT_EQ(buckets.size(), 7u);
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    EXPECT_EQ(buckets[i]->op.group, GroupKind::kData);
+    EXPECT_EQ(buckets[i]->op.collective, CollectiveKind::kAllReduce);
+    EXPECT_EQ(buckets[i]->op.comm_bytes.count(), i < 6 ? 254'923'776 : 4 * 58'102'272) << i;
+  }
+}
+
+TEST(GenerateWorkload, TiedEmbeddingsAreSyncedBetweenFirstAndLastStage) {
+  const Scenario s = load(kPipeline);
+  const Workload w = generate_workload(s);
+  const int64_t shard_bytes = padded_vocab(s.model, 2) / 2 * 2304 * 4;
+  for (int st = 0; st < 4; ++st) {
+    int n = 0;
+    for (const Step* c : steps_of(w.stages[st], StepKind::kCollective)) {
+      if (c->op.group != GroupKind::kEmbedding) continue;
+      ++n;
+      EXPECT_EQ(c->op.collective, CollectiveKind::kAllReduce);
+      EXPECT_EQ(c->op.comm_bytes.count(), shard_bytes);
+    }
+    EXPECT_EQ(n, st == 0 || st == 3 ? 1 : 0) << "stage " << st;
+  }
+  // Untied embeddings need no sync.
+  const Workload untied = generate_workload(load(kPipeline, {"model.tied_embeddings=false"}));
+  for (const Program& p : untied.stages) {
+    for (const Step* c : steps_of(p, StepKind::kCollective)) {
+      EXPECT_NE(c->op.group, GroupKind::kEmbedding);
+    }
+  }
+}
+
+TEST(GenerateWorkload, FullRecomputeReplaysTheForwardBeforeTheBackward) {
+  const Scenario s = load(kPipeline, {"parallelism.recompute=full"});
+  const Workload w = generate_workload(s);
+  const Block& bwd = w.blocks[block_id(w, "layer.bwd")];
+  const std::vector<Op> fwd = layer_forward_ops(make_layer_shape(s));
+  const std::vector<Op> back = layer_backward_ops(make_layer_shape(s));
+  ASSERT_EQ(bwd.ops.size(), fwd.size() + back.size());
+  for (size_t i = 0; i < fwd.size(); ++i) EXPECT_EQ(bwd.ops[i].name, fwd[i].name + ".recompute");
+  for (size_t i = 0; i < back.size(); ++i) EXPECT_EQ(bwd.ops[fwd.size() + i].name, back[i].name);
+}
+
+TEST(GenerateWorkload, SelectiveRecomputeReplaysOnlyTheUnfusedAttentionCore) {
+  const Scenario unfused =
+      load(kPipeline, {"parallelism.recompute=selective", "training.flash_attention=false"});
+  const Workload a = generate_workload(unfused);
+  const size_t core = attention_recompute_ops(make_layer_shape(unfused)).size();
+  EXPECT_EQ(a.blocks[block_id(a, "layer.bwd")].ops.size(),
+            core + layer_backward_ops(make_layer_shape(unfused)).size());
+  // FlashAttention keeps no score matrix, so selective recompute has nothing to replay.
+  const Scenario flash = load(kPipeline, {"parallelism.recompute=selective"});
+  const Workload b = generate_workload(flash);
+  EXPECT_EQ(b.blocks[block_id(b, "layer.bwd")].ops.size(),
+            layer_backward_ops(make_layer_shape(flash)).size());
+}
+
+}  // namespace
+}  // namespace preflight

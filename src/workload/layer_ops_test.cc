@@ -1,0 +1,227 @@
+#include "workload/layer_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/loader.h"
+#include "model/transformer.h"
+
+namespace preflight {
+namespace {
+
+Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : Scenario{};
+}
+
+// A GPT layer with h = 4096, a = 32, F = 4h on one DGX A100; b = 2, s = 2048.
+const char* kGpt = R"(
+model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 50257}
+cluster: {preset: dgx-a100, nodes: 1}
+training: {seq_len: 2048, global_batch: 16, micro_batch: 2, flash_attention: false}
+parallelism: {tp: 1, pp: 1}
+)";
+
+double gemm_flops(const std::vector<Op>& ops) {
+  double f = 0;
+  for (const Op& op : ops) {
+    if (op.type == OpType::kGemm) f += op.flops.count();
+  }
+  return f;
+}
+
+double all_flops(const std::vector<Op>& ops) {
+  double f = 0;
+  for (const Op& op : ops) f += op.flops.count();
+  return f;
+}
+
+std::vector<const Op*> collectives(const std::vector<Op>& ops) {
+  std::vector<const Op*> out;
+  for (const Op& op : ops) {
+    if (op.type == OpType::kCollective) out.push_back(&op);
+  }
+  return out;
+}
+
+const Op* find(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+TEST(GemmOp, FlopsAndBytesFollowTheShape) {
+  // 2·m·n·k·batch = 2·128·256·64·3 = 12,582,912; bytes (m·k + k·n + m·n)·batch·e
+  // = (8192 + 16384 + 32768)·3·2 = 344,064; accumulating adds m·n·batch·e = 196,608.
+  const Op op = gemm_op("g", 128, 256, 64, 3, 2);
+  EXPECT_EQ(op.type, OpType::kGemm);
+  EXPECT_EQ(op.flops.count(), 12'582'912.0);
+  EXPECT_EQ(op.bytes.count(), 344'064);
+  EXPECT_EQ(gemm_op("g", 128, 256, 64, 3, 2, true).bytes.count(), 344'064 + 196'608);
+  EXPECT_EQ(gemm_op("g", 128, 256, 64, 3, 1).bytes.count(), 344'064 / 2);  // fp8 operands
+}
+
+TEST(CollectiveOp, GroupSetsTheBreakdownCategory) {
+  const Bytes b(1000);
+  EXPECT_EQ(collective_op("x", CollectiveKind::kAllReduce, GroupKind::kTensor, b).category,
+            Category::kTpComm);
+  EXPECT_EQ(collective_op("x", CollectiveKind::kAllReduce, GroupKind::kData, b).category,
+            Category::kDpComm);
+  EXPECT_EQ(collective_op("x", CollectiveKind::kAllReduce, GroupKind::kEmbedding, b).category,
+            Category::kDpComm);
+  EXPECT_EQ(collective_op("x", CollectiveKind::kBroadcast, GroupKind::kPipeline, b).category,
+            Category::kPpComm);
+  EXPECT_EQ(collective_op("x", CollectiveKind::kAllGather, GroupKind::kData, b).comm_bytes, b);
+}
+
+TEST(LayerForwardOps, GptGemmFlopsAre24bsh2Plus4bs2h) {
+  // Unfused attention, tp 1: QKV 6Th², proj 2Th², fc1 8Th², fc2 8Th² (24·b·s·h²) plus the
+  // score and context batched GEMMs 2·b·s²·h each (4·b·s²·h), T = b·s. b = 2, s = 2048,
+  // h = 4096: 1,649,267,441,664 + 137,438,953,472 = 1,786,706,395,136.
+  const Scenario s = load(kGpt);
+  const std::vector<Op> ops = layer_forward_ops(make_layer_shape(s));
+  const double b = 2, seq = 2048, h = 4096;
+  EXPECT_EQ(gemm_flops(ops), 24 * b * seq * h * h + 4 * b * seq * seq * h);
+  EXPECT_EQ(gemm_flops(ops), 1'786'706'395'136.0);
+  // Memory-bound kernels carry no FLOPs, so the whole layer matches too, and so does the model
+  // formula.
+  EXPECT_EQ(all_flops(ops), gemm_flops(ops));
+  EXPECT_EQ(all_flops(ops), layer_forward_flops(s.model, 2 * 2048, 2048));
+  EXPECT_TRUE(collectives(ops).empty());
+}
+
+TEST(LayerForwardOps, FlashAttentionSkipsTheMaskedHalf) {
+  // The fused causal core does 2·b·s²·h of the 4·b·s²·h score/context FLOPs.
+  const Scenario s = load(kGpt, {"training.flash_attention=true"});
+  const std::vector<Op> ops = layer_forward_ops(make_layer_shape(s));
+  const double b = 2, seq = 2048, h = 4096;
+  EXPECT_EQ(gemm_flops(ops), 24 * b * seq * h * h);
+  const Op* core = find(ops, "attn.core.fwd");
+  ASSERT_NE(core, nullptr);
+  EXPECT_EQ(core->type, OpType::kAttention);
+  EXPECT_EQ(core->flops.count(), 2 * b * seq * seq * h);
+  EXPECT_EQ(find(ops, "attn.softmax"), nullptr);
+}
+
+TEST(LayerBackwardOps, GemmFlopsAreTwiceTheForward) {
+  // Every forward GEMM has a data-gradient and a weight-gradient GEMM of the same size; the
+  // unfused attention core has four batched GEMMs for its two.
+  const LayerShape x = make_layer_shape(load(kGpt));
+  EXPECT_EQ(gemm_flops(layer_backward_ops(x)), 2 * gemm_flops(layer_forward_ops(x)));
+}
+
+TEST(LayerForwardOps, TensorParallelShardsTheGemms) {
+  const double tp1 = gemm_flops(layer_forward_ops(make_layer_shape(load(kGpt))));
+  const Scenario s = load(kGpt, {"parallelism.tp=8"});
+  const LayerShape x = make_layer_shape(s);
+  const std::vector<Op> ops = layer_forward_ops(x);
+  EXPECT_EQ(gemm_flops(ops) * 8, tp1);
+  // Two all-reduces of the full activation e·T·h = 2·4096·4096 bytes per layer forward.
+  const std::vector<const Op*> c = collectives(ops);
+  ASSERT_EQ(c.size(), 2u);
+  for (const Op* op : c) {
+    EXPECT_EQ(op->collective, CollectiveKind::kAllReduce);
+    EXPECT_EQ(op->group, GroupKind::kTensor);
+    EXPECT_EQ(op->comm_bytes.count(), 2 * 4096 * 4096);
+  }
+}
+
+TEST(LayerForwardOps, SequenceParallelGathersAndScattersAndShardsNorms) {
+  const Scenario s = load(kGpt, {"parallelism.tp=8", "parallelism.sequence_parallel=true"});
+  const LayerShape x = make_layer_shape(s);
+  EXPECT_EQ(x.elementwise_tokens, 4096 / 8);
+  const std::vector<Op> ops = layer_forward_ops(x);
+  int gathers = 0, scatters = 0;
+  for (const Op* op : collectives(ops)) {
+    gathers += op->collective == CollectiveKind::kAllGather;
+    scatters += op->collective == CollectiveKind::kReduceScatter;
+    EXPECT_EQ(op->comm_bytes.count(), 2 * 4096 * 4096);  // full buffer, nccl-tests convention
+  }
+  EXPECT_EQ(gathers, 2);
+  EXPECT_EQ(scatters, 2);
+  // LayerNorm reads and writes its T/t tokens: 2·e·(T/t)·h = 2·2·512·4096.
+  const Op* ln = find(ops, "ln1.fwd");
+  ASSERT_NE(ln, nullptr);
+  EXPECT_EQ(ln->bytes.count(), 2 * 2 * 512 * 4096);
+}
+
+TEST(LayerBackwardOps, TensorParallelGradAllReduceOverlapsTheWeightGradient) {
+  const std::vector<Op> ops =
+      layer_backward_ops(make_layer_shape(load(kGpt, {"parallelism.tp=8"})));
+  int async = 0;
+  for (const Op* op : collectives(ops)) async += op->async;
+  EXPECT_EQ(async, 2);  // fc1 and qkv input gradients
+  const Op* ln2 = find(ops, "ln2.bwd");
+  ASSERT_NE(ln2, nullptr);
+  EXPECT_TRUE(ln2->wait_comm);
+  // Without TP nothing is asynchronous and nothing waits.
+  for (const Op& op : layer_backward_ops(make_layer_shape(load(kGpt)))) {
+    EXPECT_FALSE(op.async) << op.name;
+    EXPECT_FALSE(op.wait_comm) << op.name;
+  }
+}
+
+TEST(MakeLayerShape, GqaKvHeadsAreReplicatedBeyondTheirCount) {
+  // LLaMA-3 70B at tp 8: 64/8 = 8 query heads and 8/8 = 1 KV head per rank;
+  // QKV N = (8 + 2·1)·128 = 1280, SwiGLU fc1 N = 2·28672/8 = 7168,
+  // vocab 128256 padded to 126·1024 = 129024, 16128 per rank.
+  const Scenario s = load(R"(
+model: {preset: llama3-70b}
+cluster: {preset: dgx-h100, nodes: 1}
+training: {seq_len: 4096, global_batch: 8}
+parallelism: {tp: 8, pp: 1}
+)");
+  const LayerShape x = make_layer_shape(s);
+  EXPECT_EQ(x.heads_per_rank, 8);
+  EXPECT_EQ(x.kv_heads_per_rank, 1);
+  EXPECT_EQ(x.head_dim, 128);
+  EXPECT_EQ(x.qkv_out, 1280);
+  EXPECT_EQ(x.ffn_per_rank, 3584);
+  EXPECT_EQ(x.fc1_out, 7168);
+  EXPECT_EQ(x.vocab_per_rank, 16128);
+  EXPECT_TRUE(x.swiglu);
+  EXPECT_TRUE(x.rope);
+  EXPECT_FALSE(x.bias);
+  EXPECT_FALSE(x.layernorm);
+  const std::vector<Op> ops = layer_forward_ops(x);
+  const Op* qkv = find(ops, "qkv.fwd");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(qkv->m, 4096);
+  EXPECT_EQ(qkv->n, 1280);
+  EXPECT_EQ(qkv->k, 8192);
+  EXPECT_NE(find(ops, "rope.fwd"), nullptr);
+  EXPECT_EQ(find(ops, "qkv.bias"), nullptr);
+}
+
+TEST(HeadForwardOps, LogitsGemmIsTokensByVocabShardByHidden) {
+  const Scenario s = load(kGpt, {"parallelism.tp=8"});
+  const std::vector<Op> ops = head_forward_ops(make_layer_shape(s));
+  const Op* logits = find(ops, "logits.fwd");
+  ASSERT_NE(logits, nullptr);
+  EXPECT_EQ(logits->m, 4096);
+  EXPECT_EQ(logits->n, 51200 / 8);
+  EXPECT_EQ(logits->k, 4096);
+  // Vocab-parallel cross-entropy: two all-reduces of T floats (max: 4·T, sum and target: 8·T).
+  const std::vector<const Op*> c = collectives(ops);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0]->comm_bytes.count(), 4 * 4096);
+  EXPECT_EQ(c[1]->comm_bytes.count(), 8 * 4096);
+}
+
+TEST(AttentionRecomputeOps, ReplayTheCoreForward) {
+  const LayerShape x = make_layer_shape(load(kGpt));
+  const std::vector<Op> ops = attention_recompute_ops(x);
+  ASSERT_FALSE(ops.empty());
+  for (const Op& op : ops) {
+    EXPECT_EQ(op.name.substr(op.name.size() - 10), ".recompute") << op.name;
+  }
+  // Only the core: the two batched GEMMs, 4·b·s²·h.
+  EXPECT_EQ(gemm_flops(ops), 4.0 * 2 * 2048 * 2048 * 4096);
+}
+
+}  // namespace
+}  // namespace preflight
