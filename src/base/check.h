@@ -7,13 +7,13 @@ namespace preflight::internal {
                                const char* message);
 }  // namespace preflight::internal
 
-#define PREFLIGHT_CHECK(condition)                                                  \
-  do {                                                                              \
+#define PREFLIGHT_CHECK(condition)                                                             \
+  do {                                                                                         \
     if (!(condition)) ::preflight::internal::check_failed(__FILE__, __LINE__, #condition, ""); \
   } while (0)
 
-#define PREFLIGHT_CHECK_MSG(condition, message)                                          \
-  do {                                                                                   \
-    if (!(condition))                                                                    \
-      ::preflight::internal::check_failed(__FILE__, __LINE__, #condition, (message));    \
+#define PREFLIGHT_CHECK_MSG(condition, message)                                       \
+  do {                                                                                \
+    if (!(condition))                                                                 \
+      ::preflight::internal::check_failed(__FILE__, __LINE__, #condition, (message)); \
   } while (0)

@@ -91,9 +91,9 @@ class [[nodiscard]] StatusOr {
 #define PREFLIGHT_STATUS_CONCAT_(a, b) PREFLIGHT_STATUS_CONCAT_INNER_(a, b)
 
 // Returns from the current function when `expr` (a Status) is not OK.
-#define PREFLIGHT_RETURN_IF_ERROR(expr)                \
-  do {                                                 \
-    ::preflight::Status preflight_status_ = (expr);    \
+#define PREFLIGHT_RETURN_IF_ERROR(expr)                    \
+  do {                                                     \
+    ::preflight::Status preflight_status_ = (expr);        \
     if (!preflight_status_.ok()) return preflight_status_; \
   } while (0)
 

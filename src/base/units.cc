@@ -48,7 +48,13 @@ StatusOr<double> lookup_scale(const Quantity& q, std::string_view text,
                               const std::vector<std::pair<const char*, double>>& table,
                               const char* what, const char* units) {
   for (const auto& [name, scale] : table) {
-    if (q.unit == name) return q.value * scale;
+    if (q.unit != name) continue;
+    // A finite number can overflow once scaled ("1e300TB/s").
+    if (!std::isfinite(q.value * scale)) {
+      return invalid_argument("'" + std::string(text) + "' is too large; expected " + what +
+                              " with a unit (" + units + ")");
+    }
+    return q.value * scale;
   }
   return invalid_argument("'" + std::string(text) + "' has unknown unit '" + q.unit +
                           "'; expected " + what + " with a unit (" + units + ")");

@@ -18,7 +18,7 @@ class SimTime {
  public:
   constexpr SimTime() = default;
   static constexpr SimTime picoseconds(int64_t ps) { return SimTime(ps); }
-  static SimTime seconds(double s);       // rounded to the nearest picosecond
+  static SimTime seconds(double s);        // rounded to the nearest picosecond
   static SimTime microseconds(double us);  // rounded to the nearest picosecond
   static constexpr SimTime zero() { return SimTime(0); }
   static constexpr SimTime max() { return SimTime(INT64_MAX); }
@@ -132,11 +132,13 @@ SimTime operator/(Flops f, FlopRate r);
 
 // Parsers. Each accepts a number immediately or space-followed by a unit and rejects a bare number,
 // an unknown unit, a negative value, or trailing junk, with a message saying what was expected.
-StatusOr<SimTime> parse_time(std::string_view text);            // ps ns us µs ms s
-StatusOr<Bytes> parse_bytes(std::string_view text);             // B KB MB GB TB KiB MiB GiB TiB
-StatusOr<Bandwidth> parse_bandwidth(std::string_view text);     // bps Kbps Mbps Gbps Tbps, B/s .. TB/s, KiB/s .. GiB/s
-StatusOr<Flops> parse_flops(std::string_view text);             // FLOP GFLOP TFLOP PFLOP
-StatusOr<FlopRate> parse_flop_rate(std::string_view text);      // FLOPS GFLOPS TFLOPS PFLOPS (or FLOP/s)
+StatusOr<SimTime> parse_time(std::string_view text);  // ps ns us µs ms s
+StatusOr<Bytes> parse_bytes(std::string_view text);   // B KB MB GB TB KiB MiB GiB TiB
+StatusOr<Bandwidth> parse_bandwidth(
+    std::string_view text);  // bps Kbps Mbps Gbps Tbps, B/s .. TB/s, KiB/s .. GiB/s
+StatusOr<Flops> parse_flops(std::string_view text);  // FLOP GFLOP TFLOP PFLOP
+StatusOr<FlopRate> parse_flop_rate(
+    std::string_view text);  // FLOPS GFLOPS TFLOPS PFLOPS (or FLOP/s)
 
 // Human-readable renderings for summaries ("1.50 us", "80.00 GiB", "50.0 GB/s").
 std::string format_time(SimTime t);

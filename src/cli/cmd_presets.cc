@@ -36,8 +36,9 @@ void add_presets_command(CLI::App& app, int* exit_code) {
       }
       std::printf("  %-18s %s\n", p.name.c_str(), p.description.c_str());
     }
-    std::printf("\nUse a preset in a scenario (model: {preset: gpt3-175b}) or with --set "
-                "model.preset=gpt3-175b; `preflight presets --show NAME` prints its YAML.\n");
+    std::printf(
+        "\nUse a preset in a scenario (model: {preset: gpt3-175b}) or with --set "
+        "model.preset=gpt3-175b; `preflight presets --show NAME` prints its YAML.\n");
     *exit_code = kExitOk;
   });
 }

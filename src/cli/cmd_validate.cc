@@ -2,9 +2,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli/common.h"
 #include "report/report.h"
@@ -67,9 +66,9 @@ int run(const ValidateArgs& a) {
                   "gb", "mb", "hidden", "tp", "dp", "pp", "measured ms", "predicted", "error");
       for (const RowPrediction& p : result->rows) {
         const DatasetRow& r = p.row;
-        std::printf("%-8s %5d %5d %4d %3d %6d %3d %3d %3d %12.1f %12.1f %+6.1f%%\n",
-                    r.set.c_str(), r.line, r.gpus, r.global_batch, r.micro_batch, r.hidden, r.tp,
-                    r.dp, r.pp, r.measured_ms, p.predicted_ms,
+        std::printf("%-8s %5d %5d %4d %3d %6d %3d %3d %3d %12.1f %12.1f %+6.1f%%\n", r.set.c_str(),
+                    r.line, r.gpus, r.global_batch, r.micro_batch, r.hidden, r.tp, r.dp, r.pp,
+                    r.measured_ms, p.predicted_ms,
                     (p.predicted_ms - r.measured_ms) / r.measured_ms * 100);
       }
       std::printf("\n");
@@ -77,7 +76,8 @@ int run(const ValidateArgs& a) {
     std::printf("%s on the vTrain A100 dev set (%s)\n",
                 o.folds >= 2 ? "cross-validated accuracy" : "accuracy",
                 o.folds >= 2 ? (std::to_string(o.folds) + "-fold; each row predicted by "
-                                "constants fitted without its fold").c_str()
+                                                          "constants fitted without its fold")
+                                   .c_str()
                              : (o.calibrate ? "constants fitted on all rows: in-sample"
                                             : "the GPU preset's constants"));
     std::printf("%-8s %6s %8s %8s %8s %8s %10s %16s\n", "set", "rows", "MAPE", "MdAPE", "p90",
@@ -112,22 +112,28 @@ int run(const ValidateArgs& a) {
                   {"bias_pct", m.bias_pct},
                   {"within_10pct", m.within10_pct / 100},
                   {"spearman", std::isfinite(m.spearman) ? nlohmann::json(m.spearman)
-                                                          : nlohmann::json(nullptr)},
-                  {"spearman_min", std::isfinite(m.spearman_min)
-                                       ? nlohmann::json(m.spearman_min)
-                                       : nlohmann::json(nullptr)},
+                                                         : nlohmann::json(nullptr)},
+                  {"spearman_min", std::isfinite(m.spearman_min) ? nlohmann::json(m.spearman_min)
+                                                                 : nlohmann::json(nullptr)},
                   {"spearman_groups", m.groups}};
     }
     nlohmann::json preds = nlohmann::json::array();
     for (const RowPrediction& p : result->rows) {
       const DatasetRow& r = p.row;
-      preds.push_back({{"set", r.set},        {"line", r.line},
-                       {"gpus", r.gpus},      {"global_batch", r.global_batch},
-                       {"micro_batch", r.micro_batch}, {"hidden", r.hidden},
-                       {"heads", r.heads},    {"layers", r.layers},
-                       {"seq_len", r.seq_len}, {"tp", r.tp},
-                       {"dp", r.dp},          {"pp", r.pp},
-                       {"measured_ms", r.measured_ms}, {"predicted_ms", p.predicted_ms},
+      preds.push_back({{"set", r.set},
+                       {"line", r.line},
+                       {"gpus", r.gpus},
+                       {"global_batch", r.global_batch},
+                       {"micro_batch", r.micro_batch},
+                       {"hidden", r.hidden},
+                       {"heads", r.heads},
+                       {"layers", r.layers},
+                       {"seq_len", r.seq_len},
+                       {"tp", r.tp},
+                       {"dp", r.dp},
+                       {"pp", r.pp},
+                       {"measured_ms", r.measured_ms},
+                       {"predicted_ms", p.predicted_ms},
                        {"fold", p.fold}});
     }
     j["predictions"] = preds;
@@ -164,8 +170,7 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--jobs,-j", args->jobs, "Threads (default: all cores; results identical)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--seed", args->seed, "Seed of the fold assignment");
-  cmd->add_option("--max-evaluations", args->max_evaluations,
-                  "Nelder-Mead evaluations per fit")
+  cmd->add_option("--max-evaluations", args->max_evaluations, "Nelder-Mead evaluations per fit")
       ->check(CLI::Range(1, 10000));
   cmd->add_flag("--rows", args->rows, "Print every row's prediction");
   cmd->callback([args, exit_code]() { *exit_code = run(*args); });

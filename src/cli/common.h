@@ -3,9 +3,8 @@
 // errors.
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "base/status.h"
 

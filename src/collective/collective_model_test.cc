@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "tests/fakes.h"
 #include "config/loader.h"
+#include "tests/fakes.h"
 
 namespace preflight {
 namespace {

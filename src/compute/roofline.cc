@@ -13,8 +13,8 @@ struct Tile {
 
 // Tile shapes of CUTLASS/cuBLAS Ampere/Hopper half-precision kernels and their relative
 // efficiencies (smaller tiles re-read operands more often); docs/compute.md.
-constexpr Tile kTiles[] = {{256, 128, 1.0},  {128, 256, 1.0}, {128, 128, 0.92},
-                           {128, 64, 0.80},  {64, 128, 0.80}, {64, 64, 0.62}};
+constexpr Tile kTiles[] = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.92},
+                           {128, 64, 0.80}, {64, 128, 0.80}, {64, 64, 0.62}};
 // Split-K is not used below this many K elements per split.
 constexpr int64_t kMinSplitK = 256;
 
@@ -26,10 +26,9 @@ class RooflineModel final : public ComputeModel {
                      .flops_per_second() *
                  c.gemm_efficiency;
     fp8_rate_ = gpu.peak_for(Precision::kFp8).flops_per_second() * c.gemm_efficiency;
-    attention_rate_ =
-        gpu.peak_for(precision == Precision::kFp8 ? Precision::kBf16 : precision)
-            .flops_per_second() *
-        c.attention_efficiency;
+    attention_rate_ = gpu.peak_for(precision == Precision::kFp8 ? Precision::kBf16 : precision)
+                          .flops_per_second() *
+                      c.attention_efficiency;
     memory_rate_ = gpu.hbm_bandwidth.bytes_per_second() * c.memory_efficiency;
     gap_ = c.kernel_gap;
     k_overhead_ = c.gemm_k_overhead;
@@ -60,8 +59,8 @@ class RooflineModel final : public ComputeModel {
     const int64_t sms = gpu_.sm_count;
     double best = INFINITY;
     for (const Tile& tile : kTiles) {
-      const int64_t tiles = ((op.m + tile.m - 1) / tile.m) * ((op.n + tile.n - 1) / tile.n) *
-                            op.batch;
+      const int64_t tiles =
+          ((op.m + tile.m - 1) / tile.m) * ((op.n + tile.n - 1) / tile.n) * op.batch;
       int64_t split = 1;
       if (tiles < sms) {
         split = std::max<int64_t>(1, std::min<int64_t>(sms / tiles, op.k / kMinSplitK));

@@ -11,6 +11,23 @@
 namespace preflight {
 namespace {
 
+// Errors are one line: line breaks that come from the input (a block-scalar preset name, a key,
+// an override) are shown as \n, as YamlReader does.
+Status one_line(const Status& status) {
+  if (status.ok()) return status;
+  std::string message;
+  for (char c : status.message()) {
+    if (c == '\n') {
+      message += "\\n";
+    } else if (c == '\r') {
+      message += "\\r";
+    } else {
+      message += c;
+    }
+  }
+  return Status(status.code(), message);
+}
+
 // Applies one "a.b.c=value" override to `root`. A scalar met on the way (e.g. `cluster.gpu: A100`
 // when setting cluster.gpu.sm_count) becomes {preset: scalar}.
 Status apply_override(YAML::Node root, const std::string& assignment) {
@@ -332,10 +349,9 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   return s;
 }
 
-}  // namespace
-
-StatusOr<Scenario> load_scenario_text(const std::string& text, const std::string& source,
-                                      const std::vector<std::string>& overrides) {
+// load_scenario_text, before its error (if any) is made one line.
+StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
+                             const std::vector<std::string>& overrides) {
   std::string body = text;
   std::string name = source;
   if (body.empty()) {
@@ -360,6 +376,15 @@ StatusOr<Scenario> load_scenario_text(const std::string& text, const std::string
   } catch (const YAML::Exception& e) {
     return invalid_argument(name + ": malformed value: " + e.msg);
   }
+}
+
+}  // namespace
+
+StatusOr<Scenario> load_scenario_text(const std::string& text, const std::string& source,
+                                      const std::vector<std::string>& overrides) {
+  StatusOr<Scenario> s = load_text(text, source, overrides);
+  if (!s.ok()) return one_line(s.status());
+  return s;
 }
 
 StatusOr<Scenario> load_scenario(const std::string& path,

@@ -2,10 +2,10 @@
 // compiled into the binary at build time, so `preflight` needs no files at run time.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "base/status.h"
 

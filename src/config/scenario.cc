@@ -26,11 +26,10 @@ Status validate_scenario(const Scenario& s) {
   const TrainingConfig& t = s.training;
   const int gpus = s.cluster.total_gpus();
   if (p.tp * p.pp * p.dp != gpus) {
-    return invalid_argument("parallelism: tp·pp·dp = " + str(p.tp) + "·" + str(p.pp) + "·" +
-                            str(p.dp) + " = " + str(p.tp * p.pp * p.dp) +
-                            ": expected the cluster's GPU count, " + str(gpus) + " (" +
-                            str(s.cluster.nodes) + " nodes × " + str(s.cluster.gpus_per_node) +
-                            ")");
+    return invalid_argument(
+        "parallelism: tp·pp·dp = " + str(p.tp) + "·" + str(p.pp) + "·" + str(p.dp) + " = " +
+        str(p.tp * p.pp * p.dp) + ": expected the cluster's GPU count, " + str(gpus) + " (" +
+        str(s.cluster.nodes) + " nodes × " + str(s.cluster.gpus_per_node) + ")");
   }
   if (m.heads % p.tp != 0) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +

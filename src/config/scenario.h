@@ -46,10 +46,10 @@ struct GpuCalibration {
   double gemm_k_overhead = 64;        // pipeline fill/drain of one GEMM tile, in K elements
   double memory_efficiency = 0.65;    // achieved / peak HBM bandwidth for element-wise kernels
   double attention_efficiency = 0.6;  // fused (Flash) attention throughput / dense peak
-  SimTime launch_overhead = SimTime::microseconds(10);  // host time to dispatch one kernel
-  SimTime kernel_gap = SimTime::microseconds(3);        // device idle between dependent kernels
-  Bandwidth nvlink_busbw;                               // measured in-node all-reduce busBw
-  SimTime collective_latency = SimTime::microseconds(20);       // fixed cost of one collective
+  SimTime launch_overhead = SimTime::microseconds(10);     // host time to dispatch one kernel
+  SimTime kernel_gap = SimTime::microseconds(3);           // device idle between dependent kernels
+  Bandwidth nvlink_busbw;                                  // measured in-node all-reduce busBw
+  SimTime collective_latency = SimTime::microseconds(20);  // fixed cost of one collective
   SimTime collective_step_latency = SimTime::microseconds(2);  // per ring/tree step
 };
 
@@ -76,10 +76,10 @@ struct ClusterConfig {
   int gpus_per_node = 8;
   Bandwidth nvlink_bandwidth;  // per GPU, one direction; defaults to the GPU's
   int nics_per_node = 8;
-  Bandwidth nic_bandwidth;     // per NIC, one direction
+  Bandwidth nic_bandwidth;  // per NIC, one direction
   double nic_efficiency = 0.96;
   SimTime network_latency = SimTime::microseconds(5);
-  double gpu_hour_price = 0;   // USD
+  double gpu_hour_price = 0;  // USD
 
   int total_gpus() const { return nodes * gpus_per_node; }
   // Inter-node bandwidth one GPU gets when every GPU of its node sends at once.
@@ -93,7 +93,8 @@ struct TrainingConfig {
   int global_batch = 0;
   int micro_batch = 1;
   Precision precision = Precision::kBf16;
-  bool flash_attention = true;  // fused attention core (FlashAttention); false = Megatron's bmm+softmax
+  bool flash_attention =
+      true;  // fused attention core (FlashAttention); false = Megatron's bmm+softmax
   double optimizer_bytes_per_param = 40;  // HBM traffic of the mixed-precision Adam step
 };
 

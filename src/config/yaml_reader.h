@@ -4,11 +4,11 @@
 // Not thread-safe; one per section being read.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <set>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "base/status.h"
 #include "base/units.h"

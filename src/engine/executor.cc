@@ -317,9 +317,9 @@ void StageRunner::run_until_blocked() {
             }
           }
           if (trace == TraceLevel::kBlocks && !ops.empty()) {
-            ex.record(stage_, 0, first_start, compute, block.name, st.microbatch,
-                      block.name.rfind("optimizer", 0) == 0 ? Category::kOptimizer
-                                                             : Category::kCompute);
+            ex.record(
+                stage_, 0, first_start, compute, block.name, st.microbatch,
+                block.name.rfind("optimizer", 0) == 0 ? Category::kOptimizer : Category::kCompute);
           }
           ex.result_.ops_executed += static_cast<int64_t>(ops.size());
         }

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/fakes.h"
 #include "config/loader.h"
 #include "network/network_backend.h"
+#include "tests/fakes.h"
 #include "workload/generator.h"
 #include "workload/layer_ops.h"
 #include "workload/schedule.h"

@@ -13,10 +13,10 @@ namespace {
 class AnalyticalNetwork final : public NetworkBackend {
  public:
   explicit AnalyticalNetwork(const ClusterConfig& c) : cluster_(c) {
-    const double scale = c.gpu.nvlink_bandwidth.bytes_per_second() > 0
-                             ? c.nvlink_bandwidth.bytes_per_second() /
-                                   c.gpu.nvlink_bandwidth.bytes_per_second()
-                             : 1.0;
+    const double scale =
+        c.gpu.nvlink_bandwidth.bytes_per_second() > 0
+            ? c.nvlink_bandwidth.bytes_per_second() / c.gpu.nvlink_bandwidth.bytes_per_second()
+            : 1.0;
     nvlink_busbw_ = c.gpu.calibration.nvlink_busbw * scale;
     if (nvlink_busbw_.bytes_per_second() <= 0) nvlink_busbw_ = c.nvlink_bandwidth * 0.77;
     node_nic_ = c.nic_bandwidth * (c.nic_efficiency * c.nics_per_node);

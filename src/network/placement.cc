@@ -30,8 +30,8 @@ JobGroups place_job_groups(const Scenario& s) {
   // The pair is rank r < tp·dp of the first stage and r + tp·dp·(pp−1) of the last: on one node
   // exactly when the whole job is, even where that stride does not divide the node.
   const int embedding_stride = p.tp * p.dp * std::max(1, p.pp - 1);
-  j.embedding = p.tp * p.dp * p.pp <= gpn ? place_group(2, 1, gpn)
-                                          : place_group(2, embedding_stride, gpn);
+  j.embedding =
+      p.tp * p.dp * p.pp <= gpn ? place_group(2, 1, gpn) : place_group(2, embedding_stride, gpn);
   return j;
 }
 

@@ -32,18 +32,24 @@ json trace_to_json(const SimulationReport& r) {
   const int ranks_per_stage = s.parallelism.tp * s.parallelism.dp;
   for (size_t st = 0; st < r.execution.stages.size(); ++st) {
     const int first = static_cast<int>(st) * ranks_per_stage;
+    events.push_back(
+        json{{"ph", "M"},
+             {"name", "process_name"},
+             {"pid", st},
+             {"args",
+              {{"name", "stage " + std::to_string(st) + " (ranks " + std::to_string(first) + "-" +
+                            std::to_string(first + ranks_per_stage - 1) + ")"}}}});
+    events.push_back(json{
+        {"ph", "M"}, {"name", "process_sort_index"}, {"pid", st}, {"args", {{"sort_index", st}}}});
     events.push_back(json{{"ph", "M"},
-                          {"name", "process_name"},
+                          {"name", "thread_name"},
                           {"pid", st},
-                          {"args",
-                           {{"name", "stage " + std::to_string(st) + " (ranks " +
-                                         std::to_string(first) + "-" +
-                                         std::to_string(first + ranks_per_stage - 1) + ")"}}}});
-    events.push_back(json{{"ph", "M"}, {"name", "process_sort_index"}, {"pid", st},
-                          {"args", {{"sort_index", st}}}});
-    events.push_back(json{{"ph", "M"}, {"name", "thread_name"}, {"pid", st}, {"tid", 0},
+                          {"tid", 0},
                           {"args", {{"name", "compute stream"}}}});
-    events.push_back(json{{"ph", "M"}, {"name", "thread_name"}, {"pid", st}, {"tid", 1},
+    events.push_back(json{{"ph", "M"},
+                          {"name", "thread_name"},
+                          {"pid", st},
+                          {"tid", 1},
                           {"args", {{"name", "communication"}}}});
   }
   for (const TraceInterval& t : r.execution.trace) {

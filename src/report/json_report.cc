@@ -10,13 +10,11 @@ namespace {
 using nlohmann::json;
 
 json breakdown_json(const Breakdown& b) {
-  return json{{"compute_s", b.compute.to_seconds()},
-              {"host_overhead_s", b.host_overhead.to_seconds()},
-              {"tp_comm_s", b.tp_comm.to_seconds()},
-              {"pp_comm_s", b.pp_comm.to_seconds()},
-              {"dp_comm_s", b.dp_comm.to_seconds()},
-              {"optimizer_s", b.optimizer.to_seconds()},
-              {"bubble_s", b.bubble.to_seconds()}};
+  return json{
+      {"compute_s", b.compute.to_seconds()}, {"host_overhead_s", b.host_overhead.to_seconds()},
+      {"tp_comm_s", b.tp_comm.to_seconds()}, {"pp_comm_s", b.pp_comm.to_seconds()},
+      {"dp_comm_s", b.dp_comm.to_seconds()}, {"optimizer_s", b.optimizer.to_seconds()},
+      {"bubble_s", b.bubble.to_seconds()}};
 }
 
 }  // namespace
@@ -91,7 +89,7 @@ json scenario_to_json(const Scenario& s) {
            {"overlap_grad_reduce", p.overlap_grad_reduce},
            {"grad_bucket_size_bytes", p.grad_bucket_size.count()}};
   json sim{{"network", s.simulation.network}, {"seed", s.simulation.seed}};
-  return json{{"source", s.source}, {"model", model},          {"cluster", cluster},
+  return json{{"source", s.source},   {"model", model},     {"cluster", cluster},
               {"training", training}, {"parallelism", par}, {"simulation", sim}};
 }
 

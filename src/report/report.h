@@ -2,9 +2,8 @@
 // documented in README.md) and the Chrome trace-event file (opens in Perfetto).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/status.h"
 #include "config/scenario.h"

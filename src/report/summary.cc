@@ -39,13 +39,13 @@ std::string format_summary(const SimulationReport& r) {
   out += line("Preflight: %s (%.1fB parameters) on %d x %s (%d nodes, %s)", s.model.name.c_str(),
               static_cast<double>(r.parameters) * 1e-9, s.cluster.total_gpus(),
               s.cluster.gpu.name.c_str(), s.cluster.nodes, s.cluster.name.c_str());
-  std::string strategy = "TP " + std::to_string(p.tp) + ", PP " + std::to_string(p.pp) +
-                         ", DP " + std::to_string(p.dp);
+  std::string strategy = "TP " + std::to_string(p.tp) + ", PP " + std::to_string(p.pp) + ", DP " +
+                         std::to_string(p.dp);
   if (p.vpp > 1) strategy += ", VPP " + std::to_string(p.vpp);
   strategy += std::string(", ") + to_string(p.schedule) + ", micro-batch " +
               std::to_string(s.training.micro_batch) + " x " + std::to_string(r.microbatches) +
-              " per replica, global batch " + std::to_string(s.training.global_batch) +
-              ", seq " + std::to_string(s.training.seq_len);
+              " per replica, global batch " + std::to_string(s.training.global_batch) + ", seq " +
+              std::to_string(s.training.seq_len);
   out += line("strategy         %s", strategy.c_str());
   out += line("                 %s, recompute %s%s%s%s", to_string(s.training.precision),
               to_string(p.recompute), p.sequence_parallel ? ", sequence parallel" : "",
@@ -54,9 +54,10 @@ std::string format_summary(const SimulationReport& r) {
   out += "\n";
   out += line("iteration time   %.3f s", r.iteration_time_s);
   out += line("throughput       %s tokens/s", with_commas(r.tokens_per_s).c_str());
-  out += line("MFU              %.1f %%  (model FLOPs = 3 x forward incl. attention and logits, "
-              "Megatron 2021; peak %.0f TFLOP/s %s dense)",
-              r.mfu * 100, r.peak_tflops, to_string(s.training.precision));
+  out += line(
+      "MFU              %.1f %%  (model FLOPs = 3 x forward incl. attention and logits, "
+      "Megatron 2021; peak %.0f TFLOP/s %s dense)",
+      r.mfu * 100, r.peak_tflops, to_string(s.training.precision));
   out += line("TFLOP/s per GPU  %.1f", r.tflops_per_gpu);
   out += "\n";
   const StageResult& crit = r.execution.stages[r.execution.critical_stage];
@@ -79,7 +80,8 @@ std::string format_summary(const SimulationReport& r) {
   for (const CollectiveStats& c : crit.collectives) any |= c.count > 0;
   if (any) {
     out += "\n";
-    out += line("collectives per GPU of stage %d (analytical network):", r.execution.critical_stage);
+    out +=
+        line("collectives per GPU of stage %d (analytical network):", r.execution.critical_stage);
     out += line("  %-24s %-15s %-5s %8s %10s %10s", "name", "kind", "algo", "count", "time (s)",
                 "busBw GB/s");
     for (const CollectiveStats& c : crit.collectives) {

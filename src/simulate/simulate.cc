@@ -17,8 +17,7 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
   SimulationReport r;
   r.scenario = s;
   const Workload workload = generate_workload(s);
-  std::unique_ptr<ComputeModel> compute =
-      make_roofline_model(s.cluster.gpu, s.training.precision);
+  std::unique_ptr<ComputeModel> compute = make_roofline_model(s.cluster.gpu, s.training.precision);
   PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
                              make_network_backend(s.simulation.network, s.cluster));
   const CollectiveModel collectives(s.cluster, *network);

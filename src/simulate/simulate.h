@@ -21,14 +21,14 @@ struct SimulationReport {
   ExecutionResult execution;
   double iteration_time_s = 0;
   double tokens_per_s = 0;
-  double model_flops = 0;      // per iteration, Megatron 2021 convention (3 × forward)
-  double mfu = 0;              // model FLOPs / (time · GPUs · dense peak of the precision)
-  double tflops_per_gpu = 0;   // model FLOPs per second per GPU, in TFLOP/s
-  double peak_tflops = 0;      // the dense peak MFU divides by
+  double model_flops = 0;     // per iteration, Megatron 2021 convention (3 × forward)
+  double mfu = 0;             // model FLOPs / (time · GPUs · dense peak of the precision)
+  double tflops_per_gpu = 0;  // model FLOPs per second per GPU, in TFLOP/s
+  double peak_tflops = 0;     // the dense peak MFU divides by
   int64_t parameters = 0;
   int microbatches = 0;
-  double wall_seconds = 0;     // how long the simulation itself took (not in outputs that
-                               // must be deterministic)
+  double wall_seconds = 0;  // how long the simulation itself took (not in outputs that
+                            // must be deterministic)
 };
 
 // REQUIRES: validate_scenario(s).ok() (load_scenario guarantees it).

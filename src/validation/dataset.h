@@ -23,8 +23,7 @@ struct DatasetRow {
 
 // Parses a vTrain ground-truth CSV (either column layout; the optional leading
 // "Parameters (billion)" column is ignored). Errors name the file, line and column.
-StatusOr<std::vector<DatasetRow>> load_dataset_csv(const std::string& path,
-                                                   const std::string& set);
+StatusOr<std::vector<DatasetRow>> load_dataset_csv(const std::string& path, const std::string& set);
 
 // The directory holding vtrain/ and microbenchmarks.csv: $PREFLIGHT_DATA_DIR, else the first of
 // ../shared/data, shared/data, ../../shared/data (relative to the working directory) that

@@ -76,9 +76,9 @@ double objective(const std::vector<double>& predicted, const std::vector<Dataset
   return per_set.empty() ? 0 : sum / static_cast<double>(per_set.size()) * 100;
 }
 
-std::vector<double> fit(const std::vector<Scenario>& scenarios,
-                        const std::vector<DatasetRow>& rows, const std::vector<size_t>& index,
-                        const std::vector<double>& start, const ValidationOptions& options) {
+std::vector<double> fit(const std::vector<Scenario>& scenarios, const std::vector<DatasetRow>& rows,
+                        const std::vector<size_t>& index, const std::vector<double>& start,
+                        const ValidationOptions& options) {
   std::vector<Scenario> subset;
   subset.reserve(index.size());
   for (size_t i : index) subset.push_back(scenarios[i]);

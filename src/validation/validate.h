@@ -34,23 +34,23 @@ struct SetMetrics {
   std::string set;
   int rows = 0;
   double mape_pct = 0, mdape_pct = 0, p90_pct = 0, bias_pct = 0, within10_pct = 0;
-  int groups = 0;          // groups (same model and GPU count) with >= 3 rows
-  double spearman = 0;     // mean over groups
+  int groups = 0;       // groups (same model and GPU count) with >= 3 rows
+  double spearman = 0;  // mean over groups
   double spearman_min = 0;
 };
 
 struct ValidationOptions {
-  int folds = 0;          // 0/1: no cross-validation
-  bool calibrate = false; // fit the constants on all rows (reported in-sample)
-  int jobs = 1;           // threads; results do not depend on it
-  uint64_t seed = 1;      // fold assignment
+  int folds = 0;           // 0/1: no cross-validation
+  bool calibrate = false;  // fit the constants on all rows (reported in-sample)
+  int jobs = 1;            // threads; results do not depend on it
+  uint64_t seed = 1;       // fold assignment
   int max_evaluations = 120;
 };
 
 struct ValidationResult {
   std::vector<RowPrediction> rows;
   std::vector<SetMetrics> sets;
-  std::vector<double> constants;                 // the preset's, or the fit on all rows
+  std::vector<double> constants;                    // the preset's, or the fit on all rows
   std::vector<std::vector<double>> fold_constants;  // per fold when cross-validated
   int folds = 0;
 };

@@ -114,8 +114,7 @@ Workload generate_workload(const Scenario& s) {
       if (order[i].backward) last_backward[order[i].chunk] = static_cast<int>(i);
     }
     const int64_t layer_params = layer_parameters(s.model) / par.tp;
-    const int64_t bucket_params =
-        std::max<int64_t>(1, par.grad_bucket_size.count() / grad_bytes);
+    const int64_t bucket_params = std::max<int64_t>(1, par.grad_bucket_size.count() / grad_bytes);
     for (size_t i = 0; i < order.size(); ++i) {
       const PipelineTask& t = order[i];
       const int k = t.chunk * p + stage;  // global model chunk
@@ -177,11 +176,10 @@ Workload generate_workload(const Scenario& s) {
             run_layers = 0;
             Step c;
             c.kind = StepKind::kCommAsync;
-            c.op = collective_op(
-                par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce",
-                par.distributed_optimizer ? CollectiveKind::kReduceScatter
-                                          : CollectiveKind::kAllReduce,
-                GroupKind::kData, Bytes(pending * grad_bytes));
+            c.op = collective_op(par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce",
+                                 par.distributed_optimizer ? CollectiveKind::kReduceScatter
+                                                           : CollectiveKind::kAllReduce,
+                                 GroupKind::kData, Bytes(pending * grad_bytes));
             c.microbatch = t.microbatch;
             c.chunk = t.chunk;
             prog.steps.push_back(c);
@@ -223,10 +221,10 @@ Workload generate_workload(const Scenario& s) {
       } else {
         Step c;
         c.kind = StepKind::kCollective;
-        c.op = collective_op(par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce",
-                             par.distributed_optimizer ? CollectiveKind::kReduceScatter
-                                                       : CollectiveKind::kAllReduce,
-                             GroupKind::kData, Bytes(params * grad_bytes));
+        c.op = collective_op(
+            par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce",
+            par.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+            GroupKind::kData, Bytes(params * grad_bytes));
         prog.steps.push_back(c);
       }
     }
@@ -234,8 +232,8 @@ Workload generate_workload(const Scenario& s) {
       Step c;
       c.kind = StepKind::kCollective;
       c.tag = -1;  // one cross-stage rendezvous per iteration
-      c.op = collective_op("embedding.allreduce", CollectiveKind::kAllReduce,
-                           GroupKind::kEmbedding, Bytes(vocab_shard * grad_bytes));
+      c.op = collective_op("embedding.allreduce", CollectiveKind::kAllReduce, GroupKind::kEmbedding,
+                           Bytes(vocab_shard * grad_bytes));
       prog.steps.push_back(c);
     }
     {

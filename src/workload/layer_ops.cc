@@ -140,12 +140,11 @@ std::vector<Op> layer_forward_ops(const LayerShape& x) {
   ops.push_back(gemm_op("qkv.fwd", x.tokens, x.qkv_out, x.h, 1, x.gemm_bytes));
   if (x.bias) ops.push_back(memory_op("qkv.bias", 2 * e * t * x.qkv_out));
   if (x.rope) {
-    ops.push_back(memory_op(
-        "rope.fwd", 2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
+    ops.push_back(
+        memory_op("rope.fwd", 2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
   }
   attention_core_forward(x, ops);
-  ops.push_back(
-      gemm_op("proj.fwd", x.tokens, x.h, x.heads_per_rank * x.head_dim, 1, x.gemm_bytes));
+  ops.push_back(gemm_op("proj.fwd", x.tokens, x.h, x.heads_per_rank * x.head_dim, 1, x.gemm_bytes));
   if (tp) {
     ops.push_back(x.sequence_parallel
                       ? collective_op("tp.reducescatter", CollectiveKind::kReduceScatter,
@@ -199,8 +198,8 @@ std::vector<Op> layer_backward_ops(const LayerShape& x) {
   // Dropout backward with the saved mask and the bias gradient (a reduction over tokens).
   ops.push_back(memory_op("mlp.residual.bwd", (x.dropout ? 3 * e + 1 : 2 * e) * te * h));
   if (sp) {
-    ops.push_back(collective_op("tp.allgather.grad", CollectiveKind::kAllGather,
-                                GroupKind::kTensor, full_activation));
+    ops.push_back(collective_op("tp.allgather.grad", CollectiveKind::kAllGather, GroupKind::kTensor,
+                                full_activation));
   }
   ops.push_back(gemm_op("fc2.dgrad", x.tokens, x.ffn_per_rank, x.h, 1, x.gemm_bytes));
   ops.push_back(gemm_op("fc2.wgrad", x.h, x.ffn_per_rank, x.tokens, 1, x.gemm_bytes, true));
@@ -218,8 +217,8 @@ std::vector<Op> layer_backward_ops(const LayerShape& x) {
     Op wgrad = gemm_op("fc1.wgrad", x.h, x.fc1_out, x.tokens, 1, x.gemm_bytes, true);
     wgrad.wait_comm = true;
     push(ops,
-         collective_op("tp.reducescatter.grad", CollectiveKind::kReduceScatter,
-                       GroupKind::kTensor, full_activation),
+         collective_op("tp.reducescatter.grad", CollectiveKind::kReduceScatter, GroupKind::kTensor,
+                       full_activation),
          /*async=*/true);
     ops.push_back(wgrad);
   } else {
@@ -238,8 +237,8 @@ std::vector<Op> layer_backward_ops(const LayerShape& x) {
   // --- attention ---
   ops.push_back(memory_op("attn.residual.bwd", (x.dropout ? 3 * e + 1 : 2 * e) * te * h));
   if (sp) {
-    ops.push_back(collective_op("tp.allgather.grad", CollectiveKind::kAllGather,
-                                GroupKind::kTensor, full_activation));
+    ops.push_back(collective_op("tp.allgather.grad", CollectiveKind::kAllGather, GroupKind::kTensor,
+                                full_activation));
   }
   ops.push_back(gemm_op("proj.dgrad", x.tokens, attn_width, x.h, 1, x.gemm_bytes));
   ops.push_back(gemm_op("proj.wgrad", x.h, attn_width, x.tokens, 1, x.gemm_bytes, true));
@@ -267,8 +266,8 @@ std::vector<Op> layer_backward_ops(const LayerShape& x) {
     ops.push_back(memory_op("attn.qkv_permute.bwd", 2 * e * t * (q_width + 2 * kv_width)));
   }
   if (x.rope) {
-    ops.push_back(memory_op(
-        "rope.bwd", 2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
+    ops.push_back(
+        memory_op("rope.bwd", 2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
   }
   if (x.bias) ops.push_back(memory_op("qkv.bias.bwd", e * t * x.qkv_out));
   if (sp) {
@@ -280,8 +279,8 @@ std::vector<Op> layer_backward_ops(const LayerShape& x) {
     Op wgrad = gemm_op("qkv.wgrad", x.h, x.qkv_out, x.tokens, 1, x.gemm_bytes, true);
     wgrad.wait_comm = true;
     push(ops,
-         collective_op("tp.reducescatter.grad", CollectiveKind::kReduceScatter,
-                       GroupKind::kTensor, full_activation),
+         collective_op("tp.reducescatter.grad", CollectiveKind::kReduceScatter, GroupKind::kTensor,
+                       full_activation),
          /*async=*/true);
     ops.push_back(wgrad);
   } else {
@@ -353,13 +352,13 @@ std::vector<Op> head_forward_ops(const LayerShape& x) {
   ops.push_back(memory_op("loss.cast", (e + 4) * logits));
   ops.push_back(memory_op("loss.max", 4 * logits));
   if (x.tp > 1) {
-    ops.push_back(collective_op("tp.allreduce.loss", CollectiveKind::kAllReduce,
-                                GroupKind::kTensor, Bytes(static_cast<int64_t>(4 * t))));
+    ops.push_back(collective_op("tp.allreduce.loss", CollectiveKind::kAllReduce, GroupKind::kTensor,
+                                Bytes(static_cast<int64_t>(4 * t))));
   }
   ops.push_back(memory_op("loss.exp_sum", 8 * logits));
   if (x.tp > 1) {
-    ops.push_back(collective_op("tp.allreduce.loss", CollectiveKind::kAllReduce,
-                                GroupKind::kTensor, Bytes(static_cast<int64_t>(8 * t))));
+    ops.push_back(collective_op("tp.allreduce.loss", CollectiveKind::kAllReduce, GroupKind::kTensor,
+                                Bytes(static_cast<int64_t>(8 * t))));
   }
   ops.push_back(memory_op("loss.softmax", 8 * logits));
   return ops;

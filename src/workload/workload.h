@@ -66,25 +66,25 @@ struct Block {
 };
 
 enum class StepKind : uint8_t {
-  kRun,          // run `block` `repeat` times on the compute stream
-  kSend,         // send `bytes` to `peer` (a stage); the host waits for completion (Megatron)
-  kRecv,         // wait for the matching send from `peer`, then synchronise the host
-  kCollective,   // a blocking collective on the compute stream (`op`)
-  kCommAsync,    // a collective on the communication stream, overlapping compute (`op`)
-  kWaitComm,     // the compute stream waits for the communication stream
-  kHostSync,     // the host waits for the GPU (e.g. loss-scale check at the iteration end)
+  kRun,         // run `block` `repeat` times on the compute stream
+  kSend,        // send `bytes` to `peer` (a stage); the host waits for completion (Megatron)
+  kRecv,        // wait for the matching send from `peer`, then synchronise the host
+  kCollective,  // a blocking collective on the compute stream (`op`)
+  kCommAsync,   // a collective on the communication stream, overlapping compute (`op`)
+  kWaitComm,    // the compute stream waits for the communication stream
+  kHostSync,    // the host waits for the GPU (e.g. loss-scale check at the iteration end)
 };
 
 struct Step {
   StepKind kind = StepKind::kRun;
   int block = -1;
   int repeat = 1;
-  int peer = -1;       // stage index for kSend/kRecv
-  int64_t tag = 0;     // matches a kSend with its kRecv; names a cross-stage collective
-  Bytes bytes;         // kSend/kRecv
-  Op op;               // kCollective/kCommAsync
-  int microbatch = -1; // for the trace
-  int chunk = 0;       // model chunk (virtual stage) for the trace
+  int peer = -1;        // stage index for kSend/kRecv
+  int64_t tag = 0;      // matches a kSend with its kRecv; names a cross-stage collective
+  Bytes bytes;          // kSend/kRecv
+  Op op;                // kCollective/kCommAsync
+  int microbatch = -1;  // for the trace
+  int chunk = 0;        // model chunk (virtual stage) for the trace
   bool backward = false;
 };
 
