@@ -22,7 +22,7 @@ struct ValidateArgs {
   int jobs = 0;
   uint64_t seed = 1;
   int max_evaluations = 120;
-  bool rows = false;
+  bool summary_only = false;
 };
 
 int run(const ValidateArgs& a) {
@@ -61,7 +61,7 @@ int run(const ValidateArgs& a) {
   StatusOr<ValidationResult> result = run_validation(rows, o);
   if (!result.ok()) return fail(result.status());
   if (!to_stdout) {
-    if (a.rows) {
+    if (!a.summary_only) {
       std::printf("%-8s %5s %5s %4s %3s %6s %3s %3s %3s %12s %12s %7s\n", "set", "line", "gpus",
                   "gb", "mb", "hidden", "tp", "dp", "pp", "measured ms", "predicted", "error");
       for (const RowPrediction& p : result->rows) {
@@ -172,7 +172,8 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--seed", args->seed, "Seed of the fold assignment");
   cmd->add_option("--max-evaluations", args->max_evaluations, "Nelder-Mead evaluations per fit")
       ->check(CLI::Range(1, 10000));
-  cmd->add_flag("--rows", args->rows, "Print every row's prediction");
+  cmd->add_flag("--summary-only", args->summary_only,
+                "Print only the per-set metrics, not every row's prediction");
   cmd->callback([args, exit_code]() { *exit_code = run(*args); });
 }
 

@@ -20,6 +20,7 @@ int fail(const Status& s);
 // Each subcommand registers itself on `app` and stores its exit code in `*exit_code` when run.
 void add_simulate_command(CLI::App& app, int* exit_code);
 void add_presets_command(CLI::App& app, int* exit_code);
+void add_memory_command(CLI::App& app, int* exit_code);
 void add_validate_command(CLI::App& app, int* exit_code);
 
 }  // namespace preflight::cli

@@ -1,5 +1,7 @@
 #include "config/loader.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -42,6 +44,13 @@ Status apply_override(YAML::Node root, const std::string& assignment) {
   for (std::string k; std::getline(ss, k, '.');) {
     if (k.empty()) return invalid_argument("--set " + assignment + ": empty key in '" + path + "'");
     keys.push_back(k);
+  }
+  // yaml-cpp copies and frees nodes recursively: a path of ~100k keys overflows the stack.
+  constexpr size_t kMaxKeys = 64;
+  if (keys.size() > kMaxKeys) {
+    return invalid_argument("--set " + keys[0] + ".(...)=: key path of " +
+                            std::to_string(keys.size()) + " keys: expected at most " +
+                            std::to_string(kMaxKeys));
   }
   YAML::Node parsed;
   try {
@@ -134,7 +143,14 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   m->hidden = r.required_int("hidden");
   m->heads = r.required_int("heads");
   m->kv_heads = r.get_int("kv_heads", m->heads);
-  m->ffn_hidden = r.get_int("ffn_hidden", 4 * m->hidden);
+  // The default ffn_hidden, 4·hidden, must stay within get_int's bound of 1e9.
+  constexpr int kMaxHiddenForDefaultFfn = 250'000'000;
+  if (m->hidden > kMaxHiddenForDefaultFfn && !r.has("ffn_hidden")) {
+    r.fail("hidden", std::to_string(m->hidden) + ": expected at most " +
+                         std::to_string(kMaxHiddenForDefaultFfn) +
+                         " unless model.ffn_hidden is given");
+  }
+  m->ffn_hidden = r.get_int("ffn_hidden", 4 * std::min(m->hidden, kMaxHiddenForDefaultFfn));
   m->vocab = r.required_int("vocab");
   m->activation = static_cast<Activation>(r.get_choice("activation", 0, {"gelu", "swiglu"}));
   m->norm = static_cast<Norm>(r.get_choice("norm", 0, {"layernorm", "rmsnorm"}));
@@ -238,6 +254,11 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   c->network_latency = r.get_time("network_latency", c->network_latency);
   c->gpu_hour_price = r.get_double("gpu_hour_price", 0, 0, 1e6);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (int64_t{c->nodes} * c->gpus_per_node > INT32_MAX) {  // total_gpus() is an int
+    return invalid_argument(source + ": cluster.nodes: " + std::to_string(c->nodes) + " nodes of " +
+                            std::to_string(c->gpus_per_node) + " GPUs: expected at most " +
+                            std::to_string(INT32_MAX) + " GPUs");
+  }
   if (c->nodes > 1 && (c->nics_per_node == 0 || c->nic_bandwidth.bytes_per_second() <= 0)) {
     return invalid_argument(source + ": cluster.nics_per_node: a cluster of " +
                             std::to_string(c->nodes) + " nodes needs at least one NIC per node");
@@ -269,6 +290,9 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
   t->flash_attention = r.get_bool("flash_attention", true);
   t->optimizer_bytes_per_param =
       r.get_double("optimizer_bytes_per_param", t->optimizer_bytes_per_param, 0, 1000);
+  t->framework_overhead = r.get_bytes("framework_overhead", t->framework_overhead);
+  t->allocator_fragmentation =
+      r.get_double("allocator_fragmentation", t->allocator_fragmentation, 0, 1);
   return r.finish();
 }
 
@@ -282,6 +306,10 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   p->recompute =
       static_cast<Recompute>(r.get_choice("recompute", 0, {"none", "selective", "full"}));
   p->distributed_optimizer = r.get_bool("distributed_optimizer", false);
+  p->zero_stage = r.get_int("zero_stage", 0, -1'000'000'000);
+  if (p->zero_stage < 0 || p->zero_stage > 3) {
+    r.fail("zero_stage", "'" + std::to_string(p->zero_stage) + "': expected 0, 1, 2 or 3");
+  }
   p->schedule =
       static_cast<Schedule>(r.get_choice("schedule", 1, {"gpipe", "1f1b", "interleaved"}));
   p->overlap_grad_reduce = r.get_bool("overlap_grad_reduce", false);
@@ -336,14 +364,14 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   PREFLIGHT_RETURN_IF_ERROR(read_parallelism(root["parallelism"], source, &s.parallelism));
   PREFLIGHT_RETURN_IF_ERROR(read_simulation(root["simulation"], source, &s.simulation));
   if (s.parallelism.dp == 0) {
-    const int model_parallel = s.parallelism.tp * s.parallelism.pp;
+    const int64_t model_parallel = int64_t{s.parallelism.tp} * s.parallelism.pp;
     if (s.cluster.total_gpus() % model_parallel != 0) {
       return invalid_argument(source + ": parallelism: tp·pp = " + std::to_string(model_parallel) +
                               " does not divide the cluster's " +
                               std::to_string(s.cluster.total_gpus()) +
                               " GPUs; expected tp·pp·dp = GPUs");
     }
-    s.parallelism.dp = s.cluster.total_gpus() / model_parallel;
+    s.parallelism.dp = static_cast<int>(s.cluster.total_gpus() / model_parallel);
   }
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s).with_prefix(source + ": "));
   return s;

@@ -476,6 +476,34 @@ TEST(LoadScenarioText, MultiNodeClusterNeedsNics) {
                     {"test.yaml: cluster.nics_per_node", "32 nodes"});
 }
 
+TEST(LoadScenarioText, MemoryKeysDefaultAndLoad) {
+  StatusOr<Scenario> s = load(kSmall);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->parallelism.zero_stage, 0);
+  EXPECT_EQ(s->training.framework_overhead, Bytes::gib(3));
+  EXPECT_DOUBLE_EQ(s->training.allocator_fragmentation, 0.10);
+  s = load(kSmall, {"parallelism.zero_stage=3", "training.framework_overhead=1.5GiB",
+                    "training.allocator_fragmentation=0"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->parallelism.zero_stage, 3);
+  EXPECT_EQ(s->training.framework_overhead, Bytes::mib(1536));
+  EXPECT_DOUBLE_EQ(s->training.allocator_fragmentation, 0);
+}
+
+TEST(LoadScenarioText, BadMemoryKeys) {
+  expect_user_error(load_error(kSmall, {"parallelism.zero_stage=4"}),
+                    {"test.yaml: parallelism.zero_stage: '4': expected 0, 1, 2 or 3"});
+  expect_user_error(load_error(kSmall, {"parallelism.zero_stage=-1"}),
+                    {"test.yaml: parallelism.zero_stage: '-1': expected 0, 1, 2 or 3"});
+  expect_user_error(load_error(kSmall, {"training.framework_overhead=-1GiB"}),
+                    {"test.yaml: training.framework_overhead: '-1GiB' is negative"});
+  expect_user_error(
+      load_error(kSmall, {"training.allocator_fragmentation=-0.1"}),
+      {"test.yaml: training.allocator_fragmentation: '-0.1'", "expected a number in [0, 1]"});
+  expect_user_error(load_error(kSmall, {"parallelism.pp=0"}),
+                    {"test.yaml: parallelism.pp: '0': expected an integer >= 1"});
+}
+
 TEST(LoadScenarioText, MultiLineValueGivesOneLineError) {
   expect_user_error(load_error(R"(
 model: {preset: gpt3-175b}

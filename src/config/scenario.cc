@@ -3,7 +3,7 @@
 namespace preflight {
 namespace {
 
-std::string str(int v) { return std::to_string(v); }
+std::string str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
@@ -25,11 +25,15 @@ Status validate_scenario(const Scenario& s) {
   const ParallelismConfig& p = s.parallelism;
   const TrainingConfig& t = s.training;
   const int gpus = s.cluster.total_gpus();
-  if (p.tp * p.pp * p.dp != gpus) {
+  // Products of the int fields are taken in int64; one of three may still overflow.
+  const int64_t tp_pp = int64_t{p.tp} * p.pp;
+  int64_t tp_pp_dp = 0;
+  const bool overflow = __builtin_mul_overflow(tp_pp, p.dp, &tp_pp_dp);
+  if (overflow || tp_pp_dp != gpus) {
     return invalid_argument(
         "parallelism: tp·pp·dp = " + str(p.tp) + "·" + str(p.pp) + "·" + str(p.dp) + " = " +
-        str(p.tp * p.pp * p.dp) + ": expected the cluster's GPU count, " + str(gpus) + " (" +
-        str(s.cluster.nodes) + " nodes × " + str(s.cluster.gpus_per_node) + ")");
+        (overflow ? "over 2^63" : str(tp_pp_dp)) + ": expected the cluster's GPU count, " +
+        str(gpus) + " (" + str(s.cluster.nodes) + " nodes × " + str(s.cluster.gpus_per_node) + ")");
   }
   if (m.heads % p.tp != 0) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
@@ -43,14 +47,15 @@ Status validate_scenario(const Scenario& s) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
                             "model.ffn_hidden (" + str(m.ffn_hidden) + ")");
   }
-  if (m.layers % (p.pp * p.vpp) != 0) {
+  if (m.layers % (int64_t{p.pp} * p.vpp) != 0) {
     return invalid_argument("parallelism.pp: " + str(p.pp) + " stages × vpp " + str(p.vpp) +
                             ": expected to divide model.layers (" + str(m.layers) + ")");
   }
-  if (t.global_batch % (t.micro_batch * p.dp) != 0) {
+  // Past this check micro_batch·dp <= global_batch, so num_microbatches() cannot overflow.
+  if (t.global_batch % (int64_t{t.micro_batch} * p.dp) != 0) {
     return invalid_argument("training.global_batch: " + str(t.global_batch) +
                             ": expected a multiple of micro_batch × dp = " + str(t.micro_batch) +
-                            " × " + str(p.dp) + " = " + str(t.micro_batch * p.dp));
+                            " × " + str(p.dp) + " = " + str(int64_t{t.micro_batch} * p.dp));
   }
   if (p.vpp > 1 && p.schedule != Schedule::kInterleaved) {
     return invalid_argument("parallelism.vpp: " + str(p.vpp) +

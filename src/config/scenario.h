@@ -96,6 +96,13 @@ struct TrainingConfig {
   bool flash_attention =
       true;  // fused attention core (FlashAttention); false = Megatron's bmm+softmax
   double optimizer_bytes_per_param = 40;  // HBM traffic of the mixed-precision Adam step
+  // Memory per GPU outside the model's tensors (docs/memory.md §5): CUDA context and kernel
+  // images (0.3–0.7 GB), NCCL channel buffers of the TP/PP/DP communicators (0.5–1.5 GB),
+  // cuBLAS/cuDNN workspaces.
+  Bytes framework_overhead = Bytes::gib(3);
+  // Caching-allocator fragmentation (reserved − allocated) as a fraction of the short-lived
+  // tensors: activations and the largest transient buffer.
+  double allocator_fragmentation = 0.10;
 };
 
 struct ParallelismConfig {
@@ -106,6 +113,9 @@ struct ParallelismConfig {
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   bool distributed_optimizer = false;
+  // ZeRO over the DP group (Rajbhandari et al. 2020): 1 shards the optimizer states (as
+  // distributed_optimizer does), 2 also the gradients, 3 also the weights.
+  int zero_stage = 0;
   Schedule schedule = Schedule::kOneFOneB;
   bool overlap_grad_reduce = false;
   Bytes grad_bucket_size = Bytes(160'000'000);  // Megatron's DDP bucket: 40M fp32 gradients

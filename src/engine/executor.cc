@@ -48,6 +48,7 @@ class StageRunner final : public EventHandler {
   bool waiting = false;
   int64_t waiting_tag = 0;
   bool done = false;
+  Bytes allocated;  // for the memory counter track
   StageResult result;
 
   // Moves the compute stream to `start` then runs [start, end) as `busy`; the gap before
@@ -78,6 +79,9 @@ class Execution {
     for (size_t s = 0; s < stages; ++s) runners_.push_back(std::make_unique<StageRunner>(this, s));
     // Time every op of every block once: all instances of a block cost the same.
     for (const Block& b : w.blocks) {
+      // Memory counter: a layer's forward keeps its activations, its backward frees them.
+      const bool track = options.layer_activation_bytes.count() > 0;
+      memory_sign_.push_back(!track ? 0 : b.name == "layer.fwd" ? 1 : b.name == "layer.bwd" ? -1 : 0);
       std::vector<OpTiming> t;
       t.reserve(b.ops.size());
       for (const Op& op : b.ops) t.push_back(time_op(op));
@@ -192,6 +196,14 @@ class Execution {
   }
 
   ExecutionResult run() {
+    for (size_t s = 0; s < runners_.size(); ++s) {
+      if (s < options_.resident_bytes.size() && options_.trace != TraceLevel::kNone &&
+          options_.layer_activation_bytes.count() > 0) {
+        runners_[s]->allocated = options_.resident_bytes[s];
+        result_.memory_trace.push_back(
+            MemorySample{static_cast<int>(s), SimTime(), runners_[s]->allocated});
+      }
+    }
     for (auto& r : runners_) sim_.schedule(SimTime(), r.get(), 0);
     result_.events = sim_.run();
     SimTime end;
@@ -219,6 +231,7 @@ class Execution {
   Simulator sim_;
   std::vector<std::unique_ptr<StageRunner>> runners_;
   std::vector<std::vector<OpTiming>> timings_;
+  std::vector<int> memory_sign_;  // per block: +1 keeps activations, −1 frees them, 0 neither
   std::vector<std::map<int64_t, Message>> mailbox_;
   std::map<int64_t, Rendezvous> rendezvous_;
   std::vector<std::vector<OpTiming>> step_timings_;
@@ -322,6 +335,11 @@ void StageRunner::run_until_blocked() {
                 block.name.rfind("optimizer", 0) == 0 ? Category::kOptimizer : Category::kCompute);
           }
           ex.result_.ops_executed += static_cast<int64_t>(ops.size());
+          const int sign = ex.memory_sign_[st.block];
+          if (sign != 0 && trace != TraceLevel::kNone) {
+            allocated += ex.options_.layer_activation_bytes * sign;
+            ex.result_.memory_trace.push_back(MemorySample{stage_, compute, allocated});
+          }
         }
         break;
       }

@@ -46,6 +46,13 @@ struct TraceInterval {
   Category category = Category::kCompute;
 };
 
+// One sample of a stage's allocated memory (for the trace's counter track).
+struct MemorySample {
+  int stage = 0;
+  SimTime time;
+  Bytes bytes;
+};
+
 // Per collective name ("tp.allreduce", "dp.allreduce", "pp.send"): what one GPU of the critical
 // stage ran in the iteration.
 struct CollectiveStats {
@@ -70,6 +77,7 @@ struct ExecutionResult {
   int critical_stage = 0;
   std::vector<StageResult> stages;
   std::vector<TraceInterval> trace;
+  std::vector<MemorySample> memory_trace;  // when tracing and layer_activation_bytes > 0
   int64_t events = 0;
   int64_t ops_executed = 0;
 };
@@ -77,6 +85,10 @@ struct ExecutionResult {
 struct ExecutorOptions {
   SimTime launch_overhead;
   TraceLevel trace = TraceLevel::kNone;
+  // For the memory counter track (only when tracing): activations one layer keeps per
+  // micro-batch, and each stage's resident bytes (weights, gradients, optimizer, buffers).
+  Bytes layer_activation_bytes;
+  std::vector<Bytes> resident_bytes;
 };
 
 // REQUIRES: the models outlive the call.

@@ -63,6 +63,14 @@ json trace_to_json(const SimulationReport& r) {
     if (t.microbatch >= 0) e["args"] = json{{"microbatch", t.microbatch}};
     events.push_back(std::move(e));
   }
+  // Memory counter track per stage: allocated GiB over the iteration.
+  for (const MemorySample& m : r.execution.memory_trace) {
+    events.push_back(json{{"ph", "C"},
+                          {"name", "memory (GiB)"},
+                          {"pid", m.stage},
+                          {"ts", static_cast<double>(m.time.ps()) * 1e-6},
+                          {"args", {{"allocated", m.bytes.to_gib()}}}});
+  }
   return json{{"traceEvents", events},
               {"displayTimeUnit", "ms"},
               {"otherData", {{"generator", "preflight"}, {"model", s.model.name}}}};

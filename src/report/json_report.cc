@@ -76,7 +76,9 @@ json scenario_to_json(const Scenario& s) {
                 {"micro_batch", t.micro_batch},
                 {"precision", to_string(t.precision)},
                 {"flash_attention", t.flash_attention},
-                {"optimizer_bytes_per_param", t.optimizer_bytes_per_param}};
+                {"optimizer_bytes_per_param", t.optimizer_bytes_per_param},
+                {"framework_overhead_bytes", t.framework_overhead.count()},
+                {"allocator_fragmentation", t.allocator_fragmentation}};
   const ParallelismConfig& p = s.parallelism;
   json par{{"tp", p.tp},
            {"pp", p.pp},
@@ -85,6 +87,7 @@ json scenario_to_json(const Scenario& s) {
            {"sequence_parallel", p.sequence_parallel},
            {"recompute", to_string(p.recompute)},
            {"distributed_optimizer", p.distributed_optimizer},
+           {"zero_stage", p.zero_stage},
            {"schedule", to_string(p.schedule)},
            {"overlap_grad_reduce", p.overlap_grad_reduce},
            {"grad_bucket_size_bytes", p.grad_bucket_size.count()}};
@@ -129,6 +132,7 @@ json report_to_json(const SimulationReport& r) {
               {"critical_stage", e.critical_stage},
               {"breakdown", breakdown_json(crit.breakdown)},
               {"stages", stages},
+              {"memory", memory_to_json(r.memory)},
               {"scenario", scenario_to_json(r.scenario)}};
 }
 

@@ -23,6 +23,13 @@ nlohmann::json report_to_json(const SimulationReport& r);
 // Chrome trace-event JSON: a process per pipeline stage (rank class), a thread per stream.
 nlohmann::json trace_to_json(const SimulationReport& r);
 
+// Memory per pipeline stage (`preflight memory --json`, and `memory` in the simulate JSON).
+nlohmann::json memory_to_json(const MemoryReport& m);
+
+// A table of memory per stage in GiB (weights, gradients, optimizer, activations, micro-batches
+// in flight, buffers, framework, transient, peak, HBM, headroom, fits).
+std::string format_memory_table(const MemoryReport& m);
+
 // Writes `text` to `path`, or stdout when `path` is "-". Errors name the path.
 Status write_output(const std::string& path, const std::string& text);
 

@@ -59,6 +59,17 @@ std::string format_summary(const SimulationReport& r) {
       "Megatron 2021; peak %.0f TFLOP/s %s dense)",
       r.mfu * 100, r.peak_tflops, to_string(s.training.precision));
   out += line("TFLOP/s per GPU  %.1f", r.tflops_per_gpu);
+  {
+    const StageMemory& lim = r.memory.stages[r.memory.limiting_stage];
+    if (r.memory.fits) {
+      out += line("memory per GPU   %.1f GiB peak of %.0f GiB HBM (stage %d; %.1f GiB headroom)",
+                  lim.peak.to_gib(), lim.capacity.to_gib(), lim.stage, lim.headroom.to_gib());
+    } else {
+      out += line("memory per GPU   DOES NOT FIT: stage %d needs %.1f GiB of %.0f GiB HBM "
+                  "(short by %.1f GiB); the time below assumes it ran",
+                  lim.stage, lim.peak.to_gib(), lim.capacity.to_gib(), -lim.headroom.to_gib());
+    }
+  }
   out += "\n";
   const StageResult& crit = r.execution.stages[r.execution.critical_stage];
   const Breakdown& b = crit.breakdown;

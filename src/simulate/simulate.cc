@@ -21,9 +21,19 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
   PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
                              make_network_backend(s.simulation.network, s.cluster));
   const CollectiveModel collectives(s.cluster, *network);
+  r.memory = estimate_memory(s);
   ExecutorOptions exec_options;
   exec_options.launch_overhead = s.cluster.gpu.calibration.launch_overhead;
   exec_options.trace = options.trace;
+  if (options.trace != TraceLevel::kNone) {
+    // The memory counter track: model states and buffers are resident all iteration; each
+    // layer's forward adds its saved activations, its backward frees them.
+    exec_options.layer_activation_bytes = layer_activation_bytes(s);
+    for (const StageMemory& m : r.memory.stages) {
+      exec_options.resident_bytes.push_back(m.weights + m.gradients + m.optimizer +
+                                            m.comm_buffers + m.framework);
+    }
+  }
   r.execution = execute(workload, *compute, collectives, place_job_groups(s), exec_options);
 
   const int gpus = s.cluster.total_gpus();

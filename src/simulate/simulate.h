@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "config/scenario.h"
 #include "engine/executor.h"
+#include "memory/memory_model.h"
 
 namespace preflight {
 
@@ -19,6 +20,7 @@ struct SimulateOptions {
 struct SimulationReport {
   Scenario scenario;
   ExecutionResult execution;
+  MemoryReport memory;  // per-stage memory; a strategy that does not fit still gets a time
   double iteration_time_s = 0;
   double tokens_per_s = 0;
   double model_flops = 0;     // per iteration, Megatron 2021 convention (3 × forward)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "memory/memory_model.h"
 #include "model/transformer.h"
 
 namespace preflight {
@@ -93,6 +94,51 @@ TEST(Simulate, RejectsAnUnknownNetworkBackend) {
   StatusOr<SimulationReport> r = simulate(s);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("packet"), std::string::npos) << r.status().message();
+}
+
+TEST(Simulate, ReportsMemoryAndStillTimesAStrategyThatDoesNotFit) {
+  // GPT-3 175B with TP 1, PP 1 on 8 GPUs: ~175e9 × 18 B of model state per GPU cannot fit
+  // in 80 GiB, yet the run still gets a time.
+  StatusOr<Scenario> s = load_scenario_text("", "", {"cluster.nodes=1", "parallelism.tp=1",
+                                                     "parallelism.pp=1", "parallelism.dp=8",
+                                                     "training.global_batch=8",
+                                                     "parallelism.sequence_parallel=false"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  StatusOr<SimulationReport> r = simulate(*s);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->memory.fits);
+  EXPECT_GT(r->iteration_time_s, 0);
+  ASSERT_EQ(r->memory.stages.size(), 1u);
+  EXPECT_LT(r->memory.stages[0].headroom.count(), 0);
+}
+
+TEST(Simulate, MemoryTrackPeaksAtTheModelsInFlightActivations) {
+  // 1F1B: stage i holds min(p − i, m) micro-batches of activations at its peak. The executor's
+  // counter (resident + layers kept by forwards not yet backwarded) must peak at exactly
+  // resident + in_flight × layers_per_stage × layer_activation_bytes.
+  StatusOr<Scenario> s = load_scenario_text("", "", {"cluster.nodes=4", "parallelism.tp=8",
+                                                     "parallelism.pp=4", "parallelism.dp=1",
+                                                     "training.global_batch=16",
+                                                     "model.preset=gpt3-13b"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  SimulateOptions options;
+  options.trace = TraceLevel::kBlocks;
+  StatusOr<SimulationReport> r = simulate(*s, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const int p = 4;
+  const int layers = 40 / p;
+  const Bytes per_layer = layer_activation_bytes(*s);
+  for (int stage = 0; stage < p; ++stage) {
+    const StageMemory& m = r->memory.stages[stage];
+    const Bytes resident = m.weights + m.gradients + m.optimizer + m.comm_buffers + m.framework;
+    Bytes peak;
+    for (const MemorySample& sample : r->execution.memory_trace) {
+      if (sample.stage == stage) peak = std::max(peak, sample.bytes);
+    }
+    EXPECT_EQ(m.microbatches_in_flight, std::min(p - stage, 16));
+    EXPECT_EQ(peak, resident + per_layer * (static_cast<int64_t>(m.microbatches_in_flight) * layers))
+        << "stage " << stage;
+  }
 }
 
 }  // namespace

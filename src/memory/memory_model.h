@@ -1,0 +1,74 @@
+// Memory per GPU of every pipeline stage of one training iteration: model states (weights,
+// gradients, Adam states; sharded by the distributed optimizer or ZeRO 1/2/3), activations held
+// for backward by the micro-batches in flight under the schedule, and the buffers around them.
+// Pure functions of a validated Scenario; "does not fit" is a field, never an error.
+//
+// Sources (docs/memory.md has every formula): activations per layer from Korthikanti et al.
+// 2022, "Reducing Activation Recomputation in Large Transformer Models", §4 (GPT blocks), with
+// the same accounting carried to FlashAttention, SwiGLU and GQA; 18 bytes per parameter for
+// mixed-precision Adam and its sharded forms from Megatron-LM's distributed-optimizer table and
+// Rajbhandari et al. 2020 (ZeRO); in-flight micro-batches by walking pipeline_order().
+#pragma once
+
+#include <vector>
+
+#include "base/units.h"
+#include "config/scenario.h"
+
+namespace preflight {
+
+// One GPU of pipeline stage `stage` (every TP/DP rank of a stage holds the same amount).
+// Invariants: steady = weights + gradients + optimizer + activations + comm_buffers + framework;
+// peak = steady + transient; headroom = capacity − peak (negative when it does not fit).
+struct StageMemory {
+  int stage = 0;
+  Bytes weights;    // half-precision parameters (2 B each; ÷dp under ZeRO-3)
+  Bytes gradients;  // main gradients: fp32 (bf16/fp8 training) or fp16 (÷dp under ZeRO ≥ 2)
+  Bytes optimizer;  // fp32 master weights + Adam m and v, 12 B/param (÷dp under ZeRO ≥ 1)
+  // Peak of the activations held for backward: transformer layers, plus the embedding on the
+  // first stage and the final norm / output-layer input on the last.
+  Bytes activations;
+  Bytes layer_activations;           // the transformer-layer part of `activations`
+  Bytes activations_per_microbatch;  // one micro-batch through all of this stage's chunks
+  int microbatches_in_flight = 0;    // most micro-batches holding activations at once
+  // Peak held activations in units of "all layers of this stage for one micro-batch":
+  // = microbatches_in_flight without interleaving; p·(1 + (p−1)/(p·v)) on the first stage of
+  // interleaved 1F1B.
+  double layer_sets_in_flight = 0;
+  Bytes logits_and_loss;  // last stage: fp32 logits kept by the loss + the half-precision logits
+  Bytes comm_buffers;     // DP gradient bucket, SP all-gather buffer, ZeRO-3 parameter gathers
+  Bytes framework;        // training.framework_overhead + fragmentation of short-lived tensors
+  // Largest short-lived allocation on top of `steady`: the loss buffers, the backward working set
+  // of one layer (recomputed activations and gradient buffers), or the fp32 gradient copy of
+  // the fp16 optimizer step (less the activations freed by then).
+  Bytes transient;
+  Bytes steady;
+  Bytes peak;
+  Bytes capacity;  // cluster.gpu.hbm_capacity
+  bool fits = false;
+  Bytes headroom;
+};
+
+struct MemoryReport {
+  std::vector<StageMemory> stages;  // one per pipeline stage, in order
+  int limiting_stage = 0;           // the stage with the least headroom (lowest index on ties)
+  bool fits = false;                // every stage fits
+};
+
+// REQUIRES: validate_scenario(s).ok(). Cost O(p²·v²) for interleaved schedules, O(p) otherwise.
+MemoryReport estimate_memory(const Scenario& s);
+
+// Activations one transformer layer keeps for backward, per GPU, for one micro-batch, under the
+// scenario's TP, SP, recompute, attention kernel and model (Korthikanti et al. 2022 terms).
+// Oracle (GPT, unfused attention, dropout, TP t, no SP, no recompute): s·b·h·(10 + 24/t +
+// 5·a·s/(h·t)). REQUIRES: validate_scenario(s).ok().
+Bytes layer_activation_bytes(const Scenario& s);
+
+// Bytes of weights + gradients + optimizer states per GPU for `params` parameters on one GPU
+// under the scenario's precision and sharding (18·params for bf16 Adam without sharding).
+Bytes model_state_bytes(const Scenario& s, int64_t params);
+
+// The ZeRO stage in effect: parallelism.zero_stage, at least 1 with distributed_optimizer.
+int effective_zero_stage(const Scenario& s);
+
+}  // namespace preflight

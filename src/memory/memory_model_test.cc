@@ -1,0 +1,433 @@
+#include "memory/memory_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/loader.h"
+#include "model/transformer.h"
+#include "validation/dataset.h"
+#include "workload/generator.h"
+
+namespace preflight {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : Scenario{};
+}
+
+// Korthikanti et al. 2022 count with Megatron's unfused attention core.
+const std::vector<std::string> kSequenceParallelSelective = {"parallelism.sequence_parallel=true",
+                                                             "parallelism.recompute=selective"};
+
+void expect_gib_near(Bytes actual, double expected_gib, const char* what) {
+  const double gib = static_cast<double>(actual.count()) / kGiB;
+  EXPECT_NEAR(gib, expected_gib, 0.005 * expected_gib) << what << ": " << gib << " GiB";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Korthikanti et al. 2022, Figure 1: the first stage's activations and the transformer layers'
+// weights, gradients and optimizer states (18 B/param), for GPT-3 175B, 530B, 1T and a 22B
+// model, all at sequence 2048, TP 8. Per layer and micro-batch (sbh = s·b·h bytes):
+//   TP only:            sbh·(10 + 24/t + 5·a·s/(h·t))
+//   TP + SP + selective: sbh·34/t
+// First stage of 1F1B: p micro-batches × L/p layers; interleaved: × (1 + (p−1)/(p·v)).
+
+// 175B (h 12288, a 96, L 96), TP 8, PP 8, interleaved with v = 3, micro-batch 1; 128
+// micro-batches, so stage 0 warms up (p−1)·2 + (v−1)·p = 30 chunks of 4 layers and holds a 31st
+// before its first backward: 31/3 = 8·(1 + 7/24) = 10.33 layer sets = 124 layers.
+const char* const kGpt175b = R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, nodes: 8}
+training: {seq_len: 2048, global_batch: 128, micro_batch: 1, flash_attention: false}
+parallelism: {tp: 8, pp: 8, vpp: 3, schedule: interleaved}
+)";
+
+TEST(EstimateMemory, Korthikanti175bInterleavedFirstStage) {
+  const MemoryReport r = estimate_memory(load(kGpt175b));
+  ASSERT_EQ(r.stages.size(), 8u);
+  EXPECT_DOUBLE_EQ(r.stages[0].layer_sets_in_flight, 8.0 * (1.0 + 7.0 / 24.0));
+  // 2048·12288·(10 + 3 + 10) = 578,813,952 B per layer × 124 = 71,772,930,048 B = 66.84 GiB.
+  EXPECT_EQ(r.stages[0].layer_activations.count(), 71'772'930'048);
+  expect_gib_near(r.stages[0].layer_activations, 66.84, "175B, no SP, no recompute");
+  // The embedding's token ids and dropout masks add 15 chunk-0 forwards × (s·h + 8·s) B = 0.5 %.
+  EXPECT_NEAR(r.stages[0].activations.to_gib(), 66.84, 0.01 * 66.84);
+
+  const MemoryReport sp = estimate_memory(load(kGpt175b, kSequenceParallelSelective));
+  // 2048·12288·34/8 = 106,954,752 B per layer × 124 = 13,262,389,248 B = 12.35 GiB.
+  EXPECT_EQ(sp.stages[0].layer_activations.count(), 13'262'389'248);
+  expect_gib_near(sp.stages[0].layer_activations, 12.35, "175B, SP + selective");
+}
+
+TEST(EstimateMemory, Korthikanti175bModelStates) {
+  const Scenario s = load(kGpt175b);
+  // 18 B × 12·L·h²/(t·p) = 18 × 12·96·12288²/64 = 48,922,361,856 B = 45.5625 GiB. A middle stage
+  // holds only transformer layers (12·h² + 13·h parameters each: +0.009 %).
+  const StageMemory middle = estimate_memory(s).stages[3];
+  expect_gib_near(middle.weights + middle.gradients + middle.optimizer, 45.5625, "175B states");
+  EXPECT_EQ(middle.weights.count() * 9,
+            (middle.weights + middle.gradients + middle.optimizer).count());
+}
+
+// 22B (h 6144, a 64, L 48), TP 8, PP 1, micro-batch 4: the figure is all 48 layers of one
+// micro-batch (no pipeline, so one in flight):
+//   none: 2048·4·6144·(13 + 5·64·2048/(6144·8)) = 1,325,400,064 B × 48 = 59.25 GiB
+//   SP + selective: 2048·4·6144·34/8 = 213,909,504 B × 48 = 9.5625 GiB
+const char* const kGpt22b = R"(
+model: {name: gpt-22b, layers: 48, hidden: 6144, heads: 64, vocab: 50257, max_seq_len: 2048}
+cluster: {preset: dgx-a100, nodes: 1}
+training: {seq_len: 2048, global_batch: 4, micro_batch: 4, flash_attention: false}
+parallelism: {tp: 8, pp: 1}
+)";
+
+TEST(EstimateMemory, Korthikanti22bSingleStage) {
+  const Scenario s = load(kGpt22b);
+  const MemoryReport r = estimate_memory(s);
+  ASSERT_EQ(r.stages.size(), 1u);
+  EXPECT_EQ(r.stages[0].microbatches_in_flight, 1);
+  EXPECT_EQ(r.stages[0].layer_activations.count(), 63'619'203'072);
+  expect_gib_near(r.stages[0].layer_activations, 59.25, "22B, no SP, no recompute");
+  const MemoryReport sp = estimate_memory(load(kGpt22b, kSequenceParallelSelective));
+  EXPECT_EQ(sp.stages[0].layer_activations.count(), 10'267'656'192);
+  expect_gib_near(sp.stages[0].layer_activations, 9.5625, "22B, SP + selective");
+  // 18 B × 12·48·6144²/8 = 45.5625 GiB for the layers (the embedding comes on top).
+  const int64_t layer_params = layer_parameters(s.model) * 48 / 8;
+  expect_gib_near(model_state_bytes(s, layer_params), 45.5625, "22B states");
+}
+
+// 530B (h 20480, a 128, L 105), TP 8, PP 35, v = 3: one layer per chunk; stage 0 holds
+// 34·2 + 2·35 + 1 = 139 layers = 105·(1 + 34/105).
+//   none: 2048·20480·(13 + 8) = 880,803,840 B × 139 = 114.02 GiB
+//   SP + selective: 2048·20480·34/8 = 178,257,920 B × 139 = 23.08 GiB
+const char* const kGpt530b = R"(
+model: {preset: mt-nlg-530b}
+cluster: {preset: dgx-a100, nodes: 35}
+training: {seq_len: 2048, global_batch: 140, micro_batch: 1, flash_attention: false}
+parallelism: {tp: 8, pp: 35, vpp: 3, schedule: interleaved}
+)";
+
+TEST(EstimateMemory, Korthikanti530bInterleavedFirstStage) {
+  const Scenario s = load(kGpt530b);
+  const MemoryReport r = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(r.stages[0].layer_sets_in_flight, 139.0 / 3.0);
+  EXPECT_EQ(r.stages[0].layer_activations.count(), 122'431'733'760);
+  expect_gib_near(r.stages[0].layer_activations, 114.02, "530B, no SP, no recompute");
+  const MemoryReport sp = estimate_memory(load(kGpt530b, kSequenceParallelSelective));
+  expect_gib_near(sp.stages[0].layer_activations, 23.08, "530B, SP + selective");
+  // 18 B × 12·105·20480²/(8·35) = 31.64 GiB.
+  expect_gib_near(model_state_bytes(s, layer_parameters(s.model) * 3 / 8), 31.64, "530B states");
+}
+
+// 1T (h 25600, a 160, L 128), TP 8, PP 64, plain 1F1B: the figure has no interleaving factor,
+// i.e. stage 0 holds p = 64 micro-batches (m >= p) × 2 layers = all 128 layers' worth.
+//   none: 2048·25600·(13 + 8) = 1,101,004,800 B × 128 = 131.25 GiB
+//   SP + selective: 2048·25600·34/8 = 222,822,400 B × 128 = 26.5625 GiB
+const char* const kGpt1t = R"(
+model: {preset: gpt3-1t}
+cluster: {preset: dgx-a100, nodes: 64}
+training: {seq_len: 2048, global_batch: 128, micro_batch: 1, flash_attention: false}
+parallelism: {tp: 8, pp: 64}
+)";
+
+TEST(EstimateMemory, Korthikanti1tFirstStage) {
+  const Scenario s = load(kGpt1t);
+  const MemoryReport r = estimate_memory(s);
+  EXPECT_EQ(r.stages[0].microbatches_in_flight, 64);
+  EXPECT_EQ(r.stages[0].layer_activations.count(), 140'928'614'400);
+  expect_gib_near(r.stages[0].layer_activations, 131.25, "1T, no SP, no recompute");
+  const MemoryReport sp = estimate_memory(load(kGpt1t, kSequenceParallelSelective));
+  expect_gib_near(sp.stages[0].layer_activations, 26.5625, "1T, SP + selective");
+  // 18 B × 12·128·25600²/(8·64) = 32.96 GiB.
+  expect_gib_near(model_state_bytes(s, layer_parameters(s.model) * 2 / 8), 32.96, "1T states");
+}
+
+TEST(LayerActivationBytes, FullRecomputeKeepsTheLayerInput) {
+  // 2·s·b·h = 2·2048·12288 = 50,331,648 B; with SP split over t = 8.
+  EXPECT_EQ(layer_activation_bytes(load(kGpt175b, {"parallelism.recompute=full"})).count(),
+            50'331'648);
+  EXPECT_EQ(layer_activation_bytes(load(kGpt175b, {"parallelism.recompute=full",
+                                                   "parallelism.sequence_parallel=true"}))
+                .count(),
+            50'331'648 / 8);
+}
+
+TEST(LayerActivationBytes, FlashAttentionKeepsLogSumExpInsteadOfScores) {
+  // GPT with FlashAttention, TP 8, no SP: sbh·(10 + 24/8) + 4·(a/t)·s·b (fp32 LSE)
+  // = 25,165,824·13 + 4·12·2048 = 327,155,712 + 98,304 = 327,254,016 B.
+  EXPECT_EQ(layer_activation_bytes(load(kGpt175b, {"training.flash_attention=true"})).count(),
+            327'254'016);
+}
+
+// ---------------------------------------------------------------------------------------------
+// LLaMA-3 8B (h 4096, a 32, g 8, d_h 128, F 14336, SwiGLU, RMSNorm, no dropout, FlashAttention)
+// at s 4096, b 1, per layer (docs/memory.md §2.3), hand-derived:
+//   norm1 in, QKV in, norm2 in, FC1 in   4 × 2·s·h          = 134,217,728
+//   Q and the projection input          2 × 2·s·h          =  67,108,864
+//   K, V                                4·s·g·d_h          =  16,777,216
+//   SwiGLU input (gate, up), FC2 input  (4 + 2)·s·F        = 352,321,536
+//   log-sum-exp (fp32)                  4·a·s              =     524,288
+//   total                                                  = 570,949,632 B = 544.5 MiB
+// 16 layers (PP 2) = 9,135,194,112 B = 8.508 GiB per micro-batch; SimuMax reports 8.504 GiB of
+// activation cache for the same first stage (memory_and_flops.md §2.3, 0.04 % apart).
+const char* const kLlama3_8b = R"(
+model: {preset: llama3-8b}
+cluster: {preset: dgx-a100, nodes: 1}
+training: {seq_len: 4096, global_batch: 16, micro_batch: 1}
+parallelism: {tp: 1, pp: 2}
+)";
+
+TEST(EstimateMemory, Llama3_8bHandDerivedLayer) {
+  const Scenario s = load(kLlama3_8b);
+  EXPECT_EQ(layer_activation_bytes(s).count(), 570'949'632);
+  const MemoryReport r = estimate_memory(s);
+  // 4 micro-batches per pipeline; stage 0 of 1F1B holds min(p, m) = 2.
+  EXPECT_EQ(r.stages[0].microbatches_in_flight, 2);
+  EXPECT_EQ(r.stages[0].layer_activations.count(), 2 * 9'135'194'112);
+  // Plus the token ids (8 B each) of the embedding; no dropout mask.
+  EXPECT_EQ(r.stages[0].activations_per_microbatch.count(), 9'135'194'112 + 8 * 4096);
+  EXPECT_NEAR(r.stages[0].activations_per_microbatch.to_gib(), 8.504, 0.001 * 8.504);
+}
+
+TEST(EstimateMemory, Llama3_8bTensorAndSequenceParallelSplitEverything) {
+  // TP 2 with SP, g = 8 >= t: every term above halves: 285,474,816 B per layer.
+  const Scenario s = load(kLlama3_8b, {"parallelism.tp=2", "parallelism.sequence_parallel=true"});
+  EXPECT_EQ(layer_activation_bytes(s).count(), 570'949'632 / 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schedules: micro-batches in flight.
+
+// GPT-3 1.7B (24 layers) on one DGX A100: TP 2, PP 4, DP 1.
+const char* const kPipeline = R"(
+model: {preset: gpt3-1.7b}
+cluster: {preset: dgx-a100, nodes: 1}
+training: {seq_len: 2048, global_batch: 8, micro_batch: 1}
+parallelism: {tp: 2, pp: 4}
+)";
+
+TEST(EstimateMemory, OneFOneBStageHoldsMinOfPMinusIAndM) {
+  for (int m : {1, 2, 3, 8}) {
+    const MemoryReport r =
+        estimate_memory(load(kPipeline, {"training.global_batch=" + std::to_string(m)}));
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(r.stages[i].microbatches_in_flight, std::min(4 - i, m)) << "m " << m << " i " << i;
+      EXPECT_DOUBLE_EQ(r.stages[i].layer_sets_in_flight, std::min(4 - i, m));
+    }
+  }
+}
+
+TEST(EstimateMemory, GpipeHoldsEveryMicroBatch) {
+  const Scenario s = load(kPipeline, {"parallelism.schedule=gpipe"});
+  const MemoryReport r = estimate_memory(s);
+  for (const StageMemory& st : r.stages) {
+    EXPECT_EQ(st.microbatches_in_flight, 8);
+    // 6 layers per stage; the activations of all 8 micro-batches, not 4 − i.
+    EXPECT_EQ(st.layer_activations.count(), 8 * 6 * layer_activation_bytes(s).count());
+  }
+  // The last stage keeps the fp32 logits of all 8 for their backward, plus one half copy:
+  // (8·4 + 2) B × 2048 tokens × 50,432/2 vocabulary entries.
+  const int64_t vocab_shard = 50'432 / 2;
+  EXPECT_EQ(r.stages[3].logits_and_loss.count(), (8 * 4 + 2) * 2048LL * vocab_shard);
+}
+
+TEST(EstimateMemory, InterleavedStagesFollowMegatronWarmup) {
+  // p 4, v 2, 16 micro-batches: stage i runs (p−i−1)·2 + (v−1)·p forwards of one chunk (3
+  // layers) before its first backward and a last one just before it.
+  const MemoryReport r =
+      estimate_memory(load(kPipeline, {"training.global_batch=16", "parallelism.vpp=2"}));
+  for (int i = 0; i < 4; ++i) {
+    const int chunks = (4 - i - 1) * 2 + 4 + 1;
+    EXPECT_DOUBLE_EQ(r.stages[i].layer_sets_in_flight, chunks / 2.0) << "stage " << i;
+  }
+  // Megatron's first-stage factor: p·(1 + (p−1)/(p·v)) = 4·(1 + 3/8) = 5.5.
+  EXPECT_DOUBLE_EQ(r.stages[0].layer_sets_in_flight, 5.5);
+  EXPECT_EQ(r.stages[0].microbatches_in_flight, 8);  // micro-batches 0..7 hold chunk 0 or 1
+}
+
+TEST(EstimateMemory, InterleavedAllWarmupWhenMicroBatchesEqualStages) {
+  // m = p: Megatron runs every forward first, so every stage holds all m·v chunks = m layer sets.
+  const MemoryReport r =
+      estimate_memory(load(kPipeline, {"training.global_batch=4", "parallelism.vpp=2"}));
+  for (const StageMemory& st : r.stages) EXPECT_DOUBLE_EQ(st.layer_sets_in_flight, 4.0);
+}
+
+TEST(EstimateMemory, ManyMicroBatchesDoNotChangeTheInterleavedPeak) {
+  const MemoryReport few =
+      estimate_memory(load(kPipeline, {"training.global_batch=16", "parallelism.vpp=2"}));
+  const MemoryReport many =
+      estimate_memory(load(kPipeline, {"training.global_batch=4096", "parallelism.vpp=2"}));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(few.stages[i].activations, many.stages[i].activations);
+    EXPECT_EQ(few.stages[i].microbatches_in_flight, many.stages[i].microbatches_in_flight);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model states and sharding.
+
+// GPT-3 1.7B on two DGX A100 nodes: TP 2, PP 2, DP 4.
+const char* const kDataParallel = R"(
+model: {preset: gpt3-1.7b}
+cluster: {preset: dgx-a100, nodes: 2}
+training: {seq_len: 2048, global_batch: 16, micro_batch: 1}
+parallelism: {tp: 2, pp: 2}
+)";
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+TEST(EstimateMemory, MixedPrecisionAdamIs18BytesPerParameter) {
+  const Scenario s = load(kDataParallel);
+  const int64_t n = stage_parameters_per_gpu(s, 0);
+  const StageMemory st = estimate_memory(s).stages[0];
+  EXPECT_EQ(st.weights.count(), 2 * n);
+  EXPECT_EQ(st.gradients.count(), 4 * n);  // fp32 main gradients (bf16)
+  EXPECT_EQ(st.optimizer.count(), 12 * n);
+  EXPECT_EQ(model_state_bytes(s, n).count(), 18 * n);
+}
+
+TEST(EstimateMemory, ZeroStagesShardTheRightStates) {
+  const int64_t n = stage_parameters_per_gpu(load(kDataParallel), 0);
+  const int64_t shard = ceil_div(n, 4);
+  struct Case {
+    std::vector<std::string> set;
+    int64_t weights, gradients, optimizer;
+  };
+  const std::vector<Case> cases = {
+      {{"parallelism.zero_stage=0"}, 2 * n, 4 * n, 12 * n},
+      {{"parallelism.zero_stage=1"}, 2 * n, 4 * n, 12 * shard},  // 6 + 12/d
+      {{"parallelism.distributed_optimizer=true"}, 2 * n, 4 * n, 12 * shard},
+      {{"parallelism.zero_stage=2"}, 2 * n, 4 * shard, 12 * shard},
+      {{"parallelism.zero_stage=3"}, 2 * shard, 4 * shard, 12 * shard},
+  };
+  for (const Case& c : cases) {
+    const StageMemory st = estimate_memory(load(kDataParallel, c.set)).stages[0];
+    EXPECT_EQ(st.weights.count(), c.weights) << c.set[0];
+    EXPECT_EQ(st.gradients.count(), c.gradients) << c.set[0];
+    EXPECT_EQ(st.optimizer.count(), c.optimizer) << c.set[0];
+  }
+}
+
+TEST(EstimateMemory, Fp16KeepsHalfGradientsAndCopiesThemForTheStep) {
+  // Megatron's table: fp16 parameters and gradients are 20 B/param (4 + 16/d distributed):
+  // 2 + 2 held, 12 optimizer, and a 4 B fp32 gradient copy while the step runs, when the
+  // activations are gone.
+  const Scenario s = load(kDataParallel, {"training.precision=fp16"});
+  const int64_t n = stage_parameters_per_gpu(s, 0);
+  const StageMemory st = estimate_memory(s).stages[0];
+  EXPECT_EQ(st.gradients.count(), 2 * n);
+  EXPECT_GE(st.transient.count(), 4 * n - st.activations.count());
+}
+
+TEST(EstimateMemory, PeakIsSteadyPlusLargestTransient) {
+  const Scenario s = load(kDataParallel, {"parallelism.recompute=full"});
+  const MemoryReport r = estimate_memory(s);
+  for (const StageMemory& st : r.stages) {
+    EXPECT_EQ(st.steady, st.weights + st.gradients + st.optimizer + st.activations +
+                             st.comm_buffers + st.framework);
+    EXPECT_EQ(st.peak, st.steady + st.transient);
+    EXPECT_EQ(st.headroom, st.capacity - st.peak);
+    EXPECT_EQ(st.capacity, Bytes::gib(80));
+    EXPECT_GE(st.transient, st.logits_and_loss);
+    EXPECT_GE(st.framework, s.training.framework_overhead);
+    EXPECT_EQ(st.comm_buffers, s.parallelism.grad_bucket_size);  // DP 4, no SP
+  }
+  // Only the last stage computes the loss.
+  EXPECT_EQ(r.stages[0].logits_and_loss.count(), 0);
+  EXPECT_GT(r.stages[1].logits_and_loss.count(), 0);
+}
+
+TEST(EstimateMemory, CommBuffersHoldBucketSpGatherAndZero3Gathers) {
+  const Scenario s = load(kDataParallel);
+  const int64_t bucket = s.parallelism.grad_bucket_size.count();
+  EXPECT_EQ(estimate_memory(s).stages[0].comm_buffers.count(), bucket);
+  // SP: the all-gathered layer input, 2·s·b·h bytes.
+  const MemoryReport sp =
+      estimate_memory(load(kDataParallel, {"parallelism.sequence_parallel=true"}));
+  EXPECT_EQ(sp.stages[0].comm_buffers.count(), bucket + 2 * 2048LL * s.model.hidden);
+  // ZeRO-3: the running and the prefetched layer's half-precision weights.
+  const MemoryReport z3 = estimate_memory(load(kDataParallel, {"parallelism.zero_stage=3"}));
+  EXPECT_EQ(z3.stages[0].comm_buffers.count(), bucket + 2 * 2 * layer_parameters(s.model) / 2);
+}
+
+TEST(EstimateMemory, OneFOneBLastStageHoldsOneMicroBatchOfLogits) {
+  // fp32 logits (4 B) + half logits (2 B) per token and vocabulary entry of the TP shard.
+  const Scenario s = load(kDataParallel);
+  const int64_t vocab_shard = padded_vocab(s.model, 2) / 2;
+  EXPECT_EQ(estimate_memory(s).stages[1].logits_and_loss.count(), 6 * 2048LL * vocab_shard);
+}
+
+TEST(EstimateMemory, FrameworkOverheadAndFragmentationAreConfigurable) {
+  const Scenario s = load(
+      kDataParallel, {"training.framework_overhead=5GiB", "training.allocator_fragmentation=0"});
+  const MemoryReport r = estimate_memory(s);
+  for (const StageMemory& st : r.stages) {
+    EXPECT_EQ(st.framework, Bytes::gib(5));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Verdicts.
+
+TEST(EstimateMemory, Gpt175bOnOneNodeWithoutModelParallelismDoesNotFit) {
+  // 175B parameters × 18 B = 3.2 TB on each of 8 GPUs of 80 GiB.
+  const MemoryReport r = estimate_memory(load(R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, nodes: 1}
+training: {seq_len: 2048, global_batch: 8, micro_batch: 1}
+parallelism: {tp: 1, pp: 1}
+)"));
+  ASSERT_EQ(r.stages.size(), 1u);
+  EXPECT_FALSE(r.fits);
+  EXPECT_FALSE(r.stages[0].fits);
+  EXPECT_LT(r.stages[0].headroom.count(), 0);
+  EXPECT_GT(r.stages[0].peak.to_gib(), 2900);
+}
+
+TEST(EstimateMemory, DefaultScenarioFits) {
+  // GPT-3 175B, TP 8, PP 16, DP 8, SP + selective, distributed optimizer on A100 80GB.
+  const MemoryReport r = estimate_memory(load(""));
+  EXPECT_TRUE(r.fits);
+  EXPECT_EQ(r.limiting_stage, 0);  // the first stage holds p micro-batches and the embedding
+}
+
+// Every configuration of the vTrain dev set ran on A100 80GB, so each must be predicted to fit.
+TEST(EstimateMemory, EveryVtrainDevSetConfigurationFits) {
+  const std::string dir = find_data_dir() + "/vtrain";
+  if (!std::filesystem::exists(dir + "/ground_truth_single.csv")) {
+    GTEST_SKIP() << "no vTrain data at " << dir;
+  }
+  int checked = 0;
+  double least_headroom_gib = 1e30;
+  std::string tightest;
+  for (const std::string set : {"single", "multi"}) {
+    StatusOr<std::vector<DatasetRow>> rows =
+        load_dataset_csv(dir + "/ground_truth_" + set + ".csv", set);
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    for (const DatasetRow& row : *rows) {
+      StatusOr<Scenario> s = scenario_for_row(row);
+      ASSERT_TRUE(s.ok()) << s.status().message();
+      const MemoryReport r = estimate_memory(*s);
+      const StageMemory& st = r.stages[r.limiting_stage];
+      EXPECT_TRUE(r.fits) << set << " line " << row.line << ": stage " << st.stage << " peak "
+                          << format_bytes(st.peak);
+      if (st.headroom.to_gib() < least_headroom_gib) {
+        least_headroom_gib = st.headroom.to_gib();
+        tightest = set + " line " + std::to_string(row.line) + ", peak " + format_bytes(st.peak);
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 1440 + 109);
+  std::printf("tightest vTrain row: %s (%.2f GiB headroom)\n", tightest.c_str(),
+              least_headroom_gib);
+}
+
+}  // namespace
+}  // namespace preflight
