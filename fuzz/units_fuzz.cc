@@ -15,12 +15,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   if (StatusOr<SimTime> t = parse_time(text); t.ok() && t->ps() < 0) __builtin_trap();
   if (StatusOr<Bytes> b = parse_bytes(text); b.ok() && b->count() < 0) __builtin_trap();
-  if (StatusOr<Bandwidth> bw = parse_bandwidth(text); bw.ok() && !accepted(bw->bytes_per_second())) {
+  if (StatusOr<Bandwidth> bw = parse_bandwidth(text);
+      bw.ok() && !accepted(bw->bytes_per_second())) {
     __builtin_trap();
   }
   if (StatusOr<Flops> f = parse_flops(text); f.ok() && !accepted(f->count())) __builtin_trap();
-  if (StatusOr<FlopRate> r = parse_flop_rate(text);
-      r.ok() && !accepted(r->flops_per_second())) {
+  if (StatusOr<FlopRate> r = parse_flop_rate(text); r.ok() && !accepted(r->flops_per_second())) {
     __builtin_trap();
   }
   return 0;

@@ -1,5 +1,7 @@
 #include "config/scenario.h"
 
+#include <algorithm>
+
 namespace preflight {
 namespace {
 
@@ -20,7 +22,43 @@ FlopRate GpuConfig::peak_for(Precision p) const {
   return peak_bf16;
 }
 
+namespace {
+
+// Hardware figures far outside any real part are typos (a unit off by 10^9) and would make
+// simulated times overflow; reject them with the plausible range.
+Status check_hardware_ranges(const ClusterConfig& c) {
+  const GpuConfig& g = c.gpu;
+  const GpuCalibration& k = g.calibration;
+  auto too_small = [](const std::string& key, const std::string& what) {
+    return invalid_argument(key + ": " + what);
+  };
+  if (std::max(g.peak_fp16.flops_per_second(), g.peak_bf16.flops_per_second()) < 1e12) {
+    return too_small("cluster.gpu.peak", "expected an fp16 or bf16 peak of at least 1TFLOPS");
+  }
+  if (g.hbm_bandwidth.bytes_per_second() < 1e9) {
+    return too_small("cluster.gpu.hbm_bandwidth", "expected at least 1GB/s");
+  }
+  if (c.nvlink_bandwidth.bytes_per_second() < 1e9) {
+    return too_small("cluster.nvlink_bandwidth", "expected at least 1GB/s");
+  }
+  if (c.nodes > 1 && c.nic_bandwidth.bytes_per_second() < 1e8 / 8) {
+    return too_small("cluster.nic_bandwidth", "expected at least 100Mbps");
+  }
+  const SimTime one_second = SimTime::seconds(1);
+  if (k.launch_overhead > one_second || k.kernel_gap > one_second ||
+      k.collective_latency > one_second || k.collective_step_latency > one_second ||
+      c.network_latency > one_second) {
+    return invalid_argument(
+        "cluster.gpu.calibration: launch_overhead, kernel_gap, collective latencies and "
+        "cluster.network_latency: expected at most 1s each");
+  }
+  return Status();
+}
+
+}  // namespace
+
 Status validate_scenario(const Scenario& s) {
+  PREFLIGHT_RETURN_IF_ERROR(check_hardware_ranges(s.cluster));
   const ModelConfig& m = s.model;
   const ParallelismConfig& p = s.parallelism;
   const TrainingConfig& t = s.training;
@@ -56,6 +94,12 @@ Status validate_scenario(const Scenario& s) {
     return invalid_argument("training.global_batch: " + str(t.global_batch) +
                             ": expected a multiple of micro_batch × dp = " + str(t.micro_batch) +
                             " × " + str(p.dp) + " = " + str(int64_t{t.micro_batch} * p.dp));
+  }
+  if (s.num_microbatches() > 100000) {
+    return invalid_argument("training.global_batch: " + str(t.global_batch) + " gives " +
+                            str(s.num_microbatches()) +
+                            " micro-batches per pipeline: expected at most 100000 (raise "
+                            "training.micro_batch or parallelism.dp)");
   }
   if (p.vpp > 1 && p.schedule != Schedule::kInterleaved) {
     return invalid_argument("parallelism.vpp: " + str(p.vpp) +

@@ -40,7 +40,8 @@ class StageRunner final : public EventHandler {
   void run_until_blocked();
 
   // State, readable by Execution.
-  SimTime host, compute, comm;  // the three clocks
+  SimTime host, compute, comm;  // host thread, compute stream, TP communication stream
+  SimTime dp_stream;            // the DP gradient-reduction stream (overlapped buckets)
   Category comm_reason = Category::kTpComm;
   SimTime sync_until;  // the host waited (for a p2p) until this time
   Category sync_reason = Category::kPpComm;
@@ -210,7 +211,7 @@ class Execution {
     for (size_t s = 0; s < runners_.size(); ++s) {
       StageRunner& r = *runners_[s];
       PREFLIGHT_CHECK_MSG(r.done, "pipeline deadlock: a stage never finished its program");
-      r.result.end = std::max(r.compute, std::max(r.comm, r.host));
+      r.result.end = std::max(std::max(r.compute, r.dp_stream), std::max(r.comm, r.host));
       // Anything after the compute stream drained (host sync) counts as host time.
       r.result.breakdown.host_overhead += r.result.end - r.compute;
       if (r.result.end > end) {
@@ -403,18 +404,19 @@ void StageRunner::run_until_blocked() {
         host += launch;
         const OpTiming& t = ex.step_timings_[stage_][step];
         count_collective(t);
-        const SimTime start = std::max(host, std::max(compute, comm));
-        comm = start + t.duration;
-        comm_reason = t.category;
+        // DP buckets run on their own communicator and stream (Megatron DDP), so they do not
+        // delay the TP stream's waits.
+        const SimTime start = std::max(host, std::max(compute, dp_stream));
+        dp_stream = start + t.duration;
         if (trace != TraceLevel::kNone) {
-          ex.record(stage_, 1, start, comm, st.op.name, st.microbatch, t.category);
+          ex.record(stage_, 2, start, dp_stream, st.op.name, st.microbatch, t.category);
         }
         break;
       }
       case StepKind::kWaitComm: {
-        if (comm > compute) {
-          add(comm_reason, comm - compute);
-          compute = comm;
+        if (dp_stream > compute) {
+          add(Category::kDpComm, dp_stream - compute);
+          compute = dp_stream;
         }
         break;
       }

@@ -1,7 +1,7 @@
 // Executor: runs a Workload on a Simulator. Each pipeline stage is one rank class (its TP and DP
-// peers are symmetric, so one representative is exact under the analytical network) with three
+// peers are symmetric, so one representative is exact under the analytical network) with four
 // clocks: the host thread that dispatches kernels in program order (launch_overhead each), the
-// compute stream, and the communication stream. A kernel starts when the host has launched it
+// compute stream, the TP communication stream and the DP communication stream. A kernel starts when the host has launched it
 // and the stream is free; sends are eager and the host waits for them (Megatron synchronises
 // after p2p); a receive waits for the matching send's arrival and synchronises the host; a
 // collective spanning stages starts when all of them have arrived. Events on the Simulator carry
@@ -39,7 +39,7 @@ enum class TraceLevel { kNone, kBlocks, kKernels };
 
 struct TraceInterval {
   int stage = 0;
-  int stream = 0;  // 0 compute, 1 communication
+  int stream = 0;  // 0 compute, 1 TP communication, 2 DP communication (and p2p on 1)
   SimTime start, end;
   std::string name;
   int microbatch = -1;

@@ -50,7 +50,12 @@ json trace_to_json(const SimulationReport& r) {
                           {"name", "thread_name"},
                           {"pid", st},
                           {"tid", 1},
-                          {"args", {{"name", "communication"}}}});
+                          {"args", {{"name", "TP communication"}}}});
+    events.push_back(json{{"ph", "M"},
+                          {"name", "thread_name"},
+                          {"pid", st},
+                          {"tid", 2},
+                          {"args", {{"name", "DP communication"}}}});
   }
   for (const TraceInterval& t : r.execution.trace) {
     json e{{"ph", "X"},

@@ -14,6 +14,18 @@ namespace preflight {
 StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& options) {
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
   const auto wall_start = std::chrono::steady_clock::now();
+  // Simulated time is int64 picoseconds (106 days). Refuse scenarios whose pure compute time
+  // alone, at peak, would exceed 10 days per iteration: their inputs are almost surely wrong.
+  {
+    const double ideal_s = model_flops_per_iteration(s) /
+                           (s.cluster.gpu.peak_for(s.training.precision).flops_per_second() *
+                            s.cluster.total_gpus());
+    if (!(ideal_s < 864000)) {
+      return invalid_argument("scenario: one iteration would take more than 10 days even at peak "
+                              "FLOP/s (" + std::to_string(ideal_s) + " s); expected a smaller "
+                              "global_batch/seq_len or a faster cluster");
+    }
+  }
   SimulationReport r;
   r.scenario = s;
   const Workload workload = generate_workload(s);

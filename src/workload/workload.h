@@ -70,8 +70,8 @@ enum class StepKind : uint8_t {
   kSend,        // send `bytes` to `peer` (a stage); the host waits for completion (Megatron)
   kRecv,        // wait for the matching send from `peer`, then synchronise the host
   kCollective,  // a blocking collective on the compute stream (`op`)
-  kCommAsync,   // a collective on the communication stream, overlapping compute (`op`)
-  kWaitComm,    // the compute stream waits for the communication stream
+  kCommAsync,   // a DP collective on the DP stream, overlapping compute (`op`)
+  kWaitComm,    // the compute stream waits for the DP stream
   kHostSync,    // the host waits for the GPU (e.g. loss-scale check at the iteration end)
 };
 
