@@ -23,23 +23,26 @@ int run(const MemoryArgs& a) {
   if (a.json != "-") {
     const Scenario& s = *scenario;
     const ParallelismConfig& p = s.parallelism;
-    std::printf("Preflight memory: %s on %d x %s; TP %d, PP %d, DP %d%s, %s, micro-batch %d, "
-                "recompute %s%s, ZeRO %d\n\n",
-                s.model.name.c_str(), s.cluster.total_gpus(), s.cluster.gpu.name.c_str(), p.tp,
-                p.pp, p.dp, p.vpp > 1 ? (", VPP " + std::to_string(p.vpp)).c_str() : "",
-                to_string(p.schedule), s.training.micro_batch, to_string(p.recompute),
-                p.sequence_parallel ? ", sequence parallel" : "", effective_zero_stage(s));
-    std::printf("GiB per GPU (activ = activations held at the peak by the in-flight "
-                "micro-batches; buffers = comm buckets + logits/loss):\n");
+    std::printf(
+        "Preflight memory: %s on %d x %s; TP %d, PP %d, DP %d%s, %s, micro-batch %d, "
+        "recompute %s%s, ZeRO %d\n\n",
+        s.model.name.c_str(), s.cluster.total_gpus(), s.cluster.gpu.name.c_str(), p.tp, p.pp, p.dp,
+        p.vpp > 1 ? (", VPP " + std::to_string(p.vpp)).c_str() : "", to_string(p.schedule),
+        s.training.micro_batch, to_string(p.recompute),
+        p.sequence_parallel ? ", sequence parallel" : "", effective_zero_stage(s));
+    std::printf(
+        "GiB per GPU (activ = activations held at the peak by the in-flight "
+        "micro-batches; buffers = comm buckets + logits/loss):\n");
     std::fputs(format_memory_table(m).c_str(), stdout);
     const StageMemory& lim = m.stages[m.limiting_stage];
     if (m.fits) {
       std::printf("\nfits: yes; the limiting stage is %d with %.2f GiB of headroom\n", lim.stage,
                   lim.headroom.to_gib());
     } else {
-      std::printf("\nfits: NO; stage %d needs %.2f GiB, %.2f GiB more than the %.0f GiB of HBM "
-                  "(try more TP/PP, recompute, sequence parallelism or a sharded optimizer)\n",
-                  lim.stage, lim.peak.to_gib(), -lim.headroom.to_gib(), lim.capacity.to_gib());
+      std::printf(
+          "\nfits: NO; stage %d needs %.2f GiB, %.2f GiB more than the %.0f GiB of HBM "
+          "(try more TP/PP, recompute, sequence parallelism or a sharded optimizer)\n",
+          lim.stage, lim.peak.to_gib(), -lim.headroom.to_gib(), lim.capacity.to_gib());
     }
   }
   if (!a.json.empty()) {

@@ -21,6 +21,7 @@ int fail(const Status& s);
 void add_simulate_command(CLI::App& app, int* exit_code);
 void add_presets_command(CLI::App& app, int* exit_code);
 void add_memory_command(CLI::App& app, int* exit_code);
+void add_collective_command(CLI::App& app, int* exit_code);
 void add_validate_command(CLI::App& app, int* exit_code);
 
 }  // namespace preflight::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   int exit_code = preflight::cli::kExitOk;
   preflight::cli::add_simulate_command(app, &exit_code);
   preflight::cli::add_memory_command(app, &exit_code);
+  preflight::cli::add_collective_command(app, &exit_code);
   preflight::cli::add_validate_command(app, &exit_code);
   preflight::cli::add_presets_command(app, &exit_code);
   try {

@@ -1,5 +1,6 @@
 #include "collective/collective_model.h"
 
+#include <algorithm>
 #include <bit>
 
 namespace preflight {
@@ -30,6 +31,16 @@ const char* to_string(Algorithm a) {
       return "tree";
     case Algorithm::kP2p:
       return "p2p";
+    case Algorithm::kNvls:
+      return "nvls";
+    case Algorithm::kNvlsTree:
+      return "nvls_tree";
+    case Algorithm::kCollNetDirect:
+      return "collnet_direct";
+    case Algorithm::kCollNetChain:
+      return "collnet_chain";
+    case Algorithm::kPat:
+      return "pat";
   }
   return "?";
 }
@@ -49,7 +60,7 @@ const char* to_string(CollectiveKind k) {
 }
 
 CollectiveModel::CollectiveModel(const ClusterConfig& cluster, const NetworkBackend& network)
-    : network_(network),
+    : network_(&network),
       alpha_(cluster.gpu.calibration.collective_latency),
       step_(cluster.gpu.calibration.collective_step_latency) {}
 
@@ -57,10 +68,11 @@ CollectivePlan CollectiveModel::plan(CollectiveKind kind, const GroupPlacement& 
                                      Bytes bytes) const {
   CollectivePlan best;
   if (g.size <= 1 || bytes.count() <= 0) return best;
+  if (nccl_) return nccl_->plan(kind, g, bytes);
   const int n = g.size;
   const int N = g.nodes;
-  const Bandwidth bus = network_.bus_bandwidth(g);
-  const SimTime L = network_.inter_node_latency();
+  const Bandwidth bus = network_->bus_bandwidth(g);
+  const SimTime L = network_->inter_node_latency();
   const double factor = bus_factor(kind, n);
   const Bytes wire(static_cast<int64_t>(static_cast<double>(bytes.count()) * factor));
   const int steps = kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
@@ -84,9 +96,27 @@ CollectivePlan CollectiveModel::p2p(Bytes bytes, bool cross_node) const {
   CollectivePlan p;
   p.algorithm = Algorithm::kP2p;
   if (bytes.count() <= 0) return p;
-  p.time = alpha_ + step_ + (cross_node ? network_.inter_node_latency() : SimTime()) +
-           bytes / network_.p2p_bandwidth(cross_node);
+  p.time = alpha_ + step_ + (cross_node ? network_->inter_node_latency() : SimTime()) +
+           bytes / network_->p2p_bandwidth(cross_node);
   p.busbw_gbps = static_cast<double>(bytes.count()) / p.time.to_seconds() * 1e-9;
+  return p;
+}
+
+CollectivePlan CollectiveModel::all_to_all(const GroupPlacement& g, Bytes bytes) const {
+  CollectivePlan p;
+  p.algorithm = Algorithm::kP2p;
+  if (g.size <= 1 || bytes.count() <= 0) return p;
+  const double n = g.size;
+  const double s = static_cast<double>(bytes.count());
+  const double intra = s * (g.per_node - 1) / n;
+  const double inter = s * (g.size - g.per_node) / n;
+  double seconds = intra / network_->p2p_bandwidth(false).bytes_per_second();
+  if (inter > 0) {
+    seconds = std::max(seconds, inter / network_->p2p_bandwidth(true).bytes_per_second());
+  }
+  p.time = alpha_ + step_ + (g.nodes > 1 ? network_->inter_node_latency() : SimTime()) +
+           SimTime::seconds(seconds);
+  p.busbw_gbps = s * (n - 1) / n / p.time.to_seconds() * 1e-9;
   return p;
 }
 

@@ -1,11 +1,11 @@
 #include "config/loader.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "config/presets.h"
 #include "config/yaml_reader.h"
@@ -71,7 +71,8 @@ Status apply_override(YAML::Node root, const std::string& assignment) {
       m["preset"] = next.Scalar();
       cur[keys[i]] = m;
     } else if (!next.IsMap()) {
-      return invalid_argument("--set " + assignment + ": '" + keys[i] + "' is a list, not a mapping");
+      return invalid_argument("--set " + assignment + ": '" + keys[i] +
+                              "' is a list, not a mapping");
     }
     chain.push_back(cur[keys[i]]);
   }
@@ -189,6 +190,14 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   }
   g->hbm_bandwidth = r.get_bandwidth("hbm_bandwidth", Bandwidth());
   g->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", Bandwidth());
+  // NVLink 2-4 carry 25 GB/s per link and direction, NVLink 5 50 GB/s: A100 12, H100 18 links.
+  {
+    const bool blackwell = g->architecture == "blackwell";
+    const double per_link = blackwell ? 50e9 : 25e9;
+    const int derived = static_cast<int>(g->nvlink_bandwidth.bytes_per_second() / per_link + 0.5);
+    g->nvlinks = r.get_int("nvlinks", derived, 0);
+  }
+  g->nvls = r.get_bool("nvls", g->architecture == "hopper" || g->architecture == "blackwell");
   YamlReader peak(node["peak"], source, path + ".peak");
   r.skip("peak");
   g->peak_fp32 = peak.get_flop_rate("fp32", FlopRate());
@@ -214,6 +223,10 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   c.nvlink_busbw = cal.get_bandwidth("nvlink_busbw", g->nvlink_bandwidth * 0.77);
   c.collective_latency = cal.get_time("collective_latency", c.collective_latency);
   c.collective_step_latency = cal.get_time("collective_step_latency", c.collective_step_latency);
+  c.collective_midsize_penalty =
+      cal.get_double("collective_midsize_penalty", c.collective_midsize_penalty, 0, 10);
+  c.collective_midsize_bytes =
+      cal.get_bytes("collective_midsize_bytes", c.collective_midsize_bytes);
   PREFLIGHT_RETURN_IF_ERROR(cal.finish());
   return r.finish();
 }
@@ -225,7 +238,8 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   c->name = r.get_string("name", "custom");
   c->description = r.get_string("description", "");
   if (!node["gpu"]) {
-    return invalid_argument(source + ": cluster.gpu: missing key: expected a GPU preset name "
+    return invalid_argument(source +
+                            ": cluster.gpu: missing key: expected a GPU preset name "
                             "(e.g. A100-SXM4-80GB) or a mapping");
   }
   PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node gpu_node,
@@ -238,8 +252,8 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
     if (r.status().ok() && gpus % c->gpus_per_node != 0) {
       r.fail("gpus", std::to_string(gpus) + ": expected a multiple of cluster.gpus_per_node (" +
                          std::to_string(c->gpus_per_node) + ")");
-    } else if (r.has("nodes") && node["nodes"].IsScalar() &&
-               r.status().ok() && gpus / c->gpus_per_node != c->nodes) {
+    } else if (r.has("nodes") && node["nodes"].IsScalar() && r.status().ok() &&
+               gpus / c->gpus_per_node != c->nodes) {
       r.fail("gpus", std::to_string(gpus) + ": contradicts cluster.nodes (" +
                          std::to_string(c->nodes) + " nodes of " +
                          std::to_string(c->gpus_per_node) + " GPUs)");
@@ -253,6 +267,11 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   c->nic_efficiency = r.get_double("nic_efficiency", 0.96, 0.01, 1.0);
   c->network_latency = r.get_time("network_latency", c->network_latency);
   c->gpu_hour_price = r.get_double("gpu_hour_price", 0, 0, 1e6);
+  static const std::vector<std::string> kCpus = {"intel", "amd", "arm"};
+  c->cpu_vendor = kCpus[r.get_choice("cpu_vendor", 0, kCpus)];
+  // PCIe generation of the GPU<->NIC path: Gen3 for V100 systems, Gen4 for A100, Gen5 after.
+  const std::string& arch = c->gpu.architecture;
+  c->pcie_gen = r.get_int("pcie_gen", arch == "volta" ? 3 : arch == "ampere" ? 4 : 5, 3);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   if (int64_t{c->nodes} * c->gpus_per_node > INT32_MAX) {  // total_gpus() is an int
     return invalid_argument(source + ": cluster.nodes: " + std::to_string(c->nodes) + " nodes of " +
@@ -319,6 +338,39 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   return Status();
 }
 
+Status read_collectives(const YAML::Node& node, const std::string& source, CollectivesConfig* c) {
+  YamlReader r(node, source, "collectives");
+  static const std::vector<std::string> kVersions = {"2.18", "2.19", "2.20", "2.21", "2.22", "2.23",
+                                                     "2.24", "2.25", "2.26", "2.27", "2.28"};
+  c->nccl_version = kVersions[r.get_choice("nccl_version", 10, kVersions)];
+  c->algo = r.get_string("algo", "");
+  c->proto = r.get_string("proto", "");
+  c->min_channels = r.get_int("min_channels", 0, 0);
+  c->max_channels = r.get_int("max_channels", 0, 0);
+  c->pxn = r.get_bool("pxn", true);
+  if (r.has("nvls")) {
+    const std::string v = r.get_string("nvls", "auto");
+    if (v == "auto" || v == "2") {
+      c->nvls = 2;
+    } else if (v == "true" || v == "1" || v == "on" || v == "yes") {
+      c->nvls = 1;
+    } else if (v == "false" || v == "0" || v == "off" || v == "no") {
+      c->nvls = 0;
+    } else {
+      r.fail("nvls", "'" + v + "': expected auto, true or false (NCCL_NVLS_ENABLE 2, 1, 0)");
+    }
+  }
+  static const std::vector<std::string> kModels = {"calibrated", "nccl", "alpha_beta"};
+  c->model = kModels[r.get_choice("model", 0, kModels)];
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (c->max_channels > 0 && c->min_channels > c->max_channels) {
+    return invalid_argument(
+        source + ": collectives.min_channels: " + std::to_string(c->min_channels) +
+        ": expected at most collectives.max_channels (" + std::to_string(c->max_channels) + ")");
+  }
+  return Status();
+}
+
 Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s) {
   YamlReader r(node, source, "simulation");
   const int network = r.get_choice("network", 0, {"analytical"});
@@ -330,11 +382,12 @@ Status read_simulation(const YAML::Node& node, const std::string& source, Simula
 StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   if (!root || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
   if (!root.IsMap()) {
-    return invalid_argument(source + ": expected a mapping with sections model, cluster, "
+    return invalid_argument(source +
+                            ": expected a mapping with sections model, cluster, "
                             "training, parallelism, simulation");
   }
-  static const char* kSections[] = {"name",     "description", "model",     "cluster",
-                                    "training", "parallelism", "simulation"};
+  static const char* kSections[] = {"name",     "description", "model",       "cluster",
+                                    "training", "parallelism", "collectives", "simulation"};
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     bool known = false;
@@ -342,17 +395,19 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
     if (!known) {
       return invalid_argument(source + ": " + key +
                               ": unknown section (expected model, cluster, training, "
-                              "parallelism, simulation)");
+                              "parallelism, collectives, simulation)");
     }
   }
   Scenario s;
   s.source = source;
   if (!root["model"]) {
-    return invalid_argument(source + ": model: missing section: expected a preset "
+    return invalid_argument(source +
+                            ": model: missing section: expected a preset "
                             "(model.preset: gpt3-175b) or the model's fields");
   }
   if (!root["cluster"]) {
-    return invalid_argument(source + ": cluster: missing section: expected a preset "
+    return invalid_argument(source +
+                            ": cluster: missing section: expected a preset "
                             "(cluster.preset: dgx-a100) or the cluster's fields");
   }
   PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node model,
@@ -362,6 +417,7 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, source, &s.cluster));
   PREFLIGHT_RETURN_IF_ERROR(read_training(root["training"], source, s.model, &s.training));
   PREFLIGHT_RETURN_IF_ERROR(read_parallelism(root["parallelism"], source, &s.parallelism));
+  PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], source, &s.collectives));
   PREFLIGHT_RETURN_IF_ERROR(read_simulation(root["simulation"], source, &s.simulation));
   if (s.parallelism.dp == 0) {
     const int64_t model_parallel = int64_t{s.parallelism.tp} * s.parallelism.pp;
@@ -395,7 +451,8 @@ StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
   }
   if (!root || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
   if (!root.IsMap()) {
-    return invalid_argument(name + ": expected a mapping with sections model, cluster, training, "
+    return invalid_argument(name +
+                            ": expected a mapping with sections model, cluster, training, "
                             "parallelism, simulation");
   }
   for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
@@ -424,7 +481,8 @@ StatusOr<Scenario> load_scenario(const std::string& path,
   ss << in.rdbuf();
   std::string text = ss.str();
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return invalid_argument(path + ": empty scenario file: expected sections model, cluster, "
+    return invalid_argument(path +
+                            ": empty scenario file: expected sections model, cluster, "
                             "training, parallelism");
   }
   return load_scenario_text(text, path, overrides);
@@ -437,19 +495,48 @@ StatusOr<ModelConfig> load_model_preset(const std::string& name) {
   return m;
 }
 
+namespace {
+
+StatusOr<CollectiveSetup> collective_setup(const std::string& cluster_preset,
+                                           const std::vector<std::string>& overrides) {
+  YAML::Node root(YAML::NodeType::Map);
+  root["cluster"]["preset"] = cluster_preset;
+  for (const std::string& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    if (key.rfind("cluster.", 0) != 0 && key.rfind("collectives.", 0) != 0) {
+      return invalid_argument("--set " + o + ": expected a cluster.* or collectives.* key here");
+    }
+    PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
+  }
+  CollectiveSetup setup;
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster, resolve_cluster(root["cluster"], "<flags>"));
+  PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, "<flags>", &setup.cluster));
+  PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], "<flags>", &setup.collectives));
+  return setup;
+}
+
+}  // namespace
+
 StatusOr<ClusterConfig> load_cluster_preset(const std::string& name,
                                             const std::vector<std::string>& overrides) {
-  YAML::Node root(YAML::NodeType::Map);
-  root["cluster"]["preset"] = name;
-  for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
-  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster, resolve_cluster(root["cluster"], "<flags>"));
-  ClusterConfig c;
-  try {
-    PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, "<flags>", &c));
-  } catch (const YAML::Exception& e) {
-    return invalid_argument("<flags>: malformed value: " + e.msg);
+  std::vector<std::string> cluster_only;
+  for (const std::string& o : overrides) {
+    if (o.rfind("collectives.", 0) != 0) cluster_only.push_back(o);
   }
-  return c;
+  StatusOr<CollectiveSetup> setup = load_collective_setup(name, cluster_only);
+  if (!setup.ok()) return setup.status();
+  return setup->cluster;
+}
+
+StatusOr<CollectiveSetup> load_collective_setup(const std::string& cluster_preset,
+                                                const std::vector<std::string>& overrides) {
+  try {
+    StatusOr<CollectiveSetup> s = collective_setup(cluster_preset, overrides);
+    if (!s.ok()) return one_line(s.status());
+    return s;
+  } catch (const YAML::Exception& e) {
+    return one_line(invalid_argument("<flags>: malformed value: " + e.msg));
+  }
 }
 
 }  // namespace preflight

@@ -26,4 +26,12 @@ StatusOr<ModelConfig> load_model_preset(const std::string& name);
 StatusOr<ClusterConfig> load_cluster_preset(const std::string& name,
                                             const std::vector<std::string>& overrides);
 
+// A cluster preset with `cluster.*` and `collectives.*` overrides (for `preflight collective`).
+struct CollectiveSetup {
+  ClusterConfig cluster;
+  CollectivesConfig collectives;
+};
+StatusOr<CollectiveSetup> load_collective_setup(const std::string& cluster_preset,
+                                                const std::vector<std::string>& overrides);
+
 }  // namespace preflight

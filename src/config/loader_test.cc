@@ -1,11 +1,12 @@
 #include "config/loader.h"
-#include "config/presets.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "config/presets.h"
 
 namespace preflight {
 namespace {
@@ -15,7 +16,6 @@ double a100_preset_gemm_efficiency() {
   StatusOr<YAML::Node> n = find_preset("gpus", "A100-SXM4-80GB");
   return n.ok() ? (*n)["calibration"]["gemm_efficiency"].as<double>() : -1;
 }
-
 
 using ::testing::HasSubstr;
 

@@ -51,6 +51,10 @@ struct GpuCalibration {
   Bandwidth nvlink_busbw;                                  // measured in-node all-reduce busBw
   SimTime collective_latency = SimTime::microseconds(20);  // fixed cost of one collective
   SimTime collective_step_latency = SimTime::microseconds(2);  // per ring/tree step
+  // Mid-size inefficiency of NCCL collectives against its own tuning model: the bandwidth term
+  // grows by 4k·x(1−x), x = S/(S + S_mid), largest at S = S_mid (docs/collectives.md).
+  double collective_midsize_penalty = 0.6;         // k
+  Bytes collective_midsize_bytes = Bytes::mib(8);  // S_mid
 };
 
 struct GpuConfig {
@@ -61,6 +65,8 @@ struct GpuConfig {
   Bytes hbm_capacity;
   Bandwidth hbm_bandwidth;
   Bandwidth nvlink_bandwidth;  // per GPU, one direction
+  int nvlinks = 0;             // NVLink links per GPU (0 = PCIe only)
+  bool nvls = false;           // NVLink SHARP (multicast NVSwitch): Hopper and later
   FlopRate peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_fp8;
   GpuCalibration calibration;
 
@@ -80,6 +86,9 @@ struct ClusterConfig {
   double nic_efficiency = 0.96;
   SimTime network_latency = SimTime::microseconds(5);
   double gpu_hour_price = 0;  // USD
+  std::string cpu_vendor =
+      "intel";       // host CPU (NCCL's low-latency caps differ for AMD, nccl.md §5.4)
+  int pcie_gen = 4;  // GPU<->NIC PCIe generation (x16), caps NCCL's per-channel NIC bw
 
   int total_gpus() const { return nodes * gpus_per_node; }
   // Inter-node bandwidth one GPU gets when every GPU of its node sends at once.
@@ -121,6 +130,22 @@ struct ParallelismConfig {
   Bytes grad_bucket_size = Bytes(160'000'000);  // Megatron's DDP bucket: 40M fp32 gradients
 };
 
+// How collectives are chosen and timed: NCCL's tuning model picks the algorithm, protocol and
+// channels (its environment variables have keys here, in NCCL's own syntax), and the time comes
+// from the calibrated model (docs/collectives.md).
+struct CollectivesConfig {
+  std::string nccl_version = "2.28";  // NCCL behaviour to reproduce (2.18 ... 2.28)
+  std::string algo;                   // NCCL_ALGO, e.g. "ring", "^nvls" ("" = NCCL's choice)
+  std::string proto;                  // NCCL_PROTO, e.g. "simple", "^ll"
+  int min_channels = 0;               // NCCL_MIN_NCHANNELS (0 = NCCL's default)
+  int max_channels = 0;               // NCCL_MAX_NCHANNELS (0 = NCCL's default)
+  bool pxn = true;                    // NCCL_PXN_DISABLE=0
+  int nvls = 2;                       // NCCL_NVLS_ENABLE: 0 off, 1 on, 2 auto
+  // Time model: calibrated (NCCL's choice, time corrected by measured curves) | nccl (NCCL's
+  // own tuning-model time) | alpha_beta (the first version's ring/tree formulas).
+  std::string model = "calibrated";
+};
+
 struct SimulationConfig {
   std::string network = "analytical";
   uint64_t seed = 0;
@@ -132,6 +157,7 @@ struct Scenario {
   ClusterConfig cluster;
   TrainingConfig training;
   ParallelismConfig parallelism;
+  CollectivesConfig collectives;
   SimulationConfig simulation;
 
   int num_microbatches() const {

@@ -53,8 +53,7 @@ bool YamlReader::scalar(const std::string& key, std::string* out) {
   if (!has(key)) return false;
   const YAML::Node v = node_[key];
   if (!v.IsScalar()) {
-    fail(key, "expected a single value, found a " +
-                  std::string(v.IsMap() ? "mapping" : "list"));
+    fail(key, "expected a single value, found a " + std::string(v.IsMap() ? "mapping" : "list"));
     return false;
   }
   *out = v.Scalar();
@@ -199,8 +198,8 @@ Status YamlReader::finish() {
       if (known_.count(key) == 0) {
         std::string list;
         for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
-        return invalid_argument(one_line(source_ + ": " + key_path(key) +
-                                         ": unknown key (known keys: " + list + ")"));
+        return invalid_argument(
+            one_line(source_ + ": " + key_path(key) + ": unknown key (known keys: " + list + ")"));
       }
     }
   }

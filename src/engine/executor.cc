@@ -82,7 +82,10 @@ class Execution {
     for (const Block& b : w.blocks) {
       // Memory counter: a layer's forward keeps its activations, its backward frees them.
       const bool track = options.layer_activation_bytes.count() > 0;
-      memory_sign_.push_back(!track ? 0 : b.name == "layer.fwd" ? 1 : b.name == "layer.bwd" ? -1 : 0);
+      memory_sign_.push_back(!track                  ? 0
+                             : b.name == "layer.fwd" ? 1
+                             : b.name == "layer.bwd" ? -1
+                                                     : 0);
       std::vector<OpTiming> t;
       t.reserve(b.ops.size());
       for (const Op& op : b.ops) t.push_back(time_op(op));
@@ -144,6 +147,8 @@ class Execution {
     s.name = name;
     s.kind = kind;
     s.algorithm = to_string(plan.algorithm);
+    s.protocol = plan.protocol;
+    s.channels = plan.channels;
     s.busbw_gbps = plan.busbw_gbps;
     stats_names_.push_back(s);
     return static_cast<int>(stats_names_.size()) - 1;

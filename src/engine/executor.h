@@ -1,11 +1,11 @@
 // Executor: runs a Workload on a Simulator. Each pipeline stage is one rank class (its TP and DP
 // peers are symmetric, so one representative is exact under the analytical network) with four
 // clocks: the host thread that dispatches kernels in program order (launch_overhead each), the
-// compute stream, the TP communication stream and the DP communication stream. A kernel starts when the host has launched it
-// and the stream is free; sends are eager and the host waits for them (Megatron synchronises
-// after p2p); a receive waits for the matching send's arrival and synchronises the host; a
-// collective spanning stages starts when all of them have arrived. Events on the Simulator carry
-// the cross-stage dependencies, ordered by (time, sequence): deterministic.
+// compute stream, the TP communication stream and the DP communication stream. A kernel starts when
+// the host has launched it and the stream is free; sends are eager and the host waits for them
+// (Megatron synchronises after p2p); a receive waits for the matching send's arrival and
+// synchronises the host; a collective spanning stages starts when all of them have arrived. Events
+// on the Simulator carry the cross-stage dependencies, ordered by (time, sequence): deterministic.
 #pragma once
 
 #include <array>
@@ -59,6 +59,8 @@ struct CollectiveStats {
   std::string name;
   std::string kind;
   std::string algorithm;
+  std::string protocol;
+  int channels = 0;
   int64_t count = 0;
   double bytes = 0;
   SimTime time;

@@ -1,6 +1,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <tuple>
 
 #include "report/report.h"
 
@@ -43,6 +45,8 @@ json scenario_to_json(const Scenario& s) {
            {"hbm_capacity_bytes", g.hbm_capacity.count()},
            {"hbm_bandwidth_bps", g.hbm_bandwidth.bytes_per_second()},
            {"nvlink_bandwidth_bps", g.nvlink_bandwidth.bytes_per_second()},
+           {"nvlinks", g.nvlinks},
+           {"nvls", g.nvls},
            {"peak_flops",
             {{"fp32", g.peak_fp32.flops_per_second()},
              {"tf32", g.peak_tf32.flops_per_second()},
@@ -58,7 +62,9 @@ json scenario_to_json(const Scenario& s) {
              {"kernel_gap_s", k.kernel_gap.to_seconds()},
              {"nvlink_busbw_bps", k.nvlink_busbw.bytes_per_second()},
              {"collective_latency_s", k.collective_latency.to_seconds()},
-             {"collective_step_latency_s", k.collective_step_latency.to_seconds()}}}};
+             {"collective_step_latency_s", k.collective_step_latency.to_seconds()},
+             {"collective_midsize_penalty", k.collective_midsize_penalty},
+             {"collective_midsize_bytes", k.collective_midsize_bytes.count()}}}};
   json cluster{{"name", c.name},
                {"gpu", gpu},
                {"nodes", c.nodes},
@@ -69,7 +75,9 @@ json scenario_to_json(const Scenario& s) {
                {"nic_bandwidth_bps", c.nic_bandwidth.bytes_per_second()},
                {"nic_efficiency", c.nic_efficiency},
                {"network_latency_s", c.network_latency.to_seconds()},
-               {"gpu_hour_price", c.gpu_hour_price}};
+               {"gpu_hour_price", c.gpu_hour_price},
+               {"cpu_vendor", c.cpu_vendor},
+               {"pcie_gen", c.pcie_gen}};
   const TrainingConfig& t = s.training;
   json training{{"seq_len", t.seq_len},
                 {"global_batch", t.global_batch},
@@ -91,9 +99,19 @@ json scenario_to_json(const Scenario& s) {
            {"schedule", to_string(p.schedule)},
            {"overlap_grad_reduce", p.overlap_grad_reduce},
            {"grad_bucket_size_bytes", p.grad_bucket_size.count()}};
+  const CollectivesConfig& k2 = s.collectives;
+  json coll{{"nccl_version", k2.nccl_version},
+            {"algo", k2.algo},
+            {"proto", k2.proto},
+            {"min_channels", k2.min_channels},
+            {"max_channels", k2.max_channels},
+            {"pxn", k2.pxn},
+            {"nvls", k2.nvls},
+            {"model", k2.model}};
   json sim{{"network", s.simulation.network}, {"seed", s.simulation.seed}};
   return json{{"source", s.source},   {"model", model},     {"cluster", cluster},
-              {"training", training}, {"parallelism", par}, {"simulation", sim}};
+              {"training", training}, {"parallelism", par}, {"collectives", coll},
+              {"simulation", sim}};
 }
 
 json report_to_json(const SimulationReport& r) {
@@ -108,6 +126,8 @@ json report_to_json(const SimulationReport& r) {
       colls.push_back(json{{"name", c.name},
                            {"kind", c.kind},
                            {"algorithm", c.algorithm},
+                           {"protocol", c.protocol},
+                           {"channels", c.channels},
                            {"count", c.count},
                            {"time_s", c.time.to_seconds()},
                            {"busbw_gbps", c.busbw_gbps}});
@@ -118,7 +138,29 @@ json report_to_json(const SimulationReport& r) {
                           {"compute_busy_s", s.busy_compute.to_seconds()},
                           {"collectives", colls}});
   }
+  // Per collective kind on the critical stage: calls, time, the algorithm/protocol mix (calls per
+  // choice) and the time-weighted achieved bus bandwidth.
+  json by_kind = json::object();
+  {
+    std::map<std::string, std::tuple<int64_t, double, double, std::map<std::string, int64_t>>> acc;
+    for (const CollectiveStats& c : crit.collectives) {
+      if (c.count == 0) continue;
+      auto& [count, time_s, weighted_busbw, mix] = acc[c.kind];
+      count += c.count;
+      time_s += c.time.to_seconds();
+      weighted_busbw += c.busbw_gbps * c.time.to_seconds();
+      mix[c.algorithm + (c.protocol.empty() ? "" : "/" + c.protocol)] += c.count;
+    }
+    for (const auto& [kind, v] : acc) {
+      const auto& [count, time_s, weighted_busbw, mix] = v;
+      by_kind[kind] = json{{"count", count},
+                           {"time_s", time_s},
+                           {"busbw_gbps", time_s > 0 ? weighted_busbw / time_s : 0.0},
+                           {"algorithm_mix", mix}};
+    }
+  }
   return json{{"iteration_time_s", r.iteration_time_s},
+              {"collectives_by_kind", by_kind},
               {"tokens_per_s", r.tokens_per_s},
               {"mfu", r.mfu},
               {"mfu_convention",

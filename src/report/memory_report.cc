@@ -12,23 +12,24 @@ json memory_to_json(const MemoryReport& m) {
   json peaks = json::array();
   for (const StageMemory& s : m.stages) {
     peaks.push_back(s.peak.count());
-    stages.push_back(json{{"stage", s.stage},
-                          {"weights_bytes", s.weights.count()},
-                          {"gradients_bytes", s.gradients.count()},
-                          {"optimizer_bytes", s.optimizer.count()},
-                          {"activations_bytes", s.activations.count()},
-                          {"layer_activations_bytes", s.layer_activations.count()},
-                          {"activations_per_microbatch_bytes", s.activations_per_microbatch.count()},
-                          {"microbatches_in_flight", s.microbatches_in_flight},
-                          {"logits_and_loss_bytes", s.logits_and_loss.count()},
-                          {"comm_buffers_bytes", s.comm_buffers.count()},
-                          {"framework_bytes", s.framework.count()},
-                          {"transient_bytes", s.transient.count()},
-                          {"steady_bytes", s.steady.count()},
-                          {"peak_bytes", s.peak.count()},
-                          {"capacity_bytes", s.capacity.count()},
-                          {"headroom_bytes", s.headroom.count()},
-                          {"fits", s.fits}});
+    stages.push_back(
+        json{{"stage", s.stage},
+             {"weights_bytes", s.weights.count()},
+             {"gradients_bytes", s.gradients.count()},
+             {"optimizer_bytes", s.optimizer.count()},
+             {"activations_bytes", s.activations.count()},
+             {"layer_activations_bytes", s.layer_activations.count()},
+             {"activations_per_microbatch_bytes", s.activations_per_microbatch.count()},
+             {"microbatches_in_flight", s.microbatches_in_flight},
+             {"logits_and_loss_bytes", s.logits_and_loss.count()},
+             {"comm_buffers_bytes", s.comm_buffers.count()},
+             {"framework_bytes", s.framework.count()},
+             {"transient_bytes", s.transient.count()},
+             {"steady_bytes", s.steady.count()},
+             {"peak_bytes", s.peak.count()},
+             {"capacity_bytes", s.capacity.count()},
+             {"headroom_bytes", s.headroom.count()},
+             {"fits", s.fits}});
   }
   return json{{"fits", m.fits},
               {"limiting_stage", m.limiting_stage},
@@ -39,9 +40,9 @@ json memory_to_json(const MemoryReport& m) {
 std::string format_memory_table(const MemoryReport& m) {
   std::string out;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%-5s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %9s  %s\n",
-                "stage", "weights", "grads", "optim", "activ", "in-fl", "buffers", "framewk",
-                "transnt", "peak", "HBM", "headroom", "fits");
+  std::snprintf(buf, sizeof buf, "%-5s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %9s  %s\n", "stage",
+                "weights", "grads", "optim", "activ", "in-fl", "buffers", "framewk", "transnt",
+                "peak", "HBM", "headroom", "fits");
   out += buf;
   for (const StageMemory& s : m.stages) {
     std::snprintf(buf, sizeof buf,
@@ -49,8 +50,8 @@ std::string format_memory_table(const MemoryReport& m) {
                   s.stage, s.weights.to_gib(), s.gradients.to_gib(), s.optimizer.to_gib(),
                   s.activations.to_gib(), s.microbatches_in_flight,
                   (s.comm_buffers + s.logits_and_loss).to_gib(), s.framework.to_gib(),
-                  s.transient.to_gib(), s.peak.to_gib(), s.capacity.to_gib(),
-                  s.headroom.to_gib(), s.fits ? "yes" : "NO");
+                  s.transient.to_gib(), s.peak.to_gib(), s.capacity.to_gib(), s.headroom.to_gib(),
+                  s.fits ? "yes" : "NO");
     out += buf;
   }
   return out;

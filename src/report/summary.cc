@@ -65,9 +65,10 @@ std::string format_summary(const SimulationReport& r) {
       out += line("memory per GPU   %.1f GiB peak of %.0f GiB HBM (stage %d; %.1f GiB headroom)",
                   lim.peak.to_gib(), lim.capacity.to_gib(), lim.stage, lim.headroom.to_gib());
     } else {
-      out += line("memory per GPU   DOES NOT FIT: stage %d needs %.1f GiB of %.0f GiB HBM "
-                  "(short by %.1f GiB); the time below assumes it ran",
-                  lim.stage, lim.peak.to_gib(), lim.capacity.to_gib(), -lim.headroom.to_gib());
+      out += line(
+          "memory per GPU   DOES NOT FIT: stage %d needs %.1f GiB of %.0f GiB HBM "
+          "(short by %.1f GiB); the time below assumes it ran",
+          lim.stage, lim.peak.to_gib(), lim.capacity.to_gib(), -lim.headroom.to_gib());
     }
   }
   out += "\n";
@@ -91,15 +92,16 @@ std::string format_summary(const SimulationReport& r) {
   for (const CollectiveStats& c : crit.collectives) any |= c.count > 0;
   if (any) {
     out += "\n";
-    out +=
-        line("collectives per GPU of stage %d (analytical network):", r.execution.critical_stage);
-    out += line("  %-24s %-15s %-5s %8s %10s %10s", "name", "kind", "algo", "count", "time (s)",
-                "busBw GB/s");
+    out += line("collectives per GPU of stage %d (NCCL's choice: algorithm/protocol x channels):",
+                r.execution.critical_stage);
+    out += line("  %-24s %-15s %-16s %8s %10s %10s", "name", "kind", "algorithm", "count",
+                "time (s)", "busBw GB/s");
     for (const CollectiveStats& c : crit.collectives) {
       if (c.count == 0) continue;
-      out += line("  %-24s %-15s %-5s %8lld %10.3f %10.1f", c.name.c_str(), c.kind.c_str(),
-                  c.algorithm.c_str(), static_cast<long long>(c.count), c.time.to_seconds(),
-                  c.busbw_gbps);
+      const std::string algo = c.algorithm + (c.protocol.empty() ? "" : "/" + c.protocol) +
+                               (c.channels > 0 ? " x" + std::to_string(c.channels) : "");
+      out += line("  %-24s %-15s %-16s %8lld %10.3f %10.1f", c.name.c_str(), c.kind.c_str(),
+                  algo.c_str(), static_cast<long long>(c.count), c.time.to_seconds(), c.busbw_gbps);
     }
   }
   return out;

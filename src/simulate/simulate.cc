@@ -17,13 +17,16 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
   // Simulated time is int64 picoseconds (106 days). Refuse scenarios whose pure compute time
   // alone, at peak, would exceed 10 days per iteration: their inputs are almost surely wrong.
   {
-    const double ideal_s = model_flops_per_iteration(s) /
-                           (s.cluster.gpu.peak_for(s.training.precision).flops_per_second() *
-                            s.cluster.total_gpus());
+    const double ideal_s =
+        model_flops_per_iteration(s) /
+        (s.cluster.gpu.peak_for(s.training.precision).flops_per_second() * s.cluster.total_gpus());
     if (!(ideal_s < 864000)) {
-      return invalid_argument("scenario: one iteration would take more than 10 days even at peak "
-                              "FLOP/s (" + std::to_string(ideal_s) + " s); expected a smaller "
-                              "global_batch/seq_len or a faster cluster");
+      return invalid_argument(
+          "scenario: one iteration would take more than 10 days even at peak "
+          "FLOP/s (" +
+          std::to_string(ideal_s) +
+          " s); expected a smaller "
+          "global_batch/seq_len or a faster cluster");
     }
   }
   SimulationReport r;
@@ -32,7 +35,39 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
   std::unique_ptr<ComputeModel> compute = make_roofline_model(s.cluster.gpu, s.training.precision);
   PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
                              make_network_backend(s.simulation.network, s.cluster));
-  const CollectiveModel collectives(s.cluster, *network);
+  const JobGroups groups = place_job_groups(s);
+  PREFLIGHT_ASSIGN_OR_RETURN(
+      const CollectiveModel collectives,
+      CollectiveModel::nccl(s.cluster, s.collectives, *network,
+                            {groups.tp, groups.dp, groups.pp, groups.embedding}));
+  // Every collective the workload issues must be plannable under the NCCL overrides.
+  auto group_of = [&](GroupKind g) -> const GroupPlacement& {
+    switch (g) {
+      case GroupKind::kTensor:
+        return groups.tp;
+      case GroupKind::kData:
+        return groups.dp;
+      case GroupKind::kPipeline:
+        return groups.pp;
+      case GroupKind::kEmbedding:
+        return groups.embedding;
+    }
+    return groups.tp;
+  };
+  auto check = [&](const Op& op) -> Status {
+    if (op.type != OpType::kCollective) return Status();
+    return collectives.check(op.collective, group_of(op.group));
+  };
+  for (const Block& b : workload.blocks) {
+    for (const Op& op : b.ops) PREFLIGHT_RETURN_IF_ERROR(check(op));
+  }
+  for (const Program& p : workload.stages) {
+    for (const Step& st : p.steps) {
+      if (st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync) {
+        PREFLIGHT_RETURN_IF_ERROR(check(st.op));
+      }
+    }
+  }
   r.memory = estimate_memory(s);
   ExecutorOptions exec_options;
   exec_options.launch_overhead = s.cluster.gpu.calibration.launch_overhead;
@@ -42,11 +77,11 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
     // layer's forward adds its saved activations, its backward frees them.
     exec_options.layer_activation_bytes = layer_activation_bytes(s);
     for (const StageMemory& m : r.memory.stages) {
-      exec_options.resident_bytes.push_back(m.weights + m.gradients + m.optimizer +
-                                            m.comm_buffers + m.framework);
+      exec_options.resident_bytes.push_back(m.weights + m.gradients + m.optimizer + m.comm_buffers +
+                                            m.framework);
     }
   }
-  r.execution = execute(workload, *compute, collectives, place_job_groups(s), exec_options);
+  r.execution = execute(workload, *compute, collectives, groups, exec_options);
 
   const int gpus = s.cluster.total_gpus();
   r.microbatches = s.num_microbatches();

@@ -99,10 +99,10 @@ TEST(Simulate, RejectsAnUnknownNetworkBackend) {
 TEST(Simulate, ReportsMemoryAndStillTimesAStrategyThatDoesNotFit) {
   // GPT-3 175B with TP 1, PP 1 on 8 GPUs: ~175e9 × 18 B of model state per GPU cannot fit
   // in 80 GiB, yet the run still gets a time.
-  StatusOr<Scenario> s = load_scenario_text("", "", {"cluster.nodes=1", "parallelism.tp=1",
-                                                     "parallelism.pp=1", "parallelism.dp=8",
-                                                     "training.global_batch=8",
-                                                     "parallelism.sequence_parallel=false"});
+  StatusOr<Scenario> s = load_scenario_text(
+      "", "",
+      {"cluster.nodes=1", "parallelism.tp=1", "parallelism.pp=1", "parallelism.dp=8",
+       "training.global_batch=8", "parallelism.sequence_parallel=false"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   StatusOr<SimulationReport> r = simulate(*s);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -116,10 +116,10 @@ TEST(Simulate, MemoryTrackPeaksAtTheModelsInFlightActivations) {
   // 1F1B: stage i holds min(p − i, m) micro-batches of activations at its peak. The executor's
   // counter (resident + layers kept by forwards not yet backwarded) must peak at exactly
   // resident + in_flight × layers_per_stage × layer_activation_bytes.
-  StatusOr<Scenario> s = load_scenario_text("", "", {"cluster.nodes=4", "parallelism.tp=8",
-                                                     "parallelism.pp=4", "parallelism.dp=1",
-                                                     "training.global_batch=16",
-                                                     "model.preset=gpt3-13b"});
+  StatusOr<Scenario> s =
+      load_scenario_text("", "",
+                         {"cluster.nodes=4", "parallelism.tp=8", "parallelism.pp=4",
+                          "parallelism.dp=1", "training.global_batch=16", "model.preset=gpt3-13b"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   SimulateOptions options;
   options.trace = TraceLevel::kBlocks;
@@ -136,7 +136,8 @@ TEST(Simulate, MemoryTrackPeaksAtTheModelsInFlightActivations) {
       if (sample.stage == stage) peak = std::max(peak, sample.bytes);
     }
     EXPECT_EQ(m.microbatches_in_flight, std::min(p - stage, 16));
-    EXPECT_EQ(peak, resident + per_layer * (static_cast<int64_t>(m.microbatches_in_flight) * layers))
+    EXPECT_EQ(peak,
+              resident + per_layer * (static_cast<int64_t>(m.microbatches_in_flight) * layers))
         << "stage " << stage;
   }
 }
