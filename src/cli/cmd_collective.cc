@@ -85,10 +85,12 @@ int run(const CollectiveArgs& a) {
   };
   const int n = g.size;
   const OpInfo ops[] = {
-      {"all_reduce", CollectiveKind::kAllReduce, false, false, 2.0 * (n - 1) / n},
-      {"all_gather", CollectiveKind::kAllGather, false, false, static_cast<double>(n - 1) / n},
+      {"all_reduce", CollectiveKind::kAllReduce, false, false,
+       bus_factor(CollectiveKind::kAllReduce, n)},
+      {"all_gather", CollectiveKind::kAllGather, false, false,
+       bus_factor(CollectiveKind::kAllGather, n)},
       {"reduce_scatter", CollectiveKind::kReduceScatter, false, false,
-       static_cast<double>(n - 1) / n},
+       bus_factor(CollectiveKind::kReduceScatter, n)},
       {"broadcast", CollectiveKind::kBroadcast, false, false, 1.0},
       {"reduce", CollectiveKind::kBroadcast, false, false, 1.0},
       {"all_to_all", CollectiveKind::kAllReduce, false, true, static_cast<double>(n - 1) / n},

@@ -59,7 +59,8 @@ void add_simulate_command(CLI::App& app, int* exit_code) {
       "TP 8 / PP 16 / DP 8); --set overrides any key, e.g.\n"
       "  preflight simulate --set model.preset=llama3-70b --set cluster.preset=dgx-h100 \\\n"
       "      --set cluster.nodes=64 --set parallelism.tp=8 --set parallelism.pp=4\n"
-      "Scenario sections: model, cluster, training, parallelism, simulation (see README).");
+      "Scenario sections: model, cluster, training, parallelism, collectives, simulation (see "
+      "README).");
   cmd->add_option("scenario", args->scenario, "Scenario YAML file (default: built-in scenario)");
   cmd->add_option("--set", args->overrides,
                   "Override a key: section.key=value (repeatable), e.g. parallelism.tp=4, "

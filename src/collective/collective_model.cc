@@ -8,6 +8,8 @@ namespace {
 
 constexpr double kTreeBandwidthFactor = 0.92;
 
+}  // namespace
+
 double bus_factor(CollectiveKind kind, int n) {
   switch (kind) {
     case CollectiveKind::kAllReduce:
@@ -20,8 +22,6 @@ double bus_factor(CollectiveKind kind, int n) {
   }
   return 1.0;
 }
-
-}  // namespace
 
 const char* to_string(Algorithm a) {
   switch (a) {

@@ -34,6 +34,10 @@ enum class Algorithm { kRing, kTree, kP2p, kNvls, kNvlsTree, kCollNetDirect, kCo
 const char* to_string(Algorithm a);
 const char* to_string(CollectiveKind k);
 
+// nccl-tests' bus-bandwidth factor of `kind` on n ranks: busBw = algBw · factor
+// (all-reduce 2(n−1)/n; all-gather, reduce-scatter (n−1)/n; broadcast 1).
+double bus_factor(CollectiveKind kind, int n);
+
 struct CollectivePlan {
   Algorithm algorithm = Algorithm::kRing;
   std::string protocol;  // LL, LL128, Simple ("" for the alpha-beta model and p2p)

@@ -76,19 +76,6 @@ Algorithm to_algorithm(nccl::Algo a) {
   return Algorithm::kRing;
 }
 
-double bus_factor(CollectiveKind kind, int n) {
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return 2.0 * (n - 1) / n;
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kReduceScatter:
-      return static_cast<double>(n - 1) / n;
-    case CollectiveKind::kBroadcast:
-      return 1.0;
-  }
-  return 1.0;
-}
-
 // Ring steps of one call (α and β are per call and per step).
 int steps(CollectiveKind kind, int n) {
   return kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
