@@ -1,0 +1,55 @@
+// Router: paths through a Topology for traffic between GPUs, as directed channels (2·link + dir).
+// Inside a host: GPU -> scale-up switch (NVSwitch, or the PCIe host bridge) -> GPU. Between hosts:
+// GPU -> its NIC (or, with PXN, over NVLink to the GPU that owns the chosen NIC, then its NIC)
+// -> switches along a shortest path -> the destination NIC on the same rail when it exists ->
+// the destination GPU. Among equal-cost next hops, ECMP picks one by a deterministic hash of
+// (seed, flow key, switch), so one flow always takes one path and different flows spread.
+// Distance tables are computed lazily per destination switch; not thread-safe (one per run).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "network/topology.h"
+
+namespace preflight {
+
+class Router {
+ public:
+  // `topology` must be validated and outlive the router.
+  Router(const Topology& topology, uint64_t seed);
+
+  // Directed channels from GPU `src` to GPU `dst` (global GPU indices). `flow_key` feeds the ECMP
+  // hash. `nic` chooses the sending NIC (a NIC node id of src's host; -1: src's own first NIC
+  // on rail `flow_key` mod its NIC count). Empty when src == dst.
+  // REQUIRES: 0 <= src, dst < gpus.
+  std::vector<int> route(int src, int dst, uint64_t flow_key, int nic = -1);
+
+  // Number of hops (links) of route(src, dst, key).
+  int hops(int src, int dst, uint64_t flow_key) {
+    return static_cast<int>(route(src, dst, flow_key).size());
+  }
+
+  static int channel(int link, int from_node, const Topology& t) {
+    return 2 * link + (t.links[link].a == from_node ? 0 : 1);
+  }
+
+ private:
+  // Appends the channels of the scale-up hop(s) from GPU node `a` to GPU node `b` of one host.
+  void scale_up(int a, int b, std::vector<int>* out) const;
+  // Appends the channels from GPU node `gpu` to NIC node `nic` of the same host.
+  void gpu_to_nic(int gpu, int nic, std::vector<int>* out) const;
+  void nic_to_gpu(int nic, int gpu, std::vector<int>* out) const;
+  // Distances (in hops over NIC and switch nodes only) to `target`.
+  const std::vector<int>& distances_to(int target);
+  uint64_t hash(uint64_t flow_key, int node) const;
+
+  const Topology& t_;
+  uint64_t seed_;
+  std::vector<int> scale_up_switch_;         // per GPU node: its NVSwitch/bridge node, or -1
+  std::vector<std::vector<int>> host_nics_;  // [host][local NIC index] -> NIC node id
+  std::map<int, std::vector<int>> distance_cache_;
+};
+
+}  // namespace preflight
