@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -231,10 +232,74 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   return r.finish();
 }
 
+// "2:1" (or "2") -> 2. Returns 0 when malformed or not positive.
+double parse_ratio(const std::string& text) {
+  const size_t colon = text.find(':');
+  const std::string a = text.substr(0, colon);
+  const std::string b = colon == std::string::npos ? "1" : text.substr(colon + 1);
+  auto number = [](const std::string& t) {
+    if (t.empty() || t.size() > 32) return 0.0;
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    return *end == '\0' && v > 0 && v < 1e6 ? v : 0.0;
+  };
+  const double num = number(a), den = number(b);
+  return num > 0 && den > 0 ? num / den : 0;
+}
+
+// cluster.topology: a mapping, or a kind alone (`topology: fat_tree`). Cross-checks that need the
+// builder (radix vs. node count) happen in build_topology().
+Status read_topology(const YAML::Node& node, const std::string& source, ClusterConfig* c) {
+  YAML::Node section;
+  section.reset(node);
+  if (node && node.IsScalar()) {
+    YAML::Node map(YAML::NodeType::Map);
+    map["kind"] = node.Scalar();
+    section.reset(map);
+  }
+  YamlReader r(section, source, "cluster.topology");
+  TopologyConfig& t = c->topology;
+  static const std::vector<std::string> kKinds = {"nvswitch",  "rail_optimized", "spine_leaf",
+                                                  "fat_tree",  "hpn",            "nvl72"};
+  t.kind = kKinds[r.get_choice("kind", c->nodes == 1 ? 0 : 1, kKinds)];
+  if (r.has("oversubscription")) {
+    const std::string text = r.get_string("oversubscription", "1:1");
+    t.oversubscription = parse_ratio(text);
+    if (r.status().ok() && t.oversubscription < 1) {
+      r.fail("oversubscription",
+             "'" + text + "': expected a ratio down:up >= 1 such as 1:1 or 2:1");
+    }
+  }
+  t.su_nodes = r.get_int("su_nodes", 0, 1);
+  t.leaf_radix = r.get_int("leaf_radix", 0, 2);
+  t.spine_radix = r.get_int("spine_radix", 0, 2);
+  t.tiers = r.get_int("tiers", 0, 2);
+  if (r.status().ok() && t.tiers > 3) {
+    r.fail("tiers", std::to_string(t.tiers) + ": expected 2 or 3");
+  }
+  t.k = r.get_int("k", 0, 2);
+  if (r.status().ok() && t.k % 2 != 0) {
+    r.fail("k", std::to_string(t.k) + ": expected an even fat-tree arity such as 4, 16 or 64");
+  }
+  t.planes = r.get_int("planes", 2, 1);
+  t.nvl_domain = r.get_int("nvl_domain", 72, 1);
+  t.link_latency = r.get_time("link_latency", t.link_latency);
+  t.nvlink_latency = r.get_time("nvlink_latency", t.nvlink_latency);
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (t.kind == "nvl72" && int64_t{c->nodes} * c->gpus_per_node % t.nvl_domain != 0) {
+    return invalid_argument(source + ": cluster.topology.nvl_domain: " +
+                            std::to_string(t.nvl_domain) + ": expected a divisor of the " +
+                            std::to_string(int64_t{c->nodes} * c->gpus_per_node) +
+                            " GPUs (cluster.nodes x cluster.gpus_per_node)");
+  }
+  return Status();
+}
+
 Status read_cluster(const YAML::Node& node, const std::string& source, ClusterConfig* c) {
   YamlReader r(node, source, "cluster");
   r.skip("preset");
   r.skip("gpu");
+  r.skip("topology");
   c->name = r.get_string("name", "custom");
   c->description = r.get_string("description", "");
   if (!node["gpu"]) {
@@ -285,7 +350,7 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   if (c->nvlink_bandwidth.bytes_per_second() <= 0) {
     return invalid_argument(source + ": cluster.nvlink_bandwidth: expected a positive bandwidth");
   }
-  return Status();
+  return read_topology(node["topology"], source, c);
 }
 
 // Resolves the cluster section over its preset. An inline `gpus` without `nodes` sets the node

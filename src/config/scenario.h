@@ -74,6 +74,28 @@ struct GpuConfig {
   FlopRate peak_for(Precision p) const;
 };
 
+// The cluster's fabric: how hosts, NVLink domains and NICs are wired (docs/topology.md). Read
+// from `cluster.topology`; built into a Topology by build_topology() (network/topology_builders.h).
+// 0 means "derive from the kind and the cluster" (the builder resolves it).
+struct TopologyConfig {
+  // nvswitch | rail_optimized | spine_leaf | fat_tree | hpn | nvl72. The loader fills in
+  // nvswitch for one node and rail_optimized otherwise when the key is absent.
+  std::string kind;
+  double oversubscription = 1;  // leaf down : up capacity, >= 1 ("2:1" -> 2)
+  int su_nodes = 0;     // hosts per scalable unit (rail group); 0: 32 (SuperPOD RA), hpn 128
+  int leaf_radix = 0;   // ports per leaf/ToR; 0: 64 (QM9700), hpn 256 (51.2T at 200G)
+  int spine_radix = 0;  // ports per spine/core; 0: as leaf_radix
+  int tiers = 0;        // most switch tiers: 0 = spine_leaf/hpn 2, rail_optimized up to 3
+  int k = 0;            // fat-tree arity (even); 0: the smallest even k that holds the NICs
+  int planes = 2;       // hpn: ports per NIC, each to its own ToR and plane
+  int nvl_domain = 72;  // nvl72: GPUs per NVLink domain
+  // One network hop (cable + switch): SimAI's 500 ns link delay plus ~150 ns Quantum-2
+  // forwarding (network_models.md §1.9, §6).
+  SimTime link_latency = SimTime::picoseconds(650'000);
+  // One NVLink hop: SimAI's nv_latency (network_models.md §1.9, §6).
+  SimTime nvlink_latency = SimTime::picoseconds(25'000);
+};
+
 struct ClusterConfig {
   std::string name = "custom";
   std::string description;
@@ -89,6 +111,7 @@ struct ClusterConfig {
   std::string cpu_vendor =
       "intel";       // host CPU (NCCL's low-latency caps differ for AMD, nccl.md §5.4)
   int pcie_gen = 4;  // GPU<->NIC PCIe generation (x16), caps NCCL's per-channel NIC bw
+  TopologyConfig topology;
 
   int total_gpus() const { return nodes * gpus_per_node; }
   // Inter-node bandwidth one GPU gets when every GPU of its node sends at once.

@@ -94,5 +94,13 @@ expect_bad collective-scenario-key "cluster.* or collectives.*" "$bin" collectiv
 if grep -q '"busbw_gbps"' "$tmp/coll.json" && grep -q '"algorithm": "nvls"' "$tmp/coll.json"; then
   passed=$((passed + 1)); else echo "FAIL collective --json: expected busbw_gbps and an NVLS row"; failed=$((failed + 1)); fi
 
+# preflight topology: counts as JSON, and invalid fabrics exit 2.
+expect_bad topology-zero-radix "cluster.topology" "$bin" topology dgx-h100 --nodes 4 --set cluster.topology.leaf_radix=0
+expect_bad topology-bad-ratio "oversubscription" "$bin" topology dgx-h100 --nodes 4 --set cluster.topology.oversubscription=0:1
+expect_bad topology-too-big "cluster.topology" "$bin" topology dgx-h100 --nodes 257 --set cluster.topology.kind=spine_leaf --set cluster.topology.tiers=2
+"$bin" topology dgx-h100 --nodes 16 --json - >"$tmp/topo.json"
+if grep -q '"bisection_bandwidth_bps"' "$tmp/topo.json" && grep -q '"switches"' "$tmp/topo.json"; then
+  passed=$((passed + 1)); else echo "FAIL topology --json: missing keys"; failed=$((failed + 1)); fi
+
 echo "golden: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,160 @@
+// FlowNetwork: a flow-level (fluid) network model driven by a Simulator. Resources are directed
+// link channels with a capacity in bytes/s; a flow carries a byte count along a path of
+// resources, optionally under its own rate cap. A flow first waits its latency (paid up front and
+// without loading any link, as SimGrid's network models do), then shares its resources with the
+// other transferring flows under max-min fairness (progressive filling, max_min_solver.h):
+//   finish = start + latency + time to move `bytes` at the (piecewise constant) max-min rate.
+// Rates are recomputed only for the connected component of resources touched by flows that
+// started or finished, once per timestamp however many changed (docs/flow_network.md).
+// Owns its flows; the Simulator is borrowed and must outlive this object. Not thread-safe; runs
+// are deterministic (same calls, same finish times, bit for bit).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "base/units.h"
+#include "engine/simulator.h"
+#include "network/flow/max_min_solver.h"
+
+namespace preflight::flow {
+
+class FlowNetwork final : public EventHandler {
+ public:
+  // Called once per flow when its last byte arrives: the flow's id and the finish time (= now).
+  using Callback = std::function<void(int64_t flow, SimTime finish)>;
+  // Pass as a flow's cap for "no cap of its own".
+  static constexpr Bandwidth kNoCap =
+      Bandwidth::bytes_per_second(std::numeric_limits<double>::infinity());
+
+  // REQUIRES: sim outlives this object, and this object outlives its pending events (destroy it
+  // only once sim->run() has returned or together with the simulator).
+  explicit FlowNetwork(Simulator* sim);
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+
+  // Adds a resource and returns its id (0, 1, 2, ... in call order).
+  // REQUIRES: capacity is finite and > 0.
+  int add_resource(Bandwidth capacity);
+
+  // Starts a flow now (sim->now()) of `bytes` along `path` (resource ids, each at most once; an
+  // empty path has infinite bandwidth), which begins to load its links after `latency`, never
+  // exceeds `cap` (kNoCap: no cap of its own), and calls on_done(id, finish) exactly once, from
+  // a simulator event (never from inside this call).
+  // A zero-byte flow, or one with an empty path and no cap, finishes at now + latency.
+  // Returns the flow's id (0, 1, 2, ... in call order). on_done may start new flows, or be empty.
+  // REQUIRES: bytes >= 0, latency >= 0, cap > 0, valid distinct resource ids.
+  int64_t start_flow(Bytes bytes, std::vector<int> path, SimTime latency, Bandwidth cap,
+                     Callback on_done);
+
+  // Statistics, all as of sim->now().
+  // Bytes carried by `resource` so far (flows' bytes integrated over their rates).
+  double bytes_carried(int resource) const;
+  // bytes_carried / (capacity · now); 0 at time zero.
+  double utilization(int resource) const;
+  // Current Σ of the rates of the flows crossing `resource` (bytes/s).
+  double load(int resource) const;
+  int64_t flows_started() const { return flows_started_; }
+  int64_t flows_finished() const { return flows_finished_; }
+  // Flows started and not yet finished (in latency or transfer phase).
+  int64_t flows_in_flight() const { return flows_started_ - flows_finished_; }
+  // Rate recomputations: one per timestamp at which flows started or finished on links.
+  int64_t solves() const { return solves_; }
+  // Connected components re-solved, and the resources and flows they held, summed over solves
+  // (a start or finish re-solves only its own component, so these measure incremental work).
+  int64_t components_solved() const { return components_solved_; }
+  int64_t resources_solved() const { return resources_solved_; }
+  int64_t flows_solved() const { return flows_solved_; }
+  int num_resources() const { return static_cast<int>(resources_.size()); }
+
+  // EventHandler: resolve, completion wake-up and end-of-latency events (payload says which).
+  void on_event(int64_t payload) override;
+
+ private:
+  enum class Phase : uint8_t { kFree, kLatency, kTransfer };
+  struct Flow {
+    int64_t id = -1;
+    Phase phase = Phase::kFree;
+    uint32_t version = 0;       // bumped whenever `finish` is recomputed (heap invalidation)
+    double remaining = 0;       // bytes left as of `settled_at`
+    double rate = 0;            // bytes/s since `settled_at`
+    double cap = 0;             // bytes/s, +inf for none
+    SimTime settled_at;         // when `remaining` was last brought up to date
+    std::vector<int> path;      // resource ids
+    std::vector<int> position;  // index of this flow in resources_[path[i]].flows
+    Callback on_done;
+    uint32_t visit = 0;  // solve epoch that last collected this flow
+  };
+  struct Resource {
+    double capacity = 0;  // bytes/s
+    double load = 0;      // Σ rates of its transferring flows, bytes/s
+    double carried = 0;   // bytes carried up to `settled_at`
+    SimTime settled_at;
+    std::vector<int> flows;  // slots of its transferring flows
+    bool dirty = false;      // a flow joined or left since the last solve
+    uint32_t visit = 0;      // solve epoch that last collected this resource
+    int local = 0;           // index in the solver during a solve
+  };
+  struct Completion {
+    SimTime at;
+    int64_t id;
+    int slot;
+    uint32_t version;
+  };
+  // Min-heap order: earlier finish first, then the lower flow id.
+  static bool later(const Completion& a, const Completion& b) {
+    return a.at != b.at ? a.at > b.at : a.id > b.id;
+  }
+
+  void begin_transfer(int slot);
+  void resolve();
+  void solve_component(int seed, std::vector<std::pair<int64_t, Callback>>* done);
+  void settle_resource(Resource& r);
+  void settle_flow(Flow& f);
+  void predict_finish(int slot);
+  void wake_up();
+  // Removes a transferring flow from its resources' lists, charging them its bytes up to now.
+  void detach(int slot);
+  // Frees the slot of a finished flow and hands its callback to `done`.
+  void retire(int slot, std::vector<std::pair<int64_t, Callback>>* done);
+  void finish(int slot, std::vector<std::pair<int64_t, Callback>>* done);
+  bool valid(const Completion& c) const;
+  void mark_dirty(int resource);
+  void request_resolve();
+  void schedule_wake_up();
+  void compact_completions();
+
+  Simulator* sim_;
+  std::vector<Resource> resources_;
+  std::vector<Flow> flows_;  // slots; free ones are listed in free_slots_
+  std::vector<int> free_slots_;
+  std::vector<int> dirty_;               // resources with dirty == true
+  std::vector<Completion> completions_;  // heap, lazily invalidated by Flow::version
+  std::vector<SimTime> wake_ups_;        // pending wake-up events (min-heap of times)
+  bool resolve_pending_ = false;
+  uint32_t epoch_ = 0;
+  MaxMinSolver solver_;
+  // Scratch for one component.
+  std::vector<int> comp_resources_;
+  std::vector<int> comp_flows_;
+  std::vector<int> local_path_;
+
+  int64_t next_id_ = 0;
+  int64_t flows_started_ = 0;
+  int64_t flows_finished_ = 0;
+  int64_t solves_ = 0;
+  int64_t components_solved_ = 0;
+  int64_t resources_solved_ = 0;
+  int64_t flows_solved_ = 0;
+};
+
+// Time to move `bytes` at `rate` bytes/s, rounded up to the next picosecond so that a flow never
+// finishes early (the only seconds -> SimTime conversion of the flow model). A relative slack of
+// 1e-14 absorbs floating-point noise, so exact quotients stay exact.
+// REQUIRES: bytes >= 0, rate > 0, result below ~106 days.
+SimTime transfer_time(double bytes, double rate);
+
+}  // namespace preflight::flow
