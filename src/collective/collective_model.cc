@@ -78,13 +78,15 @@ CollectivePlan CollectiveModel::plan(CollectiveKind kind, const GroupPlacement& 
   const int steps = kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
   const int inter_steps = N > 1 ? (kind == CollectiveKind::kAllReduce ? 2 * (N - 1) : N - 1) : 0;
   best.algorithm = Algorithm::kRing;
-  best.time = alpha_ + step_ * steps + L * inter_steps + wire / bus;
+  best.latency = alpha_ + step_ * steps + L * inter_steps;
+  best.time = best.latency + wire / bus;
   if (kind == CollectiveKind::kAllReduce && N > 1) {
     const int depth = std::bit_width(static_cast<unsigned>(N)) - 1;  // ⌊log2 N⌋
     const SimTime tree = alpha_ + (step_ * (g.per_node - 1) + (step_ + L) * depth) * 2 +
                          wire / (bus * kTreeBandwidthFactor);
     if (tree < best.time) {
       best.algorithm = Algorithm::kTree;
+      best.latency = alpha_ + (step_ * (g.per_node - 1) + (step_ + L) * depth) * 2;
       best.time = tree;
     }
   }
@@ -96,8 +98,8 @@ CollectivePlan CollectiveModel::p2p(Bytes bytes, bool cross_node) const {
   CollectivePlan p;
   p.algorithm = Algorithm::kP2p;
   if (bytes.count() <= 0) return p;
-  p.time = alpha_ + step_ + (cross_node ? network_->inter_node_latency() : SimTime()) +
-           bytes / network_->p2p_bandwidth(cross_node);
+  p.latency = alpha_ + step_ + (cross_node ? network_->inter_node_latency() : SimTime());
+  p.time = p.latency + bytes / network_->p2p_bandwidth(cross_node);
   p.busbw_gbps = static_cast<double>(bytes.count()) / p.time.to_seconds() * 1e-9;
   return p;
 }

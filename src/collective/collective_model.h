@@ -43,6 +43,7 @@ struct CollectivePlan {
   std::string protocol;  // LL, LL128, Simple ("" for the alpha-beta model and p2p)
   int channels = 0;      // channels the call uses (0 when not modelled)
   SimTime time;
+  SimTime latency;        // the size-independent part of `time` (per-call and per-step costs)
   double busbw_gbps = 0;  // achieved bus bandwidth (nccl-tests convention, 1e9 B/s)
 };
 

@@ -136,6 +136,11 @@ class NcclPlanner final : public CollectivePlanner {
            bandwidth_term * (1 + 4 * k.collective_midsize_penalty * x * (1 - x));
     }
     p.time = SimTime::microseconds(us);
+    p.latency = SimTime::microseconds(
+        config_.model == "calibrated"
+            ? k.collective_latency.to_microseconds() +
+                  k.collective_step_latency.to_microseconds() * steps(kind, g.size) + c->latency_us
+            : c->latency_us);
     p.busbw_gbps =
         static_cast<double>(bytes.count()) * bus_factor(kind, g.size) / p.time.to_seconds() * 1e-9;
     return p;

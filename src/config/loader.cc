@@ -438,8 +438,8 @@ Status read_collectives(const YAML::Node& node, const std::string& source, Colle
 
 Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s) {
   YamlReader r(node, source, "simulation");
-  const int network = r.get_choice("network", 0, {"analytical"});
-  s->network = network == 0 ? "analytical" : "analytical";
+  static const std::vector<std::string> kNetworks = {"analytical", "flow"};
+  s->network = kNetworks[r.get_choice("network", 0, kNetworks)];
   s->seed = r.get_uint64("seed", 0);
   return r.finish();
 }

@@ -1,6 +1,7 @@
 #include "engine/executor.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 
@@ -50,6 +51,20 @@ class StageRunner final : public EventHandler {
   int64_t waiting_tag = 0;
   bool done = false;
   Bytes allocated;  // for the memory counter track
+  // Network operations through a transport: the blocking op of the current step waits for an
+  // event at its start time, then for its completion; async DP buckets queue on the DP stream.
+  bool net_pending = false;  // the current step's op is scheduled to start or in flight
+  SimTime net_start;
+  struct Bucket {
+    SimTime ready;
+    size_t step;
+  };
+  std::deque<Bucket> dp_queue;  // issued, not finished (front is in flight when dp_busy)
+  bool dp_busy = false;
+  bool waiting_dp = false;
+  void start_network_op();
+  void start_next_bucket();
+  void launch_bucket();
   StageResult result;
 
   // Moves the compute stream to `start` then runs [start, end) as `busy`; the gap before
@@ -63,6 +78,12 @@ class StageRunner final : public EventHandler {
     CollectiveStats& cs = result.collectives[t.stats];
     cs.count++;
     cs.time += t.duration;
+    cs.planned_time += t.duration;
+  }
+  // A collective carried by the transport took `actual` instead of its planned duration.
+  void correct_collective_time(const OpTiming& t, SimTime actual) {
+    if (t.stats < 0) return;
+    result.collectives[t.stats].time += actual - t.duration;
   }
 
  private:
@@ -105,6 +126,7 @@ class Execution {
       }
     }
     for (auto& r : runners_) r->result.collectives = stats_names_;
+    if (options_.transport) transport_ = options_.transport(&sim_);
   }
 
   OpTiming time_op(const Op& op) {
@@ -226,6 +248,10 @@ class Execution {
       result_.stages.push_back(r.result);
     }
     result_.iteration_time = end;
+    if (transport_) {
+      result_.has_network_stats = true;
+      result_.network = transport_->stats(end);
+    }
     return std::move(result_);
   }
 
@@ -235,6 +261,7 @@ class Execution {
   JobGroups groups_;
   ExecutorOptions options_;
   Simulator sim_;
+  std::unique_ptr<Transport> transport_;
   std::vector<std::unique_ptr<StageRunner>> runners_;
   std::vector<std::vector<OpTiming>> timings_;
   std::vector<int> memory_sign_;  // per block: +1 keeps activations, −1 frees them, 0 neither
@@ -293,7 +320,85 @@ void StageRunner::occupy(SimTime start, SimTime end, Category busy, SimTime reas
   compute = end;
 }
 
-void StageRunner::on_event(int64_t) { run_until_blocked(); }
+// Payloads: 0 resume, 1 start the current step's network op, 2 start the front DP bucket.
+void StageRunner::on_event(int64_t payload) {
+  if (payload == 1) {
+    start_network_op();
+  } else if (payload == 2) {
+    launch_bucket();
+  } else {
+    run_until_blocked();
+  }
+}
+
+void StageRunner::start_network_op() {
+  Execution& ex = *exec_;
+  const Step& st = ex.w_.stages[stage_].steps[step];
+  if (st.kind == StepKind::kSend) {
+    const CollectivePlan plan = ex.coll_.p2p(Bytes(1), true);
+    ex.transport_->send(stage_, st.peer, st.bytes, plan.latency, [this, &st](SimTime finish) {
+      Execution& e = *exec_;
+      e.send(stage_, st, net_start, finish);
+      host = finish;
+      sync_until = finish;
+      sync_reason = Category::kPpComm;
+      if (e.options_.trace != TraceLevel::kNone) {
+        e.record(stage_, 1, net_start, finish, st.backward ? "pp.send.grad" : "pp.send.act",
+                 st.microbatch, Category::kPpComm);
+      }
+      net_pending = false;
+      ++step;
+      run_until_blocked();
+    });
+    return;
+  }
+  // A blocking DP collective (kCollective on the data-parallel group).
+  const CollectivePlan plan = ex.coll_.plan(st.op.collective, ex.groups_.dp, st.op.comm_bytes);
+  ex.transport_->dp_collective(
+      stage_, st.op.collective, st.op.comm_bytes, plan.latency, [this, &st](SimTime finish) {
+        Execution& e = *exec_;
+        correct_collective_time(e.step_timings_[stage_][step], finish - net_start);
+        occupy(net_start, finish, Category::kDpComm, SimTime(), Category::kCompute);
+        if (e.options_.trace != TraceLevel::kNone) {
+          e.record(stage_, 0, net_start, finish, st.op.name, -1, Category::kDpComm);
+        }
+        net_pending = false;
+        ++step;
+        run_until_blocked();
+      });
+}
+
+void StageRunner::start_next_bucket() {
+  if (dp_busy || dp_queue.empty()) return;
+  dp_busy = true;
+  const SimTime start = std::max(dp_queue.front().ready, dp_stream);
+  exec_->sim_.schedule(std::max(start, exec_->sim_.now()), this, 2);
+}
+
+void StageRunner::launch_bucket() {
+  Execution& ex = *exec_;
+  const size_t bucket_step = dp_queue.front().step;
+  const Step& st = ex.w_.stages[stage_].steps[bucket_step];
+  const SimTime start = ex.sim_.now();
+  const CollectivePlan plan = ex.coll_.plan(st.op.collective, ex.groups_.dp, st.op.comm_bytes);
+  ex.transport_->dp_collective(
+      stage_, st.op.collective, st.op.comm_bytes, plan.latency,
+      [this, &st, start, bucket_step](SimTime finish) {
+        Execution& e = *exec_;
+        correct_collective_time(e.step_timings_[stage_][bucket_step], finish - start);
+        dp_stream = finish;
+        if (e.options_.trace != TraceLevel::kNone) {
+          e.record(stage_, 2, start, finish, st.op.name, st.microbatch, Category::kDpComm);
+        }
+        dp_queue.pop_front();
+        dp_busy = false;
+        start_next_bucket();
+        if (waiting_dp && dp_queue.empty()) {
+          waiting_dp = false;
+          run_until_blocked();
+        }
+      });
+}
 
 void StageRunner::run_until_blocked() {
   Execution& ex = *exec_;
@@ -350,6 +455,14 @@ void StageRunner::run_until_blocked() {
         break;
       }
       case StepKind::kSend: {
+        if (ex.transport_ && ex.groups_.pp.crosses_nodes()) {
+          if (net_pending) return;  // resumed only by the completion callback
+          host += launch;
+          net_start = std::max(host, compute);
+          net_pending = true;
+          ex.sim_.schedule(std::max(net_start, ex.sim_.now()), this, 1);
+          return;
+        }
         host += launch;
         const CollectivePlan plan = ex.coll_.p2p(st.bytes, ex.groups_.pp.crosses_nodes());
         const SimTime start = std::max(host, compute);
@@ -385,10 +498,21 @@ void StageRunner::run_until_blocked() {
         break;
       }
       case StepKind::kCollective: {
+        const bool through_transport =
+            ex.transport_ && st.op.group == GroupKind::kData && ex.groups_.dp.crosses_nodes();
+        if (through_transport && net_pending) return;
         host += launch;
         const OpTiming& t = ex.step_timings_[stage_][step];
         count_collective(t);
         const SimTime ready = std::max(host, compute);
+        if (through_transport) {
+          attribute_gap(compute, ready, SimTime(), Category::kCompute);
+          compute = ready;
+          net_start = ready;
+          net_pending = true;
+          ex.sim_.schedule(std::max(ready, ex.sim_.now()), this, 1);
+          return;
+        }
         if (st.op.group == GroupKind::kEmbedding) {
           // Cross-stage: wait until every member stage has arrived. The gap before `ready` is
           // host time; the wait for the other stage is attributed by `arrive` as bubble.
@@ -409,6 +533,11 @@ void StageRunner::run_until_blocked() {
         host += launch;
         const OpTiming& t = ex.step_timings_[stage_][step];
         count_collective(t);
+        if (ex.transport_ && ex.groups_.dp.crosses_nodes()) {
+          dp_queue.push_back(Bucket{std::max(host, compute), step});
+          start_next_bucket();
+          break;
+        }
         // DP buckets run on their own communicator and stream (Megatron DDP), so they do not
         // delay the TP stream's waits.
         const SimTime start = std::max(host, std::max(compute, dp_stream));
@@ -419,6 +548,10 @@ void StageRunner::run_until_blocked() {
         break;
       }
       case StepKind::kWaitComm: {
+        if (!dp_queue.empty()) {
+          waiting_dp = true;
+          return;  // resumed when the last bucket finishes
+        }
         if (dp_stream > compute) {
           add(Category::kDpComm, dp_stream - compute);
           compute = dp_stream;

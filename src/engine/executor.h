@@ -15,6 +15,7 @@
 #include "base/units.h"
 #include "collective/collective_model.h"
 #include "compute/compute_model.h"
+#include "engine/transport.h"
 #include "network/placement.h"
 #include "workload/workload.h"
 
@@ -63,8 +64,15 @@ struct CollectiveStats {
   int channels = 0;
   int64_t count = 0;
   double bytes = 0;
-  SimTime time;
-  double busbw_gbps = 0;  // of one instance
+  SimTime time;           // as executed (under contention with the flow network)
+  SimTime planned_time;   // as the collective model times it alone
+  double busbw_gbps = 0;  // of one instance, alone
+  // Achieved bus bandwidth: busbw_gbps scaled by planned_time / time.
+  double achieved_busbw_gbps() const {
+    return time.ps() > 0 ? busbw_gbps * static_cast<double>(planned_time.ps()) /
+                               static_cast<double>(time.ps())
+                         : busbw_gbps;
+  }
 };
 
 struct StageResult {
@@ -82,6 +90,8 @@ struct ExecutionResult {
   std::vector<MemorySample> memory_trace;  // when tracing and layer_activation_bytes > 0
   int64_t events = 0;
   int64_t ops_executed = 0;
+  bool has_network_stats = false;
+  TransportStats network;  // when a transport carried the cross-node traffic
 };
 
 struct ExecutorOptions {
@@ -91,6 +101,10 @@ struct ExecutorOptions {
   // micro-batch, and each stage's resident bytes (weights, gradients, optimizer, buffers).
   Bytes layer_activation_bytes;
   std::vector<Bytes> resident_bytes;
+  // When set, cross-node pipeline transfers and DP collectives go through the transport it
+  // creates on the run's simulator (the flow-level network); otherwise they take the collective
+  // model's time (the analytical network).
+  TransportFactory transport;
 };
 
 // REQUIRES: the models outlive the call.

@@ -76,9 +76,11 @@ json trace_to_json(const SimulationReport& r) {
                           {"ts", static_cast<double>(m.time.ps()) * 1e-6},
                           {"args", {{"allocated", m.bytes.to_gib()}}}});
   }
-  return json{{"traceEvents", events},
-              {"displayTimeUnit", "ms"},
-              {"otherData", {{"generator", "preflight"}, {"model", s.model.name}}}};
+  json other{{"generator", "preflight"}, {"model", s.model.name}};
+  // Link utilization of the flow-level network over the iteration (per tier and hottest links).
+  const json report = report_to_json(r);
+  if (report["network"].contains("tiers")) other["network"] = report["network"];
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", other}};
 }
 
 }  // namespace preflight

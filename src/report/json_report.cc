@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -130,7 +131,8 @@ json report_to_json(const SimulationReport& r) {
                            {"channels", c.channels},
                            {"count", c.count},
                            {"time_s", c.time.to_seconds()},
-                           {"busbw_gbps", c.busbw_gbps}});
+                           {"busbw_gbps", c.busbw_gbps},
+                           {"achieved_busbw_gbps", c.achieved_busbw_gbps()}});
     }
     stages.push_back(json{{"stage", i},
                           {"end_s", s.end.to_seconds()},
@@ -148,7 +150,7 @@ json report_to_json(const SimulationReport& r) {
       auto& [count, time_s, weighted_busbw, mix] = acc[c.kind];
       count += c.count;
       time_s += c.time.to_seconds();
-      weighted_busbw += c.busbw_gbps * c.time.to_seconds();
+      weighted_busbw += c.achieved_busbw_gbps() * c.time.to_seconds();
       mix[c.algorithm + (c.protocol.empty() ? "" : "/" + c.protocol)] += c.count;
     }
     for (const auto& [kind, v] : acc) {
@@ -159,7 +161,41 @@ json report_to_json(const SimulationReport& r) {
                            {"algorithm_mix", mix}};
     }
   }
+  // Flow-level network: flows, re-solves, per-tier link utilization and the hottest links.
+  json network{{"backend", r.scenario.simulation.network}};
+  if (e.has_network_stats) {
+    const TransportStats& n = e.network;
+    network["flows"] = n.flows;
+    network["rate_solves"] = n.solves;
+    std::map<std::string, std::tuple<int, double, double>> tiers;  // links, sum, max utilization
+    for (const LinkLoad& l : n.links) {
+      auto& [count, sum, max] = tiers[l.tier];
+      ++count;
+      sum += l.utilization;
+      max = std::max(max, l.utilization);
+    }
+    json by_tier = json::object();
+    for (const auto& [tier, v] : tiers) {
+      const auto& [count, sum, max] = v;
+      by_tier[tier] = json{{"busy_links", count},
+                           {"mean_utilization", count > 0 ? sum / count : 0.0},
+                           {"max_utilization", max}};
+    }
+    network["tiers"] = by_tier;
+    std::vector<LinkLoad> hottest = n.links;
+    std::sort(hottest.begin(), hottest.end(), [](const LinkLoad& a, const LinkLoad& b) {
+      return a.utilization != b.utilization ? a.utilization > b.utilization : a.name < b.name;
+    });
+    if (hottest.size() > 10) hottest.resize(10);
+    json hot = json::array();
+    for (const LinkLoad& l : hottest) {
+      hot.push_back(json{
+          {"link", l.name}, {"tier", l.tier}, {"bytes", l.bytes}, {"utilization", l.utilization}});
+    }
+    network["hottest_links"] = hot;
+  }
   return json{{"iteration_time_s", r.iteration_time_s},
+              {"network", network},
               {"collectives_by_kind", by_kind},
               {"tokens_per_s", r.tokens_per_s},
               {"mfu", r.mfu},

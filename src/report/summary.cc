@@ -88,6 +88,25 @@ std::string format_summary(const SimulationReport& r) {
   row("exposed DP comm", b.dp_comm);
   row("optimizer", b.optimizer);
   row("pipeline bubble", b.bubble);
+  if (r.execution.has_network_stats) {
+    const TransportStats& n = r.execution.network;
+    double max_util = 0;
+    std::string hottest, hottest_tier;
+    for (const LinkLoad& l : n.links) {
+      if (l.utilization > max_util || (l.utilization == max_util && l.name < hottest)) {
+        max_util = l.utilization;
+        hottest = l.name;
+        hottest_tier = l.tier;
+      }
+    }
+    if (!hottest.empty()) hottest += " (" + hottest_tier + ")";
+    out += "\n";
+    out += line(
+        "flow-level network: %lld flows, %lld rate solves; hottest link %s at %.1f %% of "
+        "the iteration",
+        static_cast<long long>(n.flows), static_cast<long long>(n.solves),
+        hottest.empty() ? "-" : hottest.c_str(), max_util * 100);
+  }
   bool any = false;
   for (const CollectiveStats& c : crit.collectives) any |= c.count > 0;
   if (any) {

@@ -5,6 +5,7 @@
 #include "collective/collective_model.h"
 #include "compute/compute_model.h"
 #include "model/transformer.h"
+#include "network/flow/flow_transport.h"
 #include "network/network_backend.h"
 #include "network/placement.h"
 #include "workload/generator.h"
@@ -34,7 +35,7 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
   const Workload workload = generate_workload(s);
   std::unique_ptr<ComputeModel> compute = make_roofline_model(s.cluster.gpu, s.training.precision);
   PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
-                             make_network_backend(s.simulation.network, s.cluster));
+                             make_network_backend("analytical", s.cluster));
   const JobGroups groups = place_job_groups(s);
   PREFLIGHT_ASSIGN_OR_RETURN(
       const CollectiveModel collectives,
@@ -80,6 +81,13 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
       exec_options.resident_bytes.push_back(m.weights + m.gradients + m.optimizer + m.comm_buffers +
                                             m.framework);
     }
+  }
+  if (s.simulation.network != "analytical" && s.simulation.network != "flow") {
+    return invalid_argument("simulation.network: '" + s.simulation.network +
+                            "': expected analytical or flow");
+  }
+  if (s.simulation.network == "flow") {
+    PREFLIGHT_ASSIGN_OR_RETURN(exec_options.transport, make_flow_transport_factory(s));
   }
   r.execution = execute(workload, *compute, collectives, groups, exec_options);
 

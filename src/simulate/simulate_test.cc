@@ -165,5 +165,46 @@ TEST(Simulate, OverlappedDpBucketsDoNotDelayTpWaits) {
   EXPECT_LT(last_mb.to_seconds(), middle_mb.to_seconds() * 1.01);
 }
 
+TEST(Simulate, FlowNetworkMatchesAnalyticalWhenNoLinkIsShared) {
+  // Two DGX H100 nodes, TP 8, PP 2, DP 1: the only cross-node traffic is each GPU's pipeline
+  // send to its peer on the other node, over its own rail NIC. No link is shared, so the
+  // flow-level network must give the analytical times exactly: α + β + L + S/(NIC·efficiency).
+  const std::vector<std::string> base = {"model.preset=gpt3-13b",  "cluster.preset=dgx-h100",
+                                         "cluster.nodes=2",        "parallelism.tp=8",
+                                         "parallelism.pp=2",       "parallelism.dp=1",
+                                         "training.global_batch=8"};
+  StatusOr<Scenario> analytical = load_scenario_text("", "", base);
+  std::vector<std::string> with_flow = base;
+  with_flow.push_back("simulation.network=flow");
+  StatusOr<Scenario> flow = load_scenario_text("", "", with_flow);
+  ASSERT_TRUE(analytical.ok() && flow.ok()) << analytical.status().message();
+  StatusOr<SimulationReport> a = simulate(*analytical);
+  StatusOr<SimulationReport> f = simulate(*flow);
+  ASSERT_TRUE(a.ok() && f.ok()) << f.status().message();
+  EXPECT_TRUE(f->execution.has_network_stats);
+  EXPECT_GT(f->execution.network.flows, 0);
+  // Equal to the picosecond up to rounding of each transfer (one ps per send at most).
+  EXPECT_NEAR(f->iteration_time_s, a->iteration_time_s, 1e-9 * 64);
+}
+
+TEST(Simulate, FlowNetworkSlowsSharedNics) {
+  // DGX A100, TP 8, PP 4 over 4 nodes: every GPU sends its pipeline activations over its own
+  // rail NIC. With one NIC per node, all eight GPUs of a node share it, so the flow-level run
+  // must take longer.
+  const std::vector<std::string> base = {"model.preset=gpt3-13b",    "cluster.preset=dgx-a100",
+                                         "cluster.nodes=4",          "parallelism.tp=8",
+                                         "parallelism.pp=4",         "parallelism.dp=1",
+                                         "training.global_batch=16", "simulation.network=flow"};
+  std::vector<std::string> one_nic = base;
+  one_nic.push_back("cluster.nics_per_node=1");
+  StatusOr<Scenario> eight = load_scenario_text("", "", base);
+  StatusOr<Scenario> one = load_scenario_text("", "", one_nic);
+  ASSERT_TRUE(eight.ok() && one.ok()) << one.status().message();
+  StatusOr<SimulationReport> r8 = simulate(*eight);
+  StatusOr<SimulationReport> r1 = simulate(*one);
+  ASSERT_TRUE(r8.ok() && r1.ok()) << r1.status().message();
+  EXPECT_GT(r1->iteration_time_s, r8->iteration_time_s);
+}
+
 }  // namespace
 }  // namespace preflight

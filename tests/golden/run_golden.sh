@@ -102,5 +102,9 @@ expect_bad topology-too-big "cluster.topology" "$bin" topology dgx-h100 --nodes 
 if grep -q '"bisection_bandwidth_bps"' "$tmp/topo.json" && grep -q '"switches"' "$tmp/topo.json"; then
   passed=$((passed + 1)); else echo "FAIL topology --json: missing keys"; failed=$((failed + 1)); fi
 
+# The what-if example runs end to end on the flow-level network (3 × 3 table).
+if examples/whatif_nic_oversubscription.sh "$bin" >"$tmp/whatif.txt" 2>&1 && [ "$(grep -c ' s' "$tmp/whatif.txt")" -eq 3 ]; then
+  passed=$((passed + 1)); else echo "FAIL whatif example: $(cat "$tmp/whatif.txt")"; failed=$((failed + 1)); fi
+
 echo "golden: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
