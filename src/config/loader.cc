@@ -386,6 +386,8 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   p->pp = r.get_int("pp", 1);
   p->dp = r.get_int("dp", 0, 1);
   p->vpp = r.get_int("vpp", 1);
+  p->first_stage_layers = r.get_int("first_stage_layers", 0, 0);
+  p->last_stage_layers = r.get_int("last_stage_layers", 0, 0);
   p->sequence_parallel = r.get_bool("sequence_parallel", false);
   p->recompute =
       static_cast<Recompute>(r.get_choice("recompute", 0, {"none", "selective", "full"}));

@@ -57,6 +57,18 @@ Status check_hardware_ranges(const ClusterConfig& c) {
 
 }  // namespace
 
+std::vector<int> stage_layers(const Scenario& s) {
+  const ParallelismConfig& p = s.parallelism;
+  const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
+  if (fixed == 0) return std::vector<int>(p.pp, s.model.layers / p.pp);
+  const int rest = s.model.layers - p.first_stage_layers - p.last_stage_layers;
+  const int middle = p.pp - fixed;
+  std::vector<int> out(p.pp, middle > 0 ? rest / middle : 0);
+  if (p.first_stage_layers > 0) out.front() = p.first_stage_layers;
+  if (p.last_stage_layers > 0) out.back() = p.last_stage_layers;
+  return out;
+}
+
 Status validate_scenario(const Scenario& s) {
   PREFLIGHT_RETURN_IF_ERROR(check_hardware_ranges(s.cluster));
   const ModelConfig& m = s.model;
@@ -85,9 +97,27 @@ Status validate_scenario(const Scenario& s) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
                             "model.ffn_hidden (" + str(m.ffn_hidden) + ")");
   }
-  if (m.layers % (int64_t{p.pp} * p.vpp) != 0) {
+  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  if (uneven) {
+    const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
+    const int rest = m.layers - p.first_stage_layers - p.last_stage_layers;
+    const int middle = p.pp - fixed;
+    if (p.vpp > 1) {
+      return invalid_argument("parallelism.first_stage_layers: uneven stages need vpp 1 (vpp " +
+                              str(p.vpp) + ")");
+    }
+    if (p.pp < 2 || (fixed == 2 && p.pp == 2 && rest != 0) || rest < middle ||
+        (middle > 0 && rest % middle != 0) || (middle == 0 && rest != 0)) {
+      return invalid_argument(
+          "parallelism.first_stage_layers/last_stage_layers: " + str(p.first_stage_layers) + "/" +
+          str(p.last_stage_layers) + " of model.layers " + str(m.layers) + " on pp " + str(p.pp) +
+          ": expected the remaining layers to split evenly over the other stages, "
+          "at least one each");
+    }
+  } else if (m.layers % (int64_t{p.pp} * p.vpp) != 0) {
     return invalid_argument("parallelism.pp: " + str(p.pp) + " stages × vpp " + str(p.vpp) +
-                            ": expected to divide model.layers (" + str(m.layers) + ")");
+                            ": expected to divide model.layers (" + str(m.layers) +
+                            "), or set parallelism.first_stage_layers / last_stage_layers");
   }
   // Past this check micro_batch·dp <= global_batch, so num_microbatches() cannot overflow.
   if (t.global_batch % (int64_t{t.micro_batch} * p.dp) != 0) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "base/units.h"
@@ -142,6 +143,10 @@ struct ParallelismConfig {
   int pp = 1;
   int dp = 0;   // 0 = derived from the GPU count
   int vpp = 1;  // virtual pipeline stages (model chunks) per pipeline rank
+  // Uneven pipelines (Megatron's --decoder-first/last-pipeline-num-layers): layers on the first
+  // and last stage (0 = an even split); the other stages share the rest evenly. REQUIRES vpp 1.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   bool distributed_optimizer = false;
@@ -187,6 +192,10 @@ struct Scenario {
     return training.global_batch / (training.micro_batch * parallelism.dp);
   }
 };
+
+// Transformer layers of each pipeline stage (all its model chunks together), in order.
+// REQUIRES: validate_scenario(s).ok().
+std::vector<int> stage_layers(const Scenario& s);
 
 // Checks the cross-field rules (divisibility, GPU count = tp·pp·dp, ...). Returns the first
 // violation as "key.path: value: what was expected".

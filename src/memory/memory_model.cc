@@ -202,8 +202,7 @@ MemoryReport estimate_memory(const Scenario& sc) {
 
   const LayerBytes layer = layer_bytes(sc);
   const double per_layer = saved_per_layer(sc, layer);
-  const int layers_per_chunk = model.layers / (p * v);
-  const double chunk_bytes = per_layer * layers_per_chunk;
+  const std::vector<int> layers_of_stage = stage_layers(sc);
   // First stage: token ids (int64) and the embedding dropout mask. Last stage: inputs of the
   // final norm and of the output layer.
   const double embedding = 8.0 * tokens + (model.dropout ? tokens * h / whole : 0.0);
@@ -225,6 +224,7 @@ MemoryReport estimate_memory(const Scenario& sc) {
   for (int stage = 0; stage < p; ++stage) {
     const bool first = stage == 0;
     const bool last = stage == p - 1;
+    const double chunk_bytes = per_layer * (layers_of_stage[stage] / v);
     const InFlight f =
         in_flight(sc, stage, chunk_bytes, first ? embedding : 0.0, last ? head : 0.0);
     const ModelStates st = model_states(sc, stage_parameters_per_gpu(sc, stage));

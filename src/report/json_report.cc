@@ -93,6 +93,8 @@ json scenario_to_json(const Scenario& s) {
            {"pp", p.pp},
            {"dp", p.dp},
            {"vpp", p.vpp},
+           {"first_stage_layers", p.first_stage_layers},
+           {"last_stage_layers", p.last_stage_layers},
            {"sequence_parallel", p.sequence_parallel},
            {"recompute", to_string(p.recompute)},
            {"distributed_optimizer", p.distributed_optimizer},

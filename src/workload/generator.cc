@@ -50,7 +50,7 @@ int64_t stage_parameters_per_gpu(const Scenario& s, int stage) {
   const ModelConfig& m = s.model;
   const int tp = s.parallelism.tp;
   const int pp = s.parallelism.pp;
-  const int64_t layers = m.layers / pp;
+  const int64_t layers = stage_layers(s)[stage];
   int64_t p = layer_parameters(m) * layers / tp;
   const int64_t vocab_shard = padded_vocab(m, tp) / tp * m.hidden;
   if (stage == 0) {
@@ -73,7 +73,8 @@ Workload generate_workload(const Scenario& s) {
   const int v = par.vpp;
   const int chunks = p * v;
   const int m = s.num_microbatches();
-  const int layers_per_chunk = s.model.layers / chunks;
+  const std::vector<int> layers_of_stage = stage_layers(s);
+  const int layers_per_chunk = s.model.layers / chunks;  // even pipelines; see layers_of_stage
   const LayerShape x = make_layer_shape(s);
 
   Workload w;
@@ -107,6 +108,7 @@ Workload generate_workload(const Scenario& s) {
     Program prog;
     prog.stage = stage;
     const int64_t params = stage_parameters_per_gpu(s, stage);
+    const int stage_chunk_layers = layers_of_stage[stage] / v;
     const std::vector<PipelineTask> order = pipeline_order(par.schedule, stage, p, m, v);
     // Last backward of each chunk, where overlapped DP buckets are issued.
     std::vector<int> last_backward(v, -1);
@@ -134,7 +136,7 @@ Workload generate_workload(const Scenario& s) {
           prog.steps.push_back(r);
         }
         if (first) prog.steps.push_back(run(ids.embedding_fwd, 1, t));
-        prog.steps.push_back(run(ids.layer_fwd, layers_per_chunk, t));
+        prog.steps.push_back(run(ids.layer_fwd, stage_chunk_layers, t));
         if (last) prog.steps.push_back(run(ids.head_fwd, 1, t));
         if (!last) {
           Step snd;
@@ -163,15 +165,15 @@ Workload generate_workload(const Scenario& s) {
       const bool overlap_here =
           par.overlap_grad_reduce && par.dp > 1 && static_cast<int>(i) == last_backward[t.chunk];
       if (!overlap_here) {
-        prog.steps.push_back(run(ids.layer_bwd, layers_per_chunk, t));
+        prog.steps.push_back(run(ids.layer_bwd, stage_chunk_layers, t));
       } else {
         // Issue a DP bucket whenever the finished layers' gradients fill one (Megatron DDP).
         int64_t pending = 0;
         int run_layers = 0;
-        for (int layer = 0; layer < layers_per_chunk; ++layer) {
+        for (int layer = 0; layer < stage_chunk_layers; ++layer) {
           ++run_layers;
           pending += layer_params;
-          if (pending >= bucket_params || layer == layers_per_chunk - 1) {
+          if (pending >= bucket_params || layer == stage_chunk_layers - 1) {
             prog.steps.push_back(run(ids.layer_bwd, run_layers, t));
             run_layers = 0;
             Step c;
@@ -205,7 +207,7 @@ Workload generate_workload(const Scenario& s) {
       if (par.overlap_grad_reduce) {
         // The layer buckets above hold only layer gradients; the embedding, final norm and
         // output layer (or tied copy) go in one last bucket once the backward is done.
-        const int64_t rest = params - layer_parameters(s.model) * (s.model.layers / p) / par.tp;
+        const int64_t rest = params - layer_parameters(s.model) * layers_of_stage[stage] / par.tp;
         if (rest > 0) {
           Step c;
           c.kind = StepKind::kCommAsync;

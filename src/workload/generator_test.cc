@@ -339,5 +339,50 @@ TEST(GenerateWorkload, SelectiveRecomputeReplaysOnlyTheUnfusedAttentionCore) {
             layer_backward_ops(make_layer_shape(flash)).size());
 }
 
+TEST(GenerateWorkload, UnevenStagesRunTheirOwnLayerCounts) {
+  // LLaMA-3 405B: 126 layers on PP 16 as Meta ran it, 7 on the first and last stage and
+  // (126 − 14)/14 = 8 on each of the others (Megatron's --decoder-first/last-pipeline-num-layers).
+  StatusOr<Scenario> s = load_scenario_text(
+      "", "",
+      {"model.preset=llama3-405b", "cluster.preset=dgx-h100", "cluster.nodes=32",
+       "parallelism.tp=8", "parallelism.pp=16", "parallelism.dp=2", "training.global_batch=32",
+       "parallelism.first_stage_layers=7", "parallelism.last_stage_layers=7"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const std::vector<int> layers = stage_layers(*s);
+  ASSERT_EQ(layers.size(), 16u);
+  EXPECT_EQ(layers.front(), 7);
+  EXPECT_EQ(layers.back(), 7);
+  for (size_t i = 1; i + 1 < layers.size(); ++i) EXPECT_EQ(layers[i], 8);
+  const Workload w = generate_workload(*s);
+  int total = 0;
+  for (size_t stage = 0; stage < w.stages.size(); ++stage) {
+    int forward_layers = 0;
+    for (const Step& st : w.stages[stage].steps) {
+      if (st.kind == StepKind::kRun && w.blocks[st.block].name == "layer.fwd" &&
+          st.microbatch == 0) {
+        forward_layers += st.repeat;
+      }
+    }
+    EXPECT_EQ(forward_layers, layers[stage]) << "stage " << stage;
+    total += forward_layers;
+  }
+  EXPECT_EQ(total, 126);
+}
+
+TEST(GenerateWorkload, UnevenStagesThatDoNotSplitAreRejected) {
+  // (126 − 10)/14 is not a whole number of layers; uneven stages with vpp > 1 are not Megatron's.
+  StatusOr<Scenario> a = load_scenario_text(
+      "", "",
+      {"model.preset=llama3-405b", "cluster.preset=dgx-h100", "cluster.nodes=32",
+       "parallelism.tp=8", "parallelism.pp=16", "parallelism.dp=2", "training.global_batch=32",
+       "parallelism.first_stage_layers=5", "parallelism.last_stage_layers=5"});
+  EXPECT_FALSE(a.ok());
+  StatusOr<Scenario> b =
+      load_scenario_text("", "",
+                         {"parallelism.first_stage_layers=4", "parallelism.vpp=2",
+                          "parallelism.schedule=interleaved"});
+  EXPECT_FALSE(b.ok());
+}
+
 }  // namespace
 }  // namespace preflight
