@@ -102,6 +102,16 @@ expect_bad topology-too-big "cluster.topology" "$bin" topology dgx-h100 --nodes 
 if grep -q '"bisection_bandwidth_bps"' "$tmp/topo.json" && grep -q '"switches"' "$tmp/topo.json"; then
   passed=$((passed + 1)); else echo "FAIL topology --json: missing keys"; failed=$((failed + 1)); fi
 
+# The scenario shown in README.md stays valid.
+python3 - "$tmp/readme.yaml" <<'PY'
+import sys
+text = open("README.md").read()
+start = text.index("```yaml\nmodel:") + len("```yaml\n")
+open(sys.argv[1], "w").write(text[start:text.index("```", start)])
+PY
+if "$bin" simulate "$tmp/readme.yaml" -q --json /dev/null; then passed=$((passed + 1)); else
+  echo "FAIL README scenario no longer loads"; failed=$((failed + 1)); fi
+
 # The what-if example runs end to end on the flow-level network (3 × 3 table).
 if examples/whatif_nic_oversubscription.sh "$bin" >"$tmp/whatif.txt" 2>&1 && [ "$(grep -c ' s' "$tmp/whatif.txt")" -eq 3 ]; then
   passed=$((passed + 1)); else echo "FAIL whatif example: $(cat "$tmp/whatif.txt")"; failed=$((failed + 1)); fi
