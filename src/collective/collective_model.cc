@@ -17,7 +17,10 @@ double bus_factor(CollectiveKind kind, int n) {
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:
       return static_cast<double>(n - 1) / n;
+    case CollectiveKind::kAllToAll:
+      return static_cast<double>(n - 1) / n;
     case CollectiveKind::kBroadcast:
+    case CollectiveKind::kSendRecv:
       return 1.0;
   }
   return 1.0;
@@ -55,6 +58,10 @@ const char* to_string(CollectiveKind k) {
       return "reduce_scatter";
     case CollectiveKind::kBroadcast:
       return "broadcast";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
+    case CollectiveKind::kSendRecv:
+      return "send_recv";
   }
   return "?";
 }
@@ -68,6 +75,9 @@ CollectivePlan CollectiveModel::plan(CollectiveKind kind, const GroupPlacement& 
                                      Bytes bytes) const {
   CollectivePlan best;
   if (g.size <= 1 || bytes.count() <= 0) return best;
+  // Point-to-point patterns bypass NCCL's collective tuning model (grouped send/recv).
+  if (kind == CollectiveKind::kAllToAll) return all_to_all(g, bytes);
+  if (kind == CollectiveKind::kSendRecv) return p2p(bytes, g.crosses_nodes());
   if (nccl_) return nccl_->plan(kind, g, bytes);
   const int n = g.size;
   const int N = g.nodes;

@@ -52,6 +52,9 @@ nccl::Coll to_coll(CollectiveKind k) {
       return nccl::Coll::kReduceScatter;
     case CollectiveKind::kBroadcast:
       return nccl::Coll::kBroadcast;
+    case CollectiveKind::kAllToAll:  // planned as point-to-point (CollectiveModel::plan)
+    case CollectiveKind::kSendRecv:
+      break;
   }
   return nccl::Coll::kAllReduce;
 }
@@ -172,7 +175,9 @@ StatusOr<CollectiveModel> CollectiveModel::nccl(const ClusterConfig& cluster,
 }
 
 Status CollectiveModel::check(CollectiveKind kind, const GroupPlacement& g) const {
-  if (!nccl_) return Status();
+  if (!nccl_ || kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kSendRecv) {
+    return Status();
+  }
   return static_cast<const NcclPlanner&>(*nccl_).check(kind, g).with_prefix("collectives: ");
 }
 

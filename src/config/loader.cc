@@ -136,6 +136,80 @@ StatusOr<YAML::Node> resolve_preset(const YAML::Node& node, const std::string& k
   return merged;
 }
 
+// model.moe: absent or `experts: 0` is a dense model.
+Status read_moe(const YAML::Node& node, const std::string& source, ModelConfig* m) {
+  YamlReader r(node, source, "model.moe");
+  MoeConfig& e = m->moe;
+  e.experts = r.get_int("experts", 0, 0);
+  if (e.experts == 0) return r.finish();
+  e.top_k = r.required_int("top_k");
+  e.expert_ffn_hidden = r.required_int("expert_ffn_hidden");
+  e.shared_experts = r.get_int("shared_experts", 0, 0);
+  e.shared_expert_ffn_hidden = r.get_int("shared_expert_ffn_hidden", e.expert_ffn_hidden);
+  e.dense_layers = r.get_int("dense_layers", 0, 0);
+  e.layer_interval = r.get_int("layer_interval", 1);
+  e.capacity_factor = r.get_double("capacity_factor", 0, 0, 1000);
+  e.routing = static_cast<MoeRouting>(
+      r.get_choice("routing", 0, {"uniform", "zipf", "dirichlet", "loads"}));
+  e.zipf_exponent = r.get_double("zipf_exponent", e.zipf_exponent, 0, 100);
+  e.dirichlet_alpha = r.get_double("dirichlet_alpha", e.dirichlet_alpha, 1e-6, 1e9);
+  if (r.has("loads")) {
+    e.loads = r.get_double_list("loads", 0, 1e18);
+    if (r.status().ok() && e.routing != MoeRouting::kLoads) {
+      r.fail("loads", "given, but model.moe.routing is " + std::string(to_string(e.routing)) +
+                          ": expected routing: loads");
+    }
+  }
+  static const std::vector<std::string> kDispatchers = {"alltoall", "allgather"};
+  e.allgather_dispatcher = r.get_choice("dispatcher", 0, kDispatchers) == 1;
+  e.router_aux_loss = r.get_double("router_aux_loss", 0, 0, 1e6);
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (e.top_k > e.experts) {
+    return invalid_argument(source + ": model.moe.top_k: " + std::to_string(e.top_k) +
+                            ": expected at most model.moe.experts (" + std::to_string(e.experts) +
+                            ")");
+  }
+  if (e.routing == MoeRouting::kLoads) {
+    double total = 0;
+    for (double v : e.loads) total += v;
+    if (e.loads.empty() || !(total > 0)) {
+      return invalid_argument(source +
+                              ": model.moe.loads: expected a list of per-expert loads with a "
+                              "positive sum, e.g. [3, 1, 1, 1]");
+    }
+  }
+  if (e.dense_layers >= m->layers) {
+    return invalid_argument(source + ": model.moe.dense_layers: " +
+                            std::to_string(e.dense_layers) + ": expected fewer than model.layers (" +
+                            std::to_string(m->layers) + ")");
+  }
+  return Status();
+}
+
+// model.mla: absent = ordinary (GQA/MHA) attention.
+Status read_mla(const YAML::Node& node, const std::string& source, ModelConfig* m) {
+  YamlReader r(node, source, "model.mla");
+  MlaConfig& a = m->mla;
+  a.q_lora_rank = r.get_int("q_lora_rank", 0, 0);
+  a.kv_lora_rank = r.get_int("kv_lora_rank", 0, 0);
+  a.qk_nope_head_dim = r.get_int("qk_nope_head_dim", 0, 0);
+  a.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 0, 0);
+  a.v_head_dim = r.get_int("v_head_dim", 0, 0);
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (!a.enabled() && (a.q_lora_rank > 0 || a.qk_nope_head_dim > 0 || a.qk_rope_head_dim > 0 ||
+                       a.v_head_dim > 0)) {
+    return invalid_argument(source +
+                            ": model.mla.kv_lora_rank: missing: expected a positive latent rank "
+                            "when other MLA dimensions are given");
+  }
+  if (a.enabled() && m->kv_heads != m->heads) {
+    return invalid_argument(source + ": model.kv_heads: " + std::to_string(m->kv_heads) +
+                            ": MLA has one K/V per head; expected model.heads (" +
+                            std::to_string(m->heads) + ")");
+  }
+  return Status();
+}
+
 Status read_model(const YAML::Node& node, const std::string& source, ModelConfig* m) {
   YamlReader r(node, source, "model");
   r.skip("preset");
@@ -162,8 +236,17 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   m->linear_bias = r.get_bool("linear_bias", true);
   m->dropout = r.get_bool("dropout", true);
   m->max_seq_len = r.get_int("max_seq_len", 2048);
+  m->head_dim_override = r.get_int("head_dim", 0, 0);
+  m->sliding_window = r.get_int("sliding_window", 0, 0);
+  m->sliding_window_pattern = r.get_int("sliding_window_pattern", 0, 0);
+  m->attention_sinks = r.get_bool("attention_sinks", false);
+  m->mtp_layers = r.get_int("mtp_layers", 0, 0);
+  r.skip("moe");
+  r.skip("mla");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
-  if (m->hidden % m->heads != 0) {
+  PREFLIGHT_RETURN_IF_ERROR(read_moe(node["moe"], source, m));
+  PREFLIGHT_RETURN_IF_ERROR(read_mla(node["mla"], source, m));
+  if (m->head_dim_override == 0 && m->hidden % m->heads != 0) {
     return invalid_argument(source + ": model.heads: " + std::to_string(m->heads) +
                             ": expected a divisor of model.hidden (" + std::to_string(m->hidden) +
                             ")");
@@ -199,6 +282,7 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
     g->nvlinks = r.get_int("nvlinks", derived, 0);
   }
   g->nvls = r.get_bool("nvls", g->architecture == "hopper" || g->architecture == "blackwell");
+  g->mxfp8 = r.get_bool("mxfp8", g->architecture == "blackwell");
   YamlReader peak(node["peak"], source, path + ".peak");
   r.skip("peak");
   g->peak_fp32 = peak.get_flop_rate("fp32", FlopRate());
@@ -206,6 +290,7 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   g->peak_fp16 = peak.get_flop_rate("fp16", FlopRate());
   g->peak_bf16 = peak.get_flop_rate("bf16", FlopRate());
   g->peak_fp8 = peak.get_flop_rate("fp8", FlopRate());
+  g->peak_fp4 = peak.get_flop_rate("fp4", FlopRate());
   PREFLIGHT_RETURN_IF_ERROR(peak.finish());
   if (g->peak_fp16.flops_per_second() <= 0 && g->peak_bf16.flops_per_second() <= 0) {
     return invalid_argument(source + ": " + path +
@@ -370,7 +455,8 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
   t->seq_len = r.get_int("seq_len", m.max_seq_len);
   t->global_batch = r.required_int("global_batch");
   t->micro_batch = r.get_int("micro_batch", 1);
-  t->precision = static_cast<Precision>(r.get_choice("precision", 1, {"fp16", "bf16", "fp8"}));
+  t->precision = static_cast<Precision>(r.get_choice(
+      "precision", 1, {"fp16", "bf16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"}));
   t->flash_attention = r.get_bool("flash_attention", true);
   t->optimizer_bytes_per_param =
       r.get_double("optimizer_bytes_per_param", t->optimizer_bytes_per_param, 0, 1000);
@@ -396,8 +482,16 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   if (p->zero_stage < 0 || p->zero_stage > 3) {
     r.fail("zero_stage", "'" + std::to_string(p->zero_stage) + "': expected 0, 1, 2 or 3");
   }
-  p->schedule =
-      static_cast<Schedule>(r.get_choice("schedule", 1, {"gpipe", "1f1b", "interleaved"}));
+  p->schedule = static_cast<Schedule>(r.get_choice(
+      "schedule", 1, {"gpipe", "1f1b", "interleaved", "zb_h1", "zb_h2", "dualpipe"}));
+  p->ep = r.get_int("ep", 1);
+  p->etp = r.get_int("etp", 0, 0);
+  p->cp = r.get_int("cp", 1);
+  p->cp_kind = static_cast<ContextParallelKind>(
+      r.get_choice("cp_kind", 0, {"ring", "a2a", "hierarchical"}));
+  p->tp_comm_overlap = r.get_bool("tp_comm_overlap", false);
+  p->overlap_param_gather = r.get_bool("overlap_param_gather", false);
+  p->overlap_p2p = r.get_bool("overlap_p2p", false);
   p->overlap_grad_reduce = r.get_bool("overlap_grad_reduce", false);
   p->grad_bucket_size = r.get_bytes("grad_bucket_size", p->grad_bucket_size);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
@@ -487,12 +581,14 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], source, &s.collectives));
   PREFLIGHT_RETURN_IF_ERROR(read_simulation(root["simulation"], source, &s.simulation));
   if (s.parallelism.dp == 0) {
-    const int64_t model_parallel = int64_t{s.parallelism.tp} * s.parallelism.pp;
+    const int64_t model_parallel =
+        int64_t{s.parallelism.tp} * s.parallelism.pp * s.parallelism.cp;
     if (s.cluster.total_gpus() % model_parallel != 0) {
-      return invalid_argument(source + ": parallelism: tp·pp = " + std::to_string(model_parallel) +
-                              " does not divide the cluster's " +
-                              std::to_string(s.cluster.total_gpus()) +
-                              " GPUs; expected tp·pp·dp = GPUs");
+      const bool cp = s.parallelism.cp > 1;
+      return invalid_argument(source + ": parallelism: tp·" + (cp ? "cp·" : "") + "pp = " +
+                              std::to_string(model_parallel) + " does not divide the cluster's " +
+                              std::to_string(s.cluster.total_gpus()) + " GPUs; expected tp·" +
+                              (cp ? "cp·" : "") + "pp·dp = GPUs");
     }
     s.parallelism.dp = static_cast<int>(s.cluster.total_gpus() / model_parallel);
   }

@@ -16,8 +16,13 @@ FlopRate GpuConfig::peak_for(Precision p) const {
     case Precision::kBf16:
       return peak_bf16.flops_per_second() > 0 ? peak_bf16 : peak_fp16;
     case Precision::kFp8:
+    case Precision::kFp8Blockwise:
+    case Precision::kMxfp8:
       if (peak_fp8.flops_per_second() > 0) return peak_fp8;
       return peak_bf16.flops_per_second() > 0 ? peak_bf16 : peak_fp16;
+    case Precision::kNvfp4:
+      if (peak_fp4.flops_per_second() > 0) return peak_fp4;
+      return peak_for(Precision::kFp8);
   }
   return peak_bf16;
 }
@@ -55,6 +60,88 @@ Status check_hardware_ranges(const ClusterConfig& c) {
   return Status();
 }
 
+// Expert, context-parallel and attention-variant rules.
+Status validate_moe_and_cp(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  const ParallelismConfig& p = s.parallelism;
+  const TrainingConfig& t = s.training;
+  if (p.ep > 1 && !m.moe.enabled()) {
+    return invalid_argument("parallelism.ep: " + str(p.ep) + ": model " + m.name +
+                            " has no experts (model.moe.experts); expected ep 1");
+  }
+  if (m.moe.enabled()) {
+    if (m.moe.experts % p.ep != 0) {
+      return invalid_argument("parallelism.ep: " + str(p.ep) + ": expected a divisor of " +
+                              "model.moe.experts (" + str(m.moe.experts) + ")");
+    }
+    const int64_t folded = int64_t{p.tp} * p.cp * p.dp;
+    const int64_t expert_ranks = int64_t{p.ep} * s.expert_tp();
+    if (folded % expert_ranks != 0) {
+      return invalid_argument("parallelism.ep: ep·etp = " + str(p.ep) + "·" + str(s.expert_tp()) +
+                              " = " + str(expert_ranks) + ": expected a divisor of tp·cp·dp = " +
+                              str(folded) + " (the ranks of one pipeline stage)");
+    }
+    if (m.moe.expert_ffn_hidden % s.expert_tp() != 0) {
+      return invalid_argument("parallelism.etp: " + str(s.expert_tp()) + ": expected a divisor of " +
+                              "model.moe.expert_ffn_hidden (" + str(m.moe.expert_ffn_hidden) + ")");
+    }
+    if (m.moe.routing == MoeRouting::kLoads &&
+        static_cast<int>(m.moe.loads.size()) != m.moe.experts) {
+      return invalid_argument("model.moe.loads: " + str(static_cast<int64_t>(m.moe.loads.size())) +
+                              " values: expected one per expert (" + str(m.moe.experts) +
+                              ") with model.moe.routing: loads");
+    }
+  }
+  if (p.cp > 1) {
+    // Ring attention with causal load balancing splits each sequence into 2·cp chunks.
+    const int64_t chunks = p.cp_kind == ContextParallelKind::kAllToAll ? p.cp : 2 * int64_t{p.cp};
+    if (t.seq_len % chunks != 0) {
+      return invalid_argument("parallelism.cp: " + str(p.cp) + ": expected training.seq_len (" +
+                              str(t.seq_len) + ") to be a multiple of " +
+                              (p.cp_kind == ContextParallelKind::kAllToAll
+                                   ? std::string("cp")
+                                   : std::string("2·cp (causal load balancing)")) +
+                              " = " + str(chunks));
+    }
+    if (p.cp_kind != ContextParallelKind::kRing && (m.heads / p.tp) % p.cp != 0) {
+      return invalid_argument("parallelism.cp: " + str(p.cp) + ": all-to-all context parallelism " +
+                              "scatters heads: expected cp to divide heads/tp (" +
+                              str(m.heads / p.tp) + ")");
+    }
+  }
+  if (m.mla.enabled()) {
+    if (m.mla.qk_nope_head_dim <= 0 || m.mla.qk_rope_head_dim <= 0 || m.mla.v_head_dim <= 0) {
+      return invalid_argument(
+          "model.mla: kv_lora_rank " + str(m.mla.kv_lora_rank) +
+          ": expected positive qk_nope_head_dim, qk_rope_head_dim and v_head_dim");
+    }
+    if (m.mla.kv_lora_rank >= int64_t{m.heads} * (m.mla.qk_nope_head_dim + m.mla.v_head_dim)) {
+      return invalid_argument("model.mla.kv_lora_rank: " + str(m.mla.kv_lora_rank) +
+                              ": expected a latent smaller than the keys and values it compresses "
+                              "(heads·(qk_nope_head_dim + v_head_dim) = " +
+                              str(int64_t{m.heads} * (m.mla.qk_nope_head_dim + m.mla.v_head_dim)) +
+                              ")");
+    }
+  }
+  const bool zb = p.schedule == Schedule::kZeroBubbleH1 || p.schedule == Schedule::kZeroBubbleH2;
+  if ((zb || p.schedule == Schedule::kDualPipe) && p.vpp > 1) {
+    return invalid_argument(std::string("parallelism.schedule: ") + to_string(p.schedule) +
+                            ": expected vpp 1");
+  }
+  if (p.schedule == Schedule::kDualPipe) {
+    if (p.pp < 2 || p.pp % 2 != 0) {
+      return invalid_argument("parallelism.schedule: dualpipe: expected an even pp >= 2 (pp " +
+                              str(p.pp) + ")");
+    }
+    if (s.num_microbatches() < 2 * p.pp || s.num_microbatches() % 2 != 0) {
+      return invalid_argument("parallelism.schedule: dualpipe: " + str(s.num_microbatches()) +
+                              " micro-batches: expected an even number, at least 2·pp = " +
+                              str(2 * p.pp));
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 std::vector<int> stage_layers(const Scenario& s) {
@@ -75,15 +162,18 @@ Status validate_scenario(const Scenario& s) {
   const ParallelismConfig& p = s.parallelism;
   const TrainingConfig& t = s.training;
   const int gpus = s.cluster.total_gpus();
-  // Products of the int fields are taken in int64; one of three may still overflow.
-  const int64_t tp_pp = int64_t{p.tp} * p.pp;
-  int64_t tp_pp_dp = 0;
-  const bool overflow = __builtin_mul_overflow(tp_pp, p.dp, &tp_pp_dp);
-  if (overflow || tp_pp_dp != gpus) {
-    return invalid_argument(
-        "parallelism: tp·pp·dp = " + str(p.tp) + "·" + str(p.pp) + "·" + str(p.dp) + " = " +
-        (overflow ? "over 2^63" : str(tp_pp_dp)) + ": expected the cluster's GPU count, " +
-        str(gpus) + " (" + str(s.cluster.nodes) + " nodes × " + str(s.cluster.gpus_per_node) + ")");
+  // Products of the int fields are taken in int64; the last may still overflow.
+  const int64_t tp_cp_pp = int64_t{p.tp} * p.cp * p.pp;
+  int64_t all = 0;
+  const bool overflow = __builtin_mul_overflow(tp_cp_pp, p.dp, &all);
+  if (overflow || all != gpus) {
+    const std::string cp = p.cp > 1 ? "cp·" : "";
+    const std::string cp_value = p.cp > 1 ? str(p.cp) + "·" : "";
+    return invalid_argument("parallelism: tp·" + cp + "pp·dp = " + str(p.tp) + "·" + cp_value +
+                            str(p.pp) + "·" + str(p.dp) + " = " +
+                            (overflow ? "over 2^63" : str(all)) +
+                            ": expected the cluster's GPU count, " + str(gpus) + " (" +
+                            str(s.cluster.nodes) + " nodes × " + str(s.cluster.gpus_per_node) + ")");
   }
   if (m.heads % p.tp != 0) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
@@ -93,6 +183,7 @@ Status validate_scenario(const Scenario& s) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor or multiple " +
                             "of model.kv_heads (" + str(m.kv_heads) + ")");
   }
+  PREFLIGHT_RETURN_IF_ERROR(validate_moe_and_cp(s));
   if (m.ffn_hidden % p.tp != 0) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
                             "model.ffn_hidden (" + str(m.ffn_hidden) + ")");
@@ -152,9 +243,23 @@ Status validate_scenario(const Scenario& s) {
     return invalid_argument("training.seq_len: " + str(t.seq_len) +
                             ": expected a multiple of tp with sequence parallelism");
   }
-  if (t.precision == Precision::kFp8 && s.cluster.gpu.peak_fp8.flops_per_second() <= 0) {
-    return invalid_argument("training.precision: fp8: " + s.cluster.gpu.name +
-                            " has no FP8 tensor cores; expected fp16 or bf16");
+  const GpuConfig& g = s.cluster.gpu;
+  const bool fp8_family = t.precision == Precision::kFp8 ||
+                          t.precision == Precision::kFp8Blockwise ||
+                          t.precision == Precision::kMxfp8;
+  if (fp8_family && g.peak_fp8.flops_per_second() <= 0) {
+    return invalid_argument(std::string("training.precision: ") + to_string(t.precision) + ": " +
+                            g.name + " has no FP8 tensor cores; expected fp16 or bf16");
+  }
+  if (t.precision == Precision::kMxfp8 && !g.mxfp8) {
+    return invalid_argument("training.precision: mxfp8: " + g.name +
+                            " has no microscaling (MX) tensor cores (Blackwell and later); "
+                            "expected fp8 or fp8_blockwise");
+  }
+  if (t.precision == Precision::kNvfp4 && g.peak_fp4.flops_per_second() <= 0) {
+    return invalid_argument("training.precision: nvfp4: " + g.name +
+                            " has no FP4 tensor cores (Blackwell and later); expected bf16 or an "
+                            "fp8 mode");
   }
   return Status();
 }
@@ -180,6 +285,12 @@ const char* to_string(Precision p) {
       return "bf16";
     case Precision::kFp8:
       return "fp8";
+    case Precision::kFp8Blockwise:
+      return "fp8_blockwise";
+    case Precision::kMxfp8:
+      return "mxfp8";
+    case Precision::kNvfp4:
+      return "nvfp4";
   }
   return "?";
 }
@@ -202,6 +313,36 @@ const char* to_string(Schedule s) {
       return "1f1b";
     case Schedule::kInterleaved:
       return "interleaved";
+    case Schedule::kZeroBubbleH1:
+      return "zb_h1";
+    case Schedule::kZeroBubbleH2:
+      return "zb_h2";
+    case Schedule::kDualPipe:
+      return "dualpipe";
+  }
+  return "?";
+}
+const char* to_string(MoeRouting r) {
+  switch (r) {
+    case MoeRouting::kUniform:
+      return "uniform";
+    case MoeRouting::kZipf:
+      return "zipf";
+    case MoeRouting::kDirichlet:
+      return "dirichlet";
+    case MoeRouting::kLoads:
+      return "loads";
+  }
+  return "?";
+}
+const char* to_string(ContextParallelKind k) {
+  switch (k) {
+    case ContextParallelKind::kRing:
+      return "ring";
+    case ContextParallelKind::kAllToAll:
+      return "a2a";
+    case ContextParallelKind::kHierarchical:
+      return "hierarchical";
   }
   return "?";
 }

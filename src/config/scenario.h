@@ -3,6 +3,7 @@
 // presets and --set overrides; `validate_scenario()` names the first violated rule.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,11 +16,64 @@ namespace preflight {
 enum class Activation { kGelu, kSwiglu };
 enum class Norm { kLayerNorm, kRmsNorm };
 enum class PositionEmbedding { kLearned, kRope, kAlibi };
-enum class Precision { kFp16, kBf16, kFp8 };
+// GEMM precision, as Transformer Engine runs it (docs/precision.md). fp8 is per-tensor delayed
+// scaling (E4M3 forward, E5M2 gradients); fp8_blockwise scales 1x128/128x128 tiles (DeepSeek-V3);
+// mxfp8 is the OCP microscaling format (32-element blocks, E8M0 scales; Blackwell); nvfp4 is
+// NVIDIA's 4-bit format (16-element blocks, E4M3 scales; Blackwell). Attention softmax, norms,
+// residuals and the optimizer stay in bf16/fp32 in every mode.
+enum class Precision { kFp16, kBf16, kFp8, kFp8Blockwise, kMxfp8, kNvfp4 };
 enum class Recompute { kNone, kSelective, kFull };
-enum class Schedule { kGpipe, kOneFOneB, kInterleaved };
+// Pipeline schedules (workload/schedule.h): zb_h1/zb_h2 are the zero-bubble schedules of Qi et
+// al. 2024 (backward split into input-gradient B and weight-gradient W passes); dualpipe is
+// DeepSeek-V3's bidirectional schedule.
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubbleH1, kZeroBubbleH2, kDualPipe };
+// How per-expert token loads are drawn (model.moe.routing).
+enum class MoeRouting { kUniform, kZipf, kDirichlet, kLoads };
+// Context parallelism: ring attention (K/V blocks passed around the CP ring, overlapped with the
+// attention of the block at hand), all-to-all (Ulysses: heads scattered, sequence gathered), or
+// hierarchical (all-to-all inside a node, ring across nodes).
+enum class ContextParallelKind { kRing, kAllToAll, kHierarchical };
 
-// A dense decoder-only transformer (GPT/LLaMA family).
+// Mixture of experts in the MLP of (some) layers: `experts` routed experts of which each token
+// picks `top_k`, plus `shared_experts` every token passes through (DeepSeek, Qwen, Llama 4).
+struct MoeConfig {
+  int experts = 0;                   // routed experts; 0 = a dense model
+  int top_k = 0;                     // experts per token
+  int expert_ffn_hidden = 0;         // intermediate size of one routed expert
+  int shared_experts = 0;            // always-active experts
+  int shared_expert_ffn_hidden = 0;  // intermediate size of one shared expert (0 = expert's)
+  int dense_layers = 0;              // first layers with a dense MLP (DeepSeek first_k_dense)
+  int layer_interval = 1;            // MoE in every n-th layer after those (Llama 4 Maverick: 2)
+  double capacity_factor = 0;        // tokens per expert cap = cf·T·k/E; 0 = dropless
+  // Per-expert loads: uniform (balanced gate, as SimAI assumes), zipf (load of the i-th most
+  // popular expert ∝ i^−s), dirichlet (shares ~ Dir(α)), or loads (the user's list, any scale).
+  // Draws are seeded by simulation.seed, one per MoE layer.
+  MoeRouting routing = MoeRouting::kUniform;
+  double zipf_exponent = 1.2;
+  double dirichlet_alpha = 1.0;
+  std::vector<double> loads;
+  // Token dispatch/combine: all-to-all in the EP group, or all-gather + reduce-scatter
+  // (Megatron's "allgather" dispatcher).
+  bool allgather_dispatcher = false;
+  double router_aux_loss = 0;  // informational; the router's load-balancing loss coefficient
+
+  bool enabled() const { return experts > 0; }
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3): K and V come from a compressed latent of
+// `kv_lora_rank` (plus a decoupled RoPE key of `qk_rope_head_dim` shared by all heads); queries
+// from a latent of `q_lora_rank` (0 = projected directly from the hidden state).
+struct MlaConfig {
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;  // > 0 turns MLA on
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+
+  bool enabled() const { return kv_lora_rank > 0; }
+};
+
+// A decoder-only transformer (GPT/LLaMA family), dense or mixture-of-experts.
 struct ModelConfig {
   std::string name = "custom";
   std::string description;
@@ -36,8 +90,24 @@ struct ModelConfig {
   bool linear_bias = true;
   bool dropout = true;
   int max_seq_len = 2048;
+  // Attention head width; 0 = hidden / heads (Qwen3 and GPT-OSS set it explicitly).
+  int head_dim_override = 0;
+  // Sliding-window attention: each token attends to the previous `sliding_window` tokens
+  // (0 = full causal attention); with `sliding_window_pattern` n > 0 every n-th layer keeps full
+  // attention (GPT-OSS alternates: 2; Llama 4 chunks 3 of 4: 4).
+  int sliding_window = 0;
+  int sliding_window_pattern = 0;
+  bool attention_sinks = false;  // learned per-head sink logits (GPT-OSS); a softmax term
+  int mtp_layers = 0;            // multi-token prediction modules (DeepSeek-V3: 1)
+  MoeConfig moe;
+  MlaConfig mla;
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
+  // Whether layer `i` (0-based) has a routed-expert MLP.
+  bool is_moe_layer(int i) const {
+    return moe.enabled() && i >= moe.dense_layers &&
+           (i - moe.dense_layers) % std::max(moe.layer_interval, 1) == moe.layer_interval - 1;
+  }
 };
 
 // Efficiency constants of a GPU and the software stack on it. These are the only calibrated
@@ -69,6 +139,8 @@ struct GpuConfig {
   int nvlinks = 0;             // NVLink links per GPU (0 = PCIe only)
   bool nvls = false;           // NVLink SHARP (multicast NVSwitch): Hopper and later
   FlopRate peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_fp8;
+  FlopRate peak_fp4;  // NVFP4/MXFP4 dense tensor-core peak (Blackwell); 0 = not supported
+  bool mxfp8 = false;  // microscaled FP8 in hardware (Blackwell); derived from the architecture
   GpuCalibration calibration;
 
   // Dense tensor-core peak for a GEMM in `p` (fp8 falls back to bf16 where there is none).
@@ -154,6 +226,22 @@ struct ParallelismConfig {
   // distributed_optimizer does), 2 also the gradients, 3 also the weights.
   int zero_stage = 0;
   Schedule schedule = Schedule::kOneFOneB;
+  // Expert parallelism: the routed experts are split over `ep` ranks; expert layers are laid out
+  // as etp × ep × edp over the tp × cp × dp ranks of a stage (Megatron-Core's MoE folding), so
+  // ep·etp must divide tp·cp·dp. etp 0 = tp.
+  int ep = 1;
+  int etp = 0;
+  // Context parallelism: the sequence is split over `cp` ranks (GPUs = tp·cp·pp·dp).
+  int cp = 1;
+  ContextParallelKind cp_kind = ContextParallelKind::kRing;
+  // Overlap switches (docs/workload.md "Overlap"): TP collectives pipelined with their GEMMs in
+  // chunks (Transformer Engine's userbuffers), the DP parameter all-gather overlapped with the
+  // next forward (Megatron --overlap-param-gather), PP send/recv on their own stream
+  // (--overlap-p2p-comm), and the EP all-to-all of one micro-batch with the compute of another
+  // (DualPipe does this by construction).
+  bool tp_comm_overlap = false;
+  bool overlap_param_gather = false;
+  bool overlap_p2p = false;
   bool overlap_grad_reduce = false;
   Bytes grad_bucket_size = Bytes(160'000'000);  // Megatron's DDP bucket: 40M fp32 gradients
 };
@@ -188,6 +276,12 @@ struct Scenario {
   CollectivesConfig collectives;
   SimulationConfig simulation;
 
+  int expert_tp() const { return parallelism.etp > 0 ? parallelism.etp : parallelism.tp; }
+  // Expert data parallelism: replicas of each expert shard across the stage's tp·cp·dp ranks.
+  int expert_dp() const {
+    return parallelism.tp * parallelism.cp * parallelism.dp / (parallelism.ep * expert_tp());
+  }
+
   int num_microbatches() const {
     return training.global_batch / (training.micro_batch * parallelism.dp);
   }
@@ -207,5 +301,7 @@ const char* to_string(PositionEmbedding p);
 const char* to_string(Precision p);
 const char* to_string(Recompute r);
 const char* to_string(Schedule s);
+const char* to_string(MoeRouting r);
+const char* to_string(ContextParallelKind k);
 
 }  // namespace preflight

@@ -118,6 +118,43 @@ double YamlReader::get_double(const std::string& key, double fallback, double mi
   return v;
 }
 
+std::vector<double> YamlReader::get_double_list(const std::string& key, double min_value,
+                                                double max_value) {
+  std::vector<double> out;
+  known_.insert(key);
+  if (!status_.ok() || !node_ || !node_.IsMap()) return out;
+  const YAML::Node list = node_[key];
+  if (!list || list.IsNull()) return out;
+  if (!list.IsSequence()) {
+    fail(key, "expected a list of numbers such as [3, 1, 1, 1]");
+    return out;
+  }
+  constexpr size_t kMaxItems = 1'000'000;
+  if (list.size() > kMaxItems) {
+    fail(key, std::to_string(list.size()) + " items: expected at most 1000000");
+    return out;
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node item = list[i];
+    const std::string where = key + "[" + std::to_string(i) + "]";
+    if (!item.IsScalar()) {
+      fail(where, "expected a number");
+      return {};
+    }
+    const std::string& text = item.Scalar();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(v) || v < min_value || v > max_value) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, ": expected a number in [%g, %g]", min_value, max_value);
+      fail(where, quote(text) + buf);
+      return {};
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 bool YamlReader::get_bool(const std::string& key, bool fallback) {
   std::string s;
   if (!scalar(key, &s)) return fallback;

@@ -27,6 +27,8 @@ class YamlReader {
   int required_int(const std::string& key, int min_value = 1);
   double get_double(const std::string& key, double fallback, double min_value, double max_value);
   bool get_bool(const std::string& key, bool fallback);
+  // A flow or block sequence of numbers, each in [min_value, max_value] (at most 1,000,000).
+  std::vector<double> get_double_list(const std::string& key, double min_value, double max_value);
   std::string get_string(const std::string& key, const std::string& fallback);
   // One of `choices`; returns its index.
   int get_choice(const std::string& key, int fallback, const std::vector<std::string>& choices);

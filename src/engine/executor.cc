@@ -157,6 +157,14 @@ class Execution {
         return groups_.pp;
       case GroupKind::kEmbedding:
         return groups_.embedding;
+      case GroupKind::kContext:
+        return groups_.cp;
+      case GroupKind::kExpert:
+        return groups_.ep;
+      case GroupKind::kExpertTensor:
+        return groups_.etp;
+      case GroupKind::kExpertData:
+        return groups_.edp;
     }
     return groups_.tp;
   }
@@ -286,6 +294,12 @@ void StageRunner::add(Category c, SimTime t) {
       break;
     case Category::kDpComm:
       b.dp_comm += t;
+      break;
+    case Category::kEpComm:
+      b.ep_comm += t;
+      break;
+    case Category::kCpComm:
+      b.cp_comm += t;
       break;
     case Category::kOptimizer:
       b.optimizer += t;

@@ -28,11 +28,14 @@ struct Breakdown {
   SimTime tp_comm;        // exposed tensor-parallel communication
   SimTime pp_comm;        // exposed pipeline send/recv transfer time
   SimTime dp_comm;        // exposed data-parallel (and tied-embedding) gradient reduction
+  SimTime ep_comm;        // exposed expert-parallel token dispatch/combine (all-to-all)
+  SimTime cp_comm;        // exposed context-parallel K/V exchange
   SimTime optimizer;      // optimizer step
   SimTime bubble;         // idle waiting for other stages (pipeline fill and drain)
 
   SimTime total() const {
-    return compute + host_overhead + tp_comm + pp_comm + dp_comm + optimizer + bubble;
+    return compute + host_overhead + tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + optimizer +
+           bubble;
   }
 };
 

@@ -1,6 +1,8 @@
-// Where a communicator's ranks sit in the cluster. Megatron orders ranks TP fastest, then DP,
-// then PP (rank = tp_rank + tp·(dp_rank + dp·pp_rank)), so a group is a set of `size` ranks
-// `stride` apart; with `gpus_per_node` GPUs per node that fixes how many members share a node.
+// Where a communicator's ranks sit in the cluster. Megatron orders ranks TP fastest, then CP,
+// then DP, then PP (rank = tp_rank + tp·(cp_rank + cp·(dp_rank + dp·pp_rank))), so a group is a
+// set of `size` ranks `stride` apart; with `gpus_per_node` GPUs per node that fixes how many
+// members share a node. Expert layers refold a stage's tp·cp·dp ranks as etp × ep × edp
+// (expert-TP fastest), as Megatron-Core does.
 #pragma once
 
 #include "config/scenario.h"
@@ -27,6 +29,10 @@ struct JobGroups {
   GroupPlacement dp;
   GroupPlacement pp;         // two neighbouring stages
   GroupPlacement embedding;  // first and last stage
+  GroupPlacement cp;         // context-parallel ranks (stride tp)
+  GroupPlacement ep;         // expert-parallel ranks (stride etp, in the expert folding)
+  GroupPlacement etp;        // expert tensor-parallel ranks (contiguous)
+  GroupPlacement edp;        // expert data-parallel ranks (stride etp·ep)
 };
 
 JobGroups place_job_groups(const Scenario& s);

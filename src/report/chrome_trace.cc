@@ -16,6 +16,10 @@ const char* category_name(Category c) {
       return "pp_comm";
     case Category::kDpComm:
       return "dp_comm";
+    case Category::kEpComm:
+      return "ep_comm";
+    case Category::kCpComm:
+      return "cp_comm";
     case Category::kOptimizer:
       return "optimizer";
   }

@@ -16,7 +16,8 @@ json breakdown_json(const Breakdown& b) {
   return json{
       {"compute_s", b.compute.to_seconds()}, {"host_overhead_s", b.host_overhead.to_seconds()},
       {"tp_comm_s", b.tp_comm.to_seconds()}, {"pp_comm_s", b.pp_comm.to_seconds()},
-      {"dp_comm_s", b.dp_comm.to_seconds()}, {"optimizer_s", b.optimizer.to_seconds()},
+      {"dp_comm_s", b.dp_comm.to_seconds()}, {"ep_comm_s", b.ep_comm.to_seconds()},
+      {"cp_comm_s", b.cp_comm.to_seconds()}, {"optimizer_s", b.optimizer.to_seconds()},
       {"bubble_s", b.bubble.to_seconds()}};
 }
 
@@ -40,7 +41,36 @@ json scenario_to_json(const Scenario& s) {
              {"tied_embeddings", m.tied_embeddings},
              {"linear_bias", m.linear_bias},
              {"dropout", m.dropout},
-             {"max_seq_len", m.max_seq_len}};
+             {"max_seq_len", m.max_seq_len},
+             {"head_dim", m.head_dim()},
+             {"sliding_window", m.sliding_window},
+             {"sliding_window_pattern", m.sliding_window_pattern},
+             {"attention_sinks", m.attention_sinks},
+             {"mtp_layers", m.mtp_layers}};
+  if (m.moe.enabled()) {
+    const MoeConfig& e = m.moe;
+    model["moe"] = json{{"experts", e.experts},
+                        {"top_k", e.top_k},
+                        {"expert_ffn_hidden", e.expert_ffn_hidden},
+                        {"shared_experts", e.shared_experts},
+                        {"shared_expert_ffn_hidden", e.shared_expert_ffn_hidden},
+                        {"dense_layers", e.dense_layers},
+                        {"layer_interval", e.layer_interval},
+                        {"capacity_factor", e.capacity_factor},
+                        {"routing", to_string(e.routing)},
+                        {"zipf_exponent", e.zipf_exponent},
+                        {"dirichlet_alpha", e.dirichlet_alpha},
+                        {"loads", e.loads},
+                        {"dispatcher", e.allgather_dispatcher ? "allgather" : "alltoall"}};
+  }
+  if (m.mla.enabled()) {
+    const MlaConfig& a = m.mla;
+    model["mla"] = json{{"q_lora_rank", a.q_lora_rank},
+                        {"kv_lora_rank", a.kv_lora_rank},
+                        {"qk_nope_head_dim", a.qk_nope_head_dim},
+                        {"qk_rope_head_dim", a.qk_rope_head_dim},
+                        {"v_head_dim", a.v_head_dim}};
+  }
   json gpu{{"name", g.name},
            {"sm_count", g.sm_count},
            {"hbm_capacity_bytes", g.hbm_capacity.count()},
@@ -53,7 +83,8 @@ json scenario_to_json(const Scenario& s) {
              {"tf32", g.peak_tf32.flops_per_second()},
              {"fp16", g.peak_fp16.flops_per_second()},
              {"bf16", g.peak_bf16.flops_per_second()},
-             {"fp8", g.peak_fp8.flops_per_second()}}},
+             {"fp8", g.peak_fp8.flops_per_second()},
+             {"fp4", g.peak_fp4.flops_per_second()}}},
            {"calibration",
             {{"gemm_efficiency", k.gemm_efficiency},
              {"gemm_k_overhead", k.gemm_k_overhead},
@@ -100,6 +131,13 @@ json scenario_to_json(const Scenario& s) {
            {"distributed_optimizer", p.distributed_optimizer},
            {"zero_stage", p.zero_stage},
            {"schedule", to_string(p.schedule)},
+           {"ep", p.ep},
+           {"etp", s.expert_tp()},
+           {"cp", p.cp},
+           {"cp_kind", to_string(p.cp_kind)},
+           {"tp_comm_overlap", p.tp_comm_overlap},
+           {"overlap_param_gather", p.overlap_param_gather},
+           {"overlap_p2p", p.overlap_p2p},
            {"overlap_grad_reduce", p.overlap_grad_reduce},
            {"grad_bucket_size_bytes", p.grad_bucket_size.count()}};
   const CollectivesConfig& k2 = s.collectives;

@@ -86,6 +86,9 @@ std::string format_summary(const SimulationReport& r) {
   row("exposed TP comm", b.tp_comm);
   row("exposed PP comm", b.pp_comm);
   row("exposed DP comm", b.dp_comm);
+  const ParallelismConfig& par = r.scenario.parallelism;
+  if (par.ep > 1 || b.ep_comm > SimTime()) row("exposed EP comm", b.ep_comm);
+  if (par.cp > 1 || b.cp_comm > SimTime()) row("exposed CP comm", b.cp_comm);
   row("optimizer", b.optimizer);
   row("pipeline bubble", b.bubble);
   if (r.execution.has_network_stats) {

@@ -40,7 +40,8 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
   PREFLIGHT_ASSIGN_OR_RETURN(
       const CollectiveModel collectives,
       CollectiveModel::nccl(s.cluster, s.collectives, *network,
-                            {groups.tp, groups.dp, groups.pp, groups.embedding}));
+                            {groups.tp, groups.dp, groups.pp, groups.embedding, groups.cp, groups.ep, groups.etp,
+                             groups.edp}));
   // Every collective the workload issues must be plannable under the NCCL overrides.
   auto group_of = [&](GroupKind g) -> const GroupPlacement& {
     switch (g) {
@@ -52,6 +53,14 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
         return groups.pp;
       case GroupKind::kEmbedding:
         return groups.embedding;
+      case GroupKind::kContext:
+        return groups.cp;
+      case GroupKind::kExpert:
+        return groups.ep;
+      case GroupKind::kExpertTensor:
+        return groups.etp;
+      case GroupKind::kExpertData:
+        return groups.edp;
     }
     return groups.tp;
   };

@@ -117,7 +117,17 @@ Op collective_op(const char* name, CollectiveKind kind, GroupKind group, Bytes b
       break;
     case GroupKind::kData:
     case GroupKind::kEmbedding:
+    case GroupKind::kExpertData:
       op.category = Category::kDpComm;
+      break;
+    case GroupKind::kContext:
+      op.category = Category::kCpComm;
+      break;
+    case GroupKind::kExpert:
+      op.category = Category::kEpComm;
+      break;
+    case GroupKind::kExpertTensor:
+      op.category = Category::kTpComm;
       break;
   }
   return op;

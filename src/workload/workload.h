@@ -21,7 +21,14 @@ enum class OpType : uint8_t {
   kCollective,  // a collective in the stream (TP comm blocks the compute stream)
 };
 
-enum class CollectiveKind : uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast };
+enum class CollectiveKind : uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kAllToAll,  // comm_bytes: the largest per-rank send or receive buffer of the group
+  kSendRecv,  // one ring step of ring attention: every rank sends comm_bytes to its successor
+};
 
 // Which communicator a collective runs on.
 enum class GroupKind : uint8_t {
@@ -29,6 +36,10 @@ enum class GroupKind : uint8_t {
   kData,       // the DP group (same stage, same TP rank)
   kPipeline,   // the neighbouring stage (send/recv)
   kEmbedding,  // first and last stage (tied-embedding gradient all-reduce)
+  kContext,    // the CP group (same TP rank, same DP replica)
+  kExpert,     // the EP group of an expert layer (token dispatch and combine)
+  kExpertTensor,  // the expert-TP group (etp ranks holding shards of the same experts)
+  kExpertData,    // the expert-DP group (replicas of the same expert shard): expert gradients
 };
 
 // What an op's time counts as in the breakdown.
@@ -38,6 +49,8 @@ enum class Category : uint8_t {
   kPpComm,
   kDpComm,
   kOptimizer,
+  kEpComm,  // expert-parallel token dispatch/combine (all-to-all)
+  kCpComm,  // context-parallel K/V exchange (ring) or all-to-all (Ulysses)
 };
 
 struct Op {
