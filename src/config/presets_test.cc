@@ -121,7 +121,8 @@ TEST(LoadModelPreset, EveryModelPresetLoads) {
     ASSERT_TRUE(m.ok()) << name << ": " << m.status().message();
     EXPECT_EQ(m->name, name);
     EXPECT_GT(m->layers, 0) << name;
-    EXPECT_EQ(m->hidden % m->heads, 0) << name;
+    // Qwen3 and gpt-oss give their head width explicitly (heads × head_dim != hidden).
+    if (m->head_dim_override == 0) EXPECT_EQ(m->hidden % m->heads, 0) << name;
     EXPECT_EQ(m->heads % m->kv_heads, 0) << name;
     EXPECT_GT(m->ffn_hidden, 0) << name;
     EXPECT_GT(m->vocab, 0) << name;
@@ -234,6 +235,108 @@ TEST(LoadClusterPreset, UnknownNameIsAnError) {
   EXPECT_THAT(c.status().message(), HasSubstr("cluster.preset"));
   EXPECT_THAT(c.status().message(), HasSubstr("unknown cluster preset 'dgx-z900'"));
   EXPECT_THAT(c.status().message(), HasSubstr("dgx-a100"));
+}
+
+TEST(ListPresets, ContainsTheBlackwellAndSuperPodPresets) {
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"gpus", "B300"},
+      {"gpus", "GB200"},
+      {"gpus", "GB300"},
+      {"clusters", "dgx-b200"},
+      {"clusters", "dgx-b300"},
+      {"clusters", "gb200-nvl72"},
+      {"clusters", "gb300-nvl72"},
+      {"clusters", "dgx-h100-superpod"},
+      {"clusters", "dgx-h200-superpod"},
+  };
+  std::set<std::pair<std::string, std::string>> have;
+  for (const PresetInfo& p : list_presets()) have.insert({p.kind, p.name});
+  for (const auto& e : expected) {
+    EXPECT_TRUE(have.count(e)) << e.first << "/" << e.second << " missing";
+  }
+}
+
+TEST(LoadClusterPreset, BlackwellGpusHaveFp4AboveFp8AboveBf16) {
+  // Dense tensor peaks (datasheet sparse figures halved; Blackwell Ultra's FP4 is given dense):
+  // B200 2.25/4.5/9, B300 2.25/4.5/13.125, GB200 2.5/5/10, GB300 2.5/5/15 PFLOPS bf16/fp8/fp4.
+  struct Want {
+    const char* gpu;
+    double bf16, fp8, fp4, hbm_gb;
+  };
+  for (const Want& w : {Want{"B200", 2250, 4500, 9000, 180}, Want{"B300", 2250, 4500, 13125, 288},
+                        Want{"GB200", 2500, 5000, 10000, 186},
+                        Want{"GB300", 2500, 5000, 15000, 288}}) {
+    StatusOr<ClusterConfig> c = load_cluster_preset("dgx-b200", {std::string("cluster.gpu=") + w.gpu});
+    ASSERT_TRUE(c.ok()) << w.gpu << ": " << c.status().message();
+    const GpuConfig& g = c->gpu;
+    EXPECT_EQ(g.architecture, "blackwell") << w.gpu;
+    EXPECT_TRUE(g.mxfp8) << w.gpu;
+    EXPECT_DOUBLE_EQ(g.peak_bf16.teraflops(), w.bf16) << w.gpu;
+    EXPECT_DOUBLE_EQ(g.peak_fp8.teraflops(), w.fp8) << w.gpu;
+    EXPECT_DOUBLE_EQ(g.peak_fp4.teraflops(), w.fp4) << w.gpu;
+    EXPECT_GT(g.peak_for(Precision::kNvfp4).flops_per_second(),
+              g.peak_for(Precision::kFp8).flops_per_second());
+    EXPECT_GT(g.peak_for(Precision::kFp8).flops_per_second(),
+              g.peak_for(Precision::kBf16).flops_per_second());
+    EXPECT_EQ(g.hbm_capacity, Bytes(static_cast<int64_t>(w.hbm_gb * 1e9))) << w.gpu;
+    EXPECT_DOUBLE_EQ(g.hbm_bandwidth.bytes_per_second(), 8e12) << w.gpu;
+    // NVLink 5: 900 GB/s per direction (1.8 TB/s bidirectional), 18 links of 50 GB/s.
+    EXPECT_DOUBLE_EQ(g.nvlink_bandwidth.bytes_per_second(), 900e9) << w.gpu;
+    EXPECT_EQ(g.nvlinks, 18) << w.gpu;
+  }
+  // Hopper has neither FP4 nor MX scaling.
+  StatusOr<ClusterConfig> h100 = load_cluster_preset("dgx-h100", {});
+  ASSERT_TRUE(h100.ok());
+  EXPECT_DOUBLE_EQ(h100->gpu.peak_fp4.flops_per_second(), 0);
+  EXPECT_FALSE(h100->gpu.mxfp8);
+}
+
+TEST(LoadClusterPreset, Nvl72RacksAreOneNvlinkDomainOf72Gpus) {
+  // A node is one rack: 72 GPUs on one NVLink domain, one NIC per GPU (GB200: 400 Gb/s
+  // ConnectX-7 = 50 GB/s; GB300: 800 Gb/s ConnectX-8 = 100 GB/s); nodes counts racks.
+  struct Want {
+    const char* cluster;
+    const char* gpu;
+    double nic_bytes_per_second;
+  };
+  for (const Want& w : {Want{"gb200-nvl72", "GB200", 50e9}, Want{"gb300-nvl72", "GB300", 100e9}}) {
+    StatusOr<ClusterConfig> c = load_cluster_preset(w.cluster, {"cluster.nodes=4"});
+    ASSERT_TRUE(c.ok()) << w.cluster << ": " << c.status().message();
+    EXPECT_EQ(c->gpu.name, w.gpu);
+    EXPECT_EQ(c->gpus_per_node, 72);
+    EXPECT_EQ(c->nics_per_node, 72);
+    EXPECT_EQ(c->total_gpus(), 288);
+    EXPECT_DOUBLE_EQ(c->nic_bandwidth.bytes_per_second(), w.nic_bytes_per_second);
+    EXPECT_EQ(c->cpu_vendor, "arm");
+    EXPECT_TRUE(c->gpu.nvls);
+  }
+}
+
+TEST(LoadClusterPreset, DgxB300HasEight800GNics) {
+  StatusOr<ClusterConfig> c = load_cluster_preset("dgx-b300", {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->gpu.name, "B300");
+  EXPECT_EQ(c->gpus_per_node, 8);
+  EXPECT_EQ(c->nics_per_node, 8);
+  EXPECT_DOUBLE_EQ(c->nic_bandwidth.bytes_per_second(), 100e9);
+  EXPECT_EQ(c->pcie_gen, 6);
+  EXPECT_EQ(c->topology.kind, "rail_optimized");
+  EXPECT_EQ(c->topology.su_nodes, 64);
+}
+
+TEST(LoadClusterPreset, SuperPodsAreFourScalableUnitsOf32Nodes) {
+  // DGX SuperPOD H100/H200 RA: 32-node SUs, rail-optimized NDR fat tree; 4 SU = 1,024 GPUs.
+  for (const char* name : {"dgx-h100-superpod", "dgx-h200-superpod"}) {
+    StatusOr<ClusterConfig> c = load_cluster_preset(name, {});
+    ASSERT_TRUE(c.ok()) << name << ": " << c.status().message();
+    EXPECT_EQ(c->nodes, 128) << name;
+    EXPECT_EQ(c->total_gpus(), 1024) << name;
+    EXPECT_EQ(c->nics_per_node, 8) << name;
+    EXPECT_DOUBLE_EQ(c->nic_bandwidth.bytes_per_second(), 50e9) << name;
+    EXPECT_EQ(c->topology.kind, "rail_optimized") << name;
+    EXPECT_EQ(c->topology.su_nodes, 32) << name;
+  }
+  EXPECT_EQ(load_cluster_preset("dgx-h200-superpod", {})->gpu.name, "H200-SXM-141GB");
 }
 
 }  // namespace

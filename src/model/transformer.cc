@@ -1,23 +1,144 @@
 #include "model/transformer.h"
 
+#include <algorithm>
+
 namespace preflight {
+namespace {
+
+int64_t norm_parameters(const ModelConfig& m, int64_t width) {
+  return m.norm == Norm::kLayerNorm ? 2 * width : width;
+}
+
+// GEMM weights of an MLP of intermediate size `f` (no biases): h·f·(3 SwiGLU | 2 GELU).
+int64_t mlp_gemm_parameters(const ModelConfig& m, int64_t f) {
+  const int64_t mlp_in = m.activation == Activation::kSwiglu ? 2 * f : f;
+  return m.hidden * mlp_in + f * m.hidden;
+}
+
+// An MLP of intermediate size `f` with its biases.
+int64_t mlp_parameters(const ModelConfig& m, int64_t f) {
+  const int64_t mlp_in = m.activation == Activation::kSwiglu ? 2 * f : f;
+  return mlp_gemm_parameters(m, f) + (m.linear_bias ? mlp_in + m.hidden : 0);
+}
+
+int64_t shared_expert_ffn(const ModelConfig& m) {
+  return m.moe.shared_expert_ffn_hidden > 0 ? m.moe.shared_expert_ffn_hidden
+                                            : m.moe.expert_ffn_hidden;
+}
+
+// Weight matrices of MLA's projections (no biases, no norms).
+int64_t mla_gemm_parameters(const ModelConfig& m) {
+  const MlaConfig& a = m.mla;
+  const int64_t h = m.hidden;
+  const int64_t heads = m.heads;
+  const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  const int64_t q =
+      a.q_lora_rank > 0 ? h * a.q_lora_rank + int64_t{a.q_lora_rank} * heads * qk : h * heads * qk;
+  const int64_t kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) +
+                     int64_t{a.kv_lora_rank} * heads * (a.qk_nope_head_dim + a.v_head_dim);
+  const int64_t o = heads * a.v_head_dim * h;
+  return q + kv + o;
+}
+
+// Forward FLOPs of the attention's projection GEMMs for `t` tokens.
+double attention_gemm_flops(const ModelConfig& m, double t) {
+  if (m.mla.enabled()) return 2.0 * t * static_cast<double>(mla_gemm_parameters(m));
+  const double h = m.hidden;
+  const double dh = m.head_dim();
+  const double q = m.heads * dh;
+  const double kv = m.kv_heads * dh;
+  return 2.0 * t * h * (q + 2 * kv) + 2.0 * t * q * h;
+}
+
+// Forward FLOPs of the attention core (QK^T and the weighted sum of V), non-causal.
+double attention_core_flops(const ModelConfig& m, double t, int seq_len, int window) {
+  const int keys = window > 0 ? std::min(window, seq_len) : seq_len;
+  if (m.mla.enabled()) {
+    const double qk = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+    return 2.0 * t * keys * m.heads * (qk + m.mla.v_head_dim);
+  }
+  const double q = m.heads * static_cast<double>(m.head_dim());
+  return 4.0 * t * keys * q;
+}
+
+}  // namespace
 
 int64_t padded_vocab(const ModelConfig& m, int tp) {
   const int64_t multiple = 128LL * tp;
   return (m.vocab + multiple - 1) / multiple * multiple;
 }
 
-int64_t layer_parameters(const ModelConfig& m) {
+int attention_window(const ModelConfig& m, int layer) {
+  if (m.sliding_window <= 0) return 0;
+  const int n = m.sliding_window_pattern;
+  if (n > 0 && (layer + 1) % n == 0) return 0;
+  return m.sliding_window;
+}
+
+int64_t attention_parameters(const ModelConfig& m) {
   const int64_t h = m.hidden;
+  const int64_t sinks = m.attention_sinks ? m.heads : 0;
+  if (m.mla.enabled()) {
+    const MlaConfig& a = m.mla;
+    const int64_t heads = m.heads;
+    const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    int64_t p = mla_gemm_parameters(m) + norm_parameters(m, a.kv_lora_rank);
+    if (a.q_lora_rank > 0) p += norm_parameters(m, a.q_lora_rank);
+    if (m.linear_bias) {
+      p += (a.q_lora_rank > 0 ? a.q_lora_rank : 0) + heads * qk;
+      p += a.kv_lora_rank + a.qk_rope_head_dim + heads * (a.qk_nope_head_dim + a.v_head_dim) + h;
+    }
+    return p + sinks;
+  }
   const int64_t dh = m.head_dim();
   const int64_t q = static_cast<int64_t>(m.heads) * dh;
   const int64_t kv = static_cast<int64_t>(m.kv_heads) * dh;
-  const int64_t f = m.ffn_hidden;
-  const int64_t mlp_in = m.activation == Activation::kSwiglu ? 2 * f : f;
-  int64_t p = h * (q + 2 * kv) + q * h + h * mlp_in + f * h;
-  if (m.linear_bias) p += (q + 2 * kv) + h + mlp_in + h;
-  const int64_t norm = m.norm == Norm::kLayerNorm ? 2 * h : h;
-  return p + 2 * norm;
+  int64_t p = h * (q + 2 * kv) + q * h;
+  if (m.linear_bias) p += (q + 2 * kv) + h;
+  return p + sinks;
+}
+
+int64_t dense_mlp_parameters(const ModelConfig& m) { return mlp_parameters(m, m.ffn_hidden); }
+
+int64_t routed_expert_parameters(const ModelConfig& m) {
+  return m.moe.enabled() ? mlp_parameters(m, m.moe.expert_ffn_hidden) : 0;
+}
+
+int64_t expert_parameters(const ModelConfig& m, int layer) {
+  return m.is_moe_layer(layer) ? m.moe.experts * routed_expert_parameters(m) : 0;
+}
+
+int64_t shared_expert_parameters(const ModelConfig& m, int layer) {
+  if (!m.is_moe_layer(layer)) return 0;
+  return m.moe.shared_experts * mlp_parameters(m, shared_expert_ffn(m));
+}
+
+int64_t router_parameters(const ModelConfig& m, int layer) {
+  if (!m.is_moe_layer(layer)) return 0;
+  return int64_t{m.hidden} * m.moe.experts + (m.linear_bias ? m.moe.experts : 0);
+}
+
+int64_t layer_parameters(const ModelConfig& m) {
+  return attention_parameters(m) + dense_mlp_parameters(m) + 2 * norm_parameters(m, m.hidden);
+}
+
+int64_t layer_parameters(const ModelConfig& m, int layer) {
+  const int64_t common = attention_parameters(m) + 2 * norm_parameters(m, m.hidden);
+  if (!m.is_moe_layer(layer)) return common + dense_mlp_parameters(m);
+  return common + router_parameters(m, layer) + shared_expert_parameters(m, layer) +
+         expert_parameters(m, layer);
+}
+
+int64_t layer_active_parameters(const ModelConfig& m, int layer) {
+  if (!m.is_moe_layer(layer)) return layer_parameters(m, layer);
+  return layer_parameters(m, layer) -
+         int64_t{m.moe.experts - m.moe.top_k} * routed_expert_parameters(m);
+}
+
+int64_t mtp_module_parameters(const ModelConfig& m) {
+  if (m.mtp_layers <= 0) return 0;
+  const int64_t h = m.hidden;
+  return layer_parameters(m, m.layers - 1) + 2 * h * h + 3 * norm_parameters(m, h);
 }
 
 int64_t embedding_parameters(const ModelConfig& m, int tp, int seq_len) {
@@ -29,30 +150,114 @@ int64_t embedding_parameters(const ModelConfig& m, int tp, int seq_len) {
 }
 
 int64_t total_parameters(const ModelConfig& m, int tp, int seq_len) {
-  int64_t p = layer_parameters(m) * m.layers + embedding_parameters(m, tp, seq_len);
-  p += m.norm == Norm::kLayerNorm ? 2 * m.hidden : m.hidden;  // final norm
+  int64_t p = 0;
+  for (int i = 0; i < m.layers; ++i) p += layer_parameters(m, i);
+  p += embedding_parameters(m, tp, seq_len);
+  p += norm_parameters(m, m.hidden);  // final norm
   if (!m.tied_embeddings) p += padded_vocab(m, tp) * m.hidden;
   return p;
+}
+
+int64_t active_parameters(const ModelConfig& m, int tp, int seq_len) {
+  int64_t p = total_parameters(m, tp, seq_len);
+  for (int i = 0; i < m.layers; ++i) p -= layer_parameters(m, i) - layer_active_parameters(m, i);
+  return p;
+}
+
+double attention_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int window) {
+  const double t = static_cast<double>(tokens);
+  return attention_gemm_flops(m, t) + attention_core_flops(m, t, seq_len, window);
+}
+
+double mlp_forward_flops(const ModelConfig& m, int64_t tokens, int layer) {
+  const double t = static_cast<double>(tokens);
+  if (!m.is_moe_layer(layer)) {
+    const double h = m.hidden;
+    const double f = m.ffn_hidden;
+    const double mlp_gemms = m.activation == Activation::kSwiglu ? 3.0 : 2.0;
+    return 2.0 * t * h * f * mlp_gemms;
+  }
+  const MoeConfig& e = m.moe;
+  const double weights =
+      static_cast<double>(e.top_k * mlp_gemm_parameters(m, e.expert_ffn_hidden) +
+                          e.shared_experts * mlp_gemm_parameters(m, shared_expert_ffn(m)) +
+                          int64_t{m.hidden} * e.experts);
+  return 2.0 * t * weights;
 }
 
 double layer_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len) {
   const double t = static_cast<double>(tokens);
   const double h = m.hidden;
-  const double dh = m.head_dim();
-  const double q = m.heads * dh;
-  const double kv = m.kv_heads * dh;
   const double f = m.ffn_hidden;
   const double mlp_gemms = m.activation == Activation::kSwiglu ? 3.0 : 2.0;
-  const double gemms = 2.0 * t * h * (q + 2 * kv) + 2.0 * t * q * h + 2.0 * t * h * f * mlp_gemms;
-  const double attention = 4.0 * t * seq_len * q;  // QK^T and (softmax)V, non-causal
-  return gemms + attention;
+  // Summed as (attention GEMMs + MLP) + core, the order of the formula's terms.
+  return (attention_gemm_flops(m, t) + 2.0 * t * h * f * mlp_gemms) +
+         attention_core_flops(m, t, seq_len, 0);
+}
+
+double layer_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int layer) {
+  const double t = static_cast<double>(tokens);
+  return (attention_gemm_flops(m, t) + mlp_forward_flops(m, tokens, layer)) +
+         attention_core_flops(m, t, seq_len, attention_window(m, layer));
 }
 
 double model_flops_per_iteration(const Scenario& s) {
-  const int64_t tokens = static_cast<int64_t>(s.training.global_batch) * s.training.seq_len;
-  const double forward = layer_forward_flops(s.model, tokens, s.training.seq_len) * s.model.layers +
-                         2.0 * static_cast<double>(tokens) * s.model.hidden * s.model.vocab;
+  const ModelConfig& m = s.model;
+  const int seq = s.training.seq_len;
+  const int64_t tokens = static_cast<int64_t>(s.training.global_batch) * seq;
+  // Layers come in at most four kinds (dense or MoE MLP, full or windowed attention); each kind
+  // is counted once and multiplied, so a dense model sums exactly L × one layer.
+  struct Kind {
+    bool moe;
+    int window;
+    int first;
+    int count;
+  };
+  std::vector<Kind> kinds;
+  for (int i = 0; i < m.layers; ++i) {
+    const bool moe = m.is_moe_layer(i);
+    const int window = attention_window(m, i);
+    auto it = std::find_if(kinds.begin(), kinds.end(),
+                           [&](const Kind& k) { return k.moe == moe && k.window == window; });
+    if (it == kinds.end()) {
+      kinds.push_back(Kind{moe, window, i, 1});
+    } else {
+      ++it->count;
+    }
+  }
+  double layers = 0;
+  for (const Kind& k : kinds) layers += layer_forward_flops(m, tokens, seq, k.first) * k.count;
+  const double logits = 2.0 * static_cast<double>(tokens) * m.hidden * m.vocab;
+  double forward = layers + logits;
+  if (m.mtp_layers > 0) {
+    // Each module: the projection of [norm(h); norm(embedding)] (2h → h), a block like the
+    // last layer with full attention, and the shared output head.
+    const double t = static_cast<double>(tokens);
+    const double module =
+        2.0 * t * 2.0 * m.hidden * m.hidden +
+        (attention_forward_flops(m, tokens, seq, 0) + mlp_forward_flops(m, tokens, m.layers - 1)) +
+        logits;
+    forward += module * m.mtp_layers;
+  }
   return 3.0 * forward;
+}
+
+std::vector<int> stage_layer_ids(const Scenario& s, int stage) {
+  const ParallelismConfig& p = s.parallelism;
+  std::vector<int> ids;
+  if (p.vpp <= 1) {
+    const std::vector<int> sizes = stage_layers(s);
+    int first = 0;
+    for (int k = 0; k < stage; ++k) first += sizes[k];
+    for (int i = 0; i < sizes[stage]; ++i) ids.push_back(first + i);
+    return ids;
+  }
+  const int per_chunk = s.model.layers / (p.pp * p.vpp);
+  for (int c = 0; c < p.vpp; ++c) {
+    const int first = (c * p.pp + stage) * per_chunk;
+    for (int i = 0; i < per_chunk; ++i) ids.push_back(first + i);
+  }
+  return ids;
 }
 
 }  // namespace preflight

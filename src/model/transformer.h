@@ -1,11 +1,14 @@
-// Transformer arithmetic for a dense decoder: padded vocabulary, parameter counts and the model
-// FLOPs used for MFU. Formulas follow Narayanan et al. 2021 (Megatron-LM, "Efficient Large-Scale
-// Language Model Training on GPU Clusters", eq. 3) generalised to GQA and SwiGLU as in
-// Megatron's `num_floating_point_operations`, with the attention core counted non-causally
-// (the 2021 convention; docs/model.md says why).
+// Transformer arithmetic for a decoder, dense or mixture-of-experts: padded vocabulary, parameter
+// counts (per layer, per expert, total and active per token) and the model FLOPs used for MFU.
+// Formulas follow Narayanan et al. 2021 (Megatron-LM, "Efficient Large-Scale Language Model
+// Training on GPU Clusters", eq. 3) generalised to GQA and SwiGLU as in Megatron's
+// `num_floating_point_operations`, with the attention core counted non-causally (the 2021
+// convention; docs/model.md says why); MoE layers as in Megatron-Core (routed experts, shared
+// experts, router) and MLA as in DeepSeek-V2 §2.1. Pure functions of their arguments.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "config/scenario.h"
 
@@ -14,23 +17,95 @@ namespace preflight {
 // Megatron pads the vocabulary to a multiple of 128·tp (`make-vocab-size-divisible-by` 128).
 int64_t padded_vocab(const ModelConfig& m, int tp);
 
-// Parameters of one transformer layer (all TP shards together): QKV, projection, MLP, norms and
-// biases.
+// Attention window of layer `layer` (0-based) in tokens; 0 = full causal attention. With
+// model.sliding_window w > 0 every layer is windowed, except, with sliding_window_pattern n > 0,
+// every n-th one ((layer + 1) % n == 0): GPT-OSS (n = 2) windows the even layers, as its
+// config.json `layer_types` lists them.
+int attention_window(const ModelConfig& m, int layer);
+
+// Parameters of one layer's attention (all TP shards), without the norm before it:
+//   GQA/MHA: h·(q + 2·kv) + q·h (+ q + 2·kv + h biases), q = a·d_h, kv = g·d_h;
+//   MLA (DeepSeek-V2 §2.1, d_qk = d_nope + d_rope): W_DQ h·r_q, its norm r_q, W_UQ r_q·a·d_qk
+//   (or W_Q h·a·d_qk when r_q = 0); W_DKV and W_KR h·(r_kv + d_rope), its norm r_kv, W_UK and
+//   W_UV r_kv·a·(d_nope + d_v); W_O a·d_v·h.
+// Plus one sink logit per head with model.attention_sinks.
+int64_t attention_parameters(const ModelConfig& m);
+
+// Parameters of the dense MLP (model.ffn_hidden = f): h·f·(3 SwiGLU | 2 GELU) (+ biases).
+int64_t dense_mlp_parameters(const ModelConfig& m);
+
+// Parameters of one routed expert (model.moe.expert_ffn_hidden), shaped like the dense MLP.
+int64_t routed_expert_parameters(const ModelConfig& m);
+
+// Routed-expert parameters of layer `layer`: E × routed_expert_parameters; 0 on a dense layer.
+int64_t expert_parameters(const ModelConfig& m, int layer);
+
+// Shared-expert parameters of layer `layer`: shared_experts × one MLP of
+// shared_expert_ffn_hidden; 0 on a dense layer.
+int64_t shared_expert_parameters(const ModelConfig& m, int layer);
+
+// Router (gate) of layer `layer`: h·E (+ E biases with linear_bias); 0 on a dense layer.
+int64_t router_parameters(const ModelConfig& m, int layer);
+
+// Parameters of one dense layer (all TP shards together): attention, dense MLP, two norms.
+// Oracle for GPT: 12h² + 13h.
 int64_t layer_parameters(const ModelConfig& m);
+
+// Parameters of layer `layer`: attention and two norms, plus the dense MLP or, on an MoE layer
+// (ModelConfig::is_moe_layer), router + shared experts + all routed experts.
+int64_t layer_parameters(const ModelConfig& m, int layer);
+
+// Parameters of layer `layer` one token uses: top_k routed experts in place of all E.
+int64_t layer_active_parameters(const ModelConfig& m, int layer);
+
+// One multi-token-prediction module (DeepSeek-V3 §2.2): the projection M (2h → h), the two
+// norms of its inputs, a transformer block shaped like the model's last layer, and the norm
+// before the output head. The embedding and the output head are shared with the main model and
+// not counted again. 0 when model.mtp_layers is 0; the model has mtp_layers of them.
+int64_t mtp_module_parameters(const ModelConfig& m);
 
 // Word (+ learned position) embedding parameters, with the padded vocabulary.
 int64_t embedding_parameters(const ModelConfig& m, int tp, int seq_len);
 
-// Total trainable parameters: layers, embeddings, final norm, and the output layer when untied.
+// Total trainable parameters of the main model: all layers (every expert), embeddings, final
+// norm, and the output layer when untied. Multi-token-prediction modules are not included
+// (mtp_layers × mtp_module_parameters); DeepSeek-V3 reports them apart too (671B + 14B).
 int64_t total_parameters(const ModelConfig& m, int tp, int seq_len);
 
-// Forward FLOPs of one layer for `tokens` tokens in sequences of `seq_len`: GEMMs
-// 2·T·h·(q + 2·kv + o) + MLP, plus attention core 4·T·s·h (non-causal).
+// Parameters one token activates: total_parameters less, on every MoE layer, the E − top_k
+// routed experts it does not use. Counts the input embedding table in full, as Mistral and Qwen
+// do for their published figures; DeepSeek and OpenAI leave it out (subtract
+// padded_vocab·h to compare with theirs).
+int64_t active_parameters(const ModelConfig& m, int tp, int seq_len);
+
+// Forward FLOPs of one layer's attention for `tokens` tokens in sequences of `seq_len` with
+// attention window `window` (0 = full): projection GEMMs 2·T·(the attention's weight matrices)
+// plus the core 2·T·keys·a·(d_qk + d_v), keys = min(window, s) or s (non-causal, as for MFU).
+double attention_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int window);
+
+// Forward FLOPs of layer `layer`'s MLP for `tokens` tokens: dense 2·T·h·f·(3 | 2); MoE with a
+// balanced router 2·T·(top_k·(one expert's GEMM weights) + shared experts' GEMM weights + h·E).
+double mlp_forward_flops(const ModelConfig& m, int64_t tokens, int layer);
+
+// Forward FLOPs of one dense layer with full attention for `tokens` tokens in sequences of
+// `seq_len`: GEMMs 2·T·h·(q + 2·kv + o) + MLP, plus attention core 4·T·s·h (non-causal).
 // Oracle for GPT (MHA, 4h GELU MLP): 24·b·s·h² + 4·b·s²·h.
 double layer_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len);
 
-// Model FLOPs of one training iteration (forward + backward = 3 × forward, no recompute), with
-// the logits layer (2·T·h·V per forward) and the unpadded vocabulary, as Megatron reports MFU.
+// Forward FLOPs of layer `layer` (its MLP kind and attention window): attention_forward_flops
+// + mlp_forward_flops. For a balanced MoE layer: 2·T·(active GEMM parameters) + core.
+double layer_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int layer);
+
+// Model FLOPs of one training iteration (forward + backward = 3 × forward, no recompute): every
+// layer, the logits layer (2·T·h·V per forward) with the unpadded vocabulary, and each
+// multi-token-prediction module (projection 2·T·2h·h, its block, its logits), as Megatron
+// reports MFU.
 double model_flops_per_iteration(const Scenario& s);
+
+// Model layers (0-based) on pipeline stage `stage`, chunk by chunk. With vpp 1 the stage holds
+// a consecutive range (stage_layers() gives the sizes); with vpp v, chunk c holds
+// [(c·p + stage)·L/(p·v), (c·p + stage + 1)·L/(p·v)) (Megatron's interleaved layout).
+// REQUIRES: validate_scenario(s).ok(), 0 <= stage < pp.
+std::vector<int> stage_layer_ids(const Scenario& s, int stage);
 
 }  // namespace preflight

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "config/loader.h"
 
@@ -121,6 +122,236 @@ TEST(ModelFlops, MatchesNarayananEquation3) {
   const double l = s->model.layers, h = s->model.hidden, V = s->model.vocab;
   const double want = 72 * B * seq * l * h * h * (1 + seq / (6 * h) + V / (12 * l * h));
   EXPECT_NEAR(model_flops_per_iteration(*s) / want, 1.0, 1e-12);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mixture of experts and MLA. Published totals and active counts against the presets; each
+// publisher counts "active" its own way: Mistral and Qwen include the input embedding table,
+// DeepSeek and OpenAI leave it out (active_parameters includes it; the tests subtract V·h where
+// the publisher does).
+
+double billions(int64_t p) { return static_cast<double>(p) / 1e9; }
+
+TEST(AttentionParameters, DeepSeekV3MlaProjectionsAndLatentNorms) {
+  // h 7168, a 128, r_q 1536, r_kv 512, d_nope 128, d_rope 64, d_v 128:
+  // W_DQ 7168·1536 + norm 1536 + W_UQ 1536·128·192 + W_DKV/W_KR 7168·576 + norm 512
+  // + W_UK/W_UV 512·128·256 + W_O 128·128·7168
+  // = 11,010,048 + 1,536 + 37,748,736 + 4,128,768 + 512 + 16,777,216 + 117,440,512.
+  const ModelConfig m = preset("deepseek-v3");
+  EXPECT_EQ(attention_parameters(m), 187'107'328);
+}
+
+TEST(AttentionParameters, MlaWithoutQueryLatentProjectsQueriesDirectly) {
+  // DeepSeek-V2-Lite (r_q 0): W_Q 2048·16·192 + 2048·576 + 512 + 512·16·256 + 16·128·2048.
+  const ModelConfig m = preset("deepseek-v2-lite");
+  EXPECT_EQ(attention_parameters(m), 6'291'456 + 1'179'648 + 512 + 2'097'152 + 4'194'304);
+}
+
+TEST(AttentionParameters, SinksAndBiasesOfGptOss) {
+  // h 2880, 64 heads of 64 (q 4096), 8 KV heads (kv 512): h·(q + 2kv) + q·h, biases
+  // q + 2kv + h, one sink logit per head.
+  const ModelConfig m = preset("gpt-oss-120b");
+  const int64_t h = 2880, q = 4096, kv = 512;
+  EXPECT_EQ(attention_parameters(m), h * (q + 2 * kv) + q * h + (q + 2 * kv + h) + 64);
+}
+
+TEST(AttentionWindow, GptOssWindowsEvenLayersLlama4ThreeOfFour) {
+  const ModelConfig oss = preset("gpt-oss-120b");
+  EXPECT_EQ(attention_window(oss, 0), 128);  // config.json layer_types[0] = sliding_attention
+  EXPECT_EQ(attention_window(oss, 1), 0);
+  EXPECT_EQ(attention_window(oss, 34), 128);
+  EXPECT_EQ(attention_window(oss, 35), 0);
+  const ModelConfig scout = preset("llama4-scout");
+  EXPECT_EQ(attention_window(scout, 0), 8192);
+  EXPECT_EQ(attention_window(scout, 2), 8192);
+  EXPECT_EQ(attention_window(scout, 3), 0);  // every 4th layer: global NoPE attention
+  EXPECT_EQ(attention_window(preset("llama3-8b"), 5), 0);
+}
+
+TEST(LayerParameters, DenseAndMoeLayersOfDeepSeekV3) {
+  const ModelConfig m = preset("deepseek-v3");
+  const int64_t h = 7168, attention = 187'107'328, expert = 3 * h * 2048;
+  // Layers 0-2 dense: attention + two RMSNorms + SwiGLU MLP of 18432.
+  EXPECT_FALSE(m.is_moe_layer(2));
+  EXPECT_EQ(layer_parameters(m, 0), attention + 2 * h + 3 * h * 18432);
+  EXPECT_EQ(layer_parameters(m, 0), layer_parameters(m));
+  // Layer 3 on: router 256·h, one shared and 256 routed experts of 3·h·2048.
+  ASSERT_TRUE(m.is_moe_layer(3));
+  EXPECT_EQ(routed_expert_parameters(m), expert);
+  EXPECT_EQ(expert_parameters(m, 3), 256 * expert);
+  EXPECT_EQ(expert_parameters(m, 0), 0);
+  EXPECT_EQ(shared_expert_parameters(m, 3), expert);
+  EXPECT_EQ(router_parameters(m, 3), 256 * h);
+  EXPECT_EQ(layer_parameters(m, 60), attention + 2 * h + 257 * expert + 256 * h);
+  EXPECT_EQ(layer_active_parameters(m, 60), attention + 2 * h + 9 * expert + 256 * h);
+}
+
+TEST(TotalParameters, DeepSeekV3Is671BillionWith37BillionActive) {
+  // DeepSeek-V3 report: 671B total, 37B activated per token; the MTP module (14B on Hugging
+  // Face) comes on top. Here: 3 dense layers × 583,483,392 + 58 MoE layers × 11,507,286,016
+  // + untied embedding and output layer 2 × 129280·7168 + final norm 7168 = 671,026,404,352.
+  // Not counted: the 256 aux-loss-free routing biases per MoE layer (14,848 in all).
+  const ModelConfig m = preset("deepseek-v3");
+  const int64_t total = total_parameters(m, 1, 4096);
+  EXPECT_EQ(total, 671'026'404'352);
+  EXPECT_NEAR(billions(total) / 671.0, 1.0, 0.001);
+  // Active: 8 of 256 routed experts; DeepSeek counts the output layer but not the input
+  // embedding (as V2-Lite's 2.4B shows): 36.63B against the published 37B (−1.0 %).
+  const int64_t embedding = 129280LL * 7168;
+  const int64_t active = active_parameters(m, 1, 4096);
+  EXPECT_EQ(active, total - 58LL * 248 * 3 * 7168 * 2048);
+  EXPECT_NEAR(billions(active - embedding) / 37.0, 1.0, 0.015);
+  // One MTP module: an MoE block 11,507,286,016 + projection 2h² + three norms = 11.61B; the
+  // Hugging Face checkpoint adds its own copies of the embedding and head (2 × 0.93B): 13.46B,
+  // the "14B" of the report.
+  EXPECT_EQ(mtp_module_parameters(m), 11'507'286'016 + 2 * 7168LL * 7168 + 3 * 7168);
+  EXPECT_NEAR(billions(mtp_module_parameters(m) + 2 * embedding) / 14.0, 1.0, 0.04);
+}
+
+TEST(TotalParameters, DeepSeekV2LiteIs15_7BillionWith2_4BillionActive) {
+  // DeepSeek-V2 paper, Appendix B: 15.7B total, 2.4B activated. 1 dense + 26 MoE layers of
+  // 64 routed (top-6) + 2 shared experts of 3·2048·1408: 15,706,484,224 in all; active without
+  // the input embedding 2,451,435,008.
+  const ModelConfig m = preset("deepseek-v2-lite");
+  const int64_t total = total_parameters(m, 1, 4096);
+  EXPECT_EQ(total, 15'706'484'224);
+  EXPECT_NEAR(billions(total) / 15.7, 1.0, 0.005);
+  const int64_t active = active_parameters(m, 1, 4096) - 102400LL * 2048;
+  EXPECT_EQ(active, 2'451'435'008);
+  EXPECT_NEAR(billions(active) / 2.4, 1.0, 0.025);
+}
+
+TEST(TotalParameters, Mixtral8x7bIs46_7BillionWith12_9BillionActive) {
+  // Mistral AI: 46.7B total, 12.9B used per token (embeddings included). 32 layers of
+  // attention 41,943,040 + 8 experts × 176,160,768 + router 8·4096 + norms 8192, untied
+  // embeddings 2 × 32000·4096, final norm.
+  const ModelConfig m = preset("mixtral-8x7b");
+  const int64_t total = total_parameters(m, 1, 32768);
+  EXPECT_EQ(total, 46'702'792'704);
+  EXPECT_NEAR(billions(total) / 46.7, 1.0, 0.001);
+  const int64_t active = active_parameters(m, 1, 32768);
+  EXPECT_EQ(active, total - 32LL * 6 * 176'160'768);
+  EXPECT_NEAR(billions(active) / 12.9, 1.0, 0.005);
+}
+
+TEST(TotalParameters, Qwen3MoeModelsMatchTheirNames) {
+  // Qwen3 report Table 2 and model cards: 30.5B/3.3B and 235B/22B activated (embeddings
+  // included). QK-norm (2·128 per layer) is not in the schema: −12,288 and −24,064 in all.
+  const ModelConfig small = preset("qwen3-30b-a3b");
+  EXPECT_EQ(total_parameters(small, 1, 4096), 30'532'110'336);
+  EXPECT_NEAR(billions(total_parameters(small, 1, 4096)) / 30.5, 1.0, 0.002);
+  EXPECT_NEAR(billions(active_parameters(small, 1, 4096)) / 3.3, 1.0, 0.02);
+  const ModelConfig large = preset("qwen3-235b-a22b");
+  EXPECT_EQ(total_parameters(large, 1, 4096), 235'093'610'496);
+  EXPECT_NEAR(billions(total_parameters(large, 1, 4096)) / 235.0, 1.0, 0.001);
+  EXPECT_NEAR(billions(active_parameters(large, 1, 4096)) / 22.0, 1.0, 0.01);
+}
+
+TEST(TotalParameters, GptOss120bIs116_8BillionWith5_1BillionActive) {
+  // gpt-oss model card Table 1: 116.83B total, 5.13B active (unembedding counted, embedding
+  // not). Experts, router and attention have biases; 64 sink logits per layer.
+  const ModelConfig m = preset("gpt-oss-120b");
+  const int64_t total = total_parameters(m, 1, 4096);
+  EXPECT_EQ(total, 116'829'156'672);
+  EXPECT_NEAR(billions(total) / 116.83, 1.0, 0.0005);
+  const int64_t active = active_parameters(m, 1, 4096) - 201088LL * 2880;
+  EXPECT_EQ(active, 5'132'849'472);
+  EXPECT_NEAR(billions(active) / 5.13, 1.0, 0.001);
+}
+
+TEST(TotalParameters, Llama4MaverickHasMoeInEveryOtherLayer) {
+  // interleave_moe_layer_step 2: layers 1, 3, ..., 47 are MoE (128 experts + 1 shared), the
+  // others dense with a 16384 MLP. Meta: 400B total, 17B active (text decoder here, 400.7B).
+  const ModelConfig m = preset("llama4-maverick");
+  EXPECT_FALSE(m.is_moe_layer(0));
+  EXPECT_TRUE(m.is_moe_layer(1));
+  EXPECT_FALSE(m.is_moe_layer(46));
+  EXPECT_TRUE(m.is_moe_layer(47));
+  const int64_t h = 5120;
+  EXPECT_EQ(layer_parameters(m, 0) - layer_parameters(m, 1) + expert_parameters(m, 1) +
+                shared_expert_parameters(m, 1) + router_parameters(m, 1),
+            3 * h * 16384);
+  EXPECT_NEAR(billions(total_parameters(m, 1, 8192)) / 400.0, 1.0, 0.005);
+  EXPECT_NEAR(billions(active_parameters(m, 1, 8192)) / 17.0, 1.0, 0.015);
+}
+
+TEST(MlpForwardFlops, BalancedMoeIsTwiceTokensTimesActiveGemmWeights) {
+  // Mixtral layer, T tokens: 2·T·(2 experts × 3·h·F + router h·8); with attention GEMMs and
+  // the core the layer is 2·T·(active parameters − 2 norms) + 4·T·s·q.
+  const ModelConfig m = preset("mixtral-8x7b");
+  const int64_t t = 8192;
+  const double h = 4096, f = 14336;
+  EXPECT_EQ(mlp_forward_flops(m, t, 0), 2.0 * t * (2 * 3 * h * f + h * 8));
+  const double gemm_weights = static_cast<double>(layer_active_parameters(m, 0)) - 2 * h;
+  EXPECT_EQ(layer_forward_flops(m, t, 4096, 0), 2.0 * t * gemm_weights + 4.0 * t * 4096 * h);
+}
+
+TEST(LayerForwardFlops, MlaMoeLayerOfDeepSeekV3) {
+  // 2·T·(MLA GEMM weights + 9 experts (8 routed + 1 shared) × 3·h·2048 + router 256·h) +
+  // core 2·T·s·a·(d_qk + d_v) = 2·T·s·128·(192 + 128). GEMM weights of MLA: its parameters
+  // less the two latent norms (1536 + 512).
+  const ModelConfig m = preset("deepseek-v3");
+  const int64_t t = 4096;
+  const double s = 4096, h = 7168;
+  const double mla = 187'107'328.0 - 1536 - 512;
+  const double want =
+      2.0 * t * (mla + 9 * 3 * h * 2048 + 256 * h) + 2.0 * t * s * 128 * (192 + 128);
+  EXPECT_EQ(layer_forward_flops(m, t, 4096, 3), want);
+  // A dense layer swaps the experts and router for the 18432 MLP.
+  EXPECT_EQ(layer_forward_flops(m, t, 4096, 0),
+            2.0 * t * (mla + 3 * h * 18432) + 2.0 * t * s * 128 * (192 + 128));
+}
+
+TEST(LayerForwardFlops, SlidingWindowCountsMinOfWindowAndSequenceKeys) {
+  // gpt-oss: layer 0 attends 128 keys, layer 1 all s; q = 64·64 = 4096.
+  const ModelConfig m = preset("gpt-oss-120b");
+  const int64_t t = 4096;
+  const double s = 4096, q = 4096;
+  const double full = layer_forward_flops(m, t, 4096, 1);
+  const double windowed = layer_forward_flops(m, t, 4096, 0);
+  EXPECT_EQ(full - windowed, 4.0 * t * (s - 128) * q);
+  EXPECT_EQ(attention_forward_flops(m, t, 64, 128), attention_forward_flops(m, t, 64, 0));
+}
+
+TEST(ModelFlops, SumsEveryLayerKindLogitsAndMtp) {
+  // DeepSeek-V3: 3 dense + 58 MoE layers, logits 2·T·h·V, one MTP module (2·T·2h·h, an MoE
+  // block with full attention, its logits); × 3 for forward and backward.
+  Scenario s;
+  s.model = preset("deepseek-v3");
+  s.training.seq_len = 4096;
+  s.training.global_batch = 16;
+  const int64_t t = 16 * 4096;
+  const double h = 7168, v = 129280;
+  const double logits = 2.0 * t * h * v;
+  const double dense = layer_forward_flops(s.model, t, 4096, 0);
+  const double moe = layer_forward_flops(s.model, t, 4096, 3);
+  const double mtp = 2.0 * t * 2 * h * h + moe + logits;
+  EXPECT_NEAR(model_flops_per_iteration(s) / (3 * (3 * dense + 58 * moe + logits + mtp)), 1.0,
+              1e-12);
+  // gpt-oss: 18 windowed + 18 full layers.
+  s.model = preset("gpt-oss-120b");
+  const double oss = 3 * (18 * layer_forward_flops(s.model, t, 4096, 0) +
+                          18 * layer_forward_flops(s.model, t, 4096, 1) + 2.0 * t * 2880 * 201088);
+  EXPECT_NEAR(model_flops_per_iteration(s) / oss, 1.0, 1e-12);
+}
+
+TEST(StageLayerIds, ConsecutiveRangesOrInterleavedChunks) {
+  Scenario s;
+  s.model.layers = 61;
+  s.parallelism.pp = 4;
+  s.parallelism.first_stage_layers = 4;
+  s.parallelism.last_stage_layers = 3;  // 54 = 2 × 27 in the middle
+  EXPECT_EQ(stage_layer_ids(s, 0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(stage_layer_ids(s, 1).front(), 4);
+  EXPECT_EQ(stage_layer_ids(s, 1).size(), 27u);
+  EXPECT_EQ(stage_layer_ids(s, 3), (std::vector<int>{58, 59, 60}));
+  // Interleaved, L 8, p 2, v 2: chunk c of stage k holds [(c·p + k)·2, +2).
+  s.model.layers = 8;
+  s.parallelism = ParallelismConfig{};
+  s.parallelism.pp = 2;
+  s.parallelism.vpp = 2;
+  EXPECT_EQ(stage_layer_ids(s, 0), (std::vector<int>{0, 1, 4, 5}));
+  EXPECT_EQ(stage_layer_ids(s, 1), (std::vector<int>{2, 3, 6, 7}));
 }
 
 }  // namespace
