@@ -488,7 +488,7 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   p->etp = r.get_int("etp", 0, 0);
   p->cp = r.get_int("cp", 1);
   p->cp_kind = static_cast<ContextParallelKind>(
-      r.get_choice("cp_kind", 0, {"ring", "a2a", "hierarchical"}));
+      r.get_choice("cp_kind", 0, {"ring", "a2a"}));
   p->tp_comm_overlap = r.get_bool("tp_comm_overlap", false);
   p->overlap_param_gather = r.get_bool("overlap_param_gather", false);
   p->overlap_p2p = r.get_bool("overlap_p2p", false);

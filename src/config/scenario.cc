@@ -85,12 +85,22 @@ Status validate_moe_and_cp(const Scenario& s) {
       return invalid_argument("parallelism.etp: " + str(s.expert_tp()) + ": expected a divisor of " +
                               "model.moe.expert_ffn_hidden (" + str(m.moe.expert_ffn_hidden) + ")");
     }
+    if (p.tp > 1 && !p.sequence_parallel) {
+      return invalid_argument("parallelism.sequence_parallel: false: MoE layers with tp " +
+                              str(p.tp) + " need sequence parallelism (as Megatron-Core requires); "
+                              "expected sequence_parallel: true or tp 1");
+    }
     if (m.moe.routing == MoeRouting::kLoads &&
         static_cast<int>(m.moe.loads.size()) != m.moe.experts) {
       return invalid_argument("model.moe.loads: " + str(static_cast<int64_t>(m.moe.loads.size())) +
                               " values: expected one per expert (" + str(m.moe.experts) +
                               ") with model.moe.routing: loads");
     }
+  }
+  if (p.cp > 1 && !t.flash_attention) {
+    return invalid_argument("parallelism.cp: " + str(p.cp) +
+                            ": context parallelism runs fused attention; expected "
+                            "training.flash_attention: true");
   }
   if (p.cp > 1) {
     // Ring attention with causal load balancing splits each sequence into 2·cp chunks.
@@ -103,7 +113,7 @@ Status validate_moe_and_cp(const Scenario& s) {
                                    : std::string("2·cp (causal load balancing)")) +
                               " = " + str(chunks));
     }
-    if (p.cp_kind != ContextParallelKind::kRing && (m.heads / p.tp) % p.cp != 0) {
+    if (p.cp_kind == ContextParallelKind::kAllToAll && (m.heads / p.tp) % p.cp != 0) {
       return invalid_argument("parallelism.cp: " + str(p.cp) + ": all-to-all context parallelism " +
                               "scatters heads: expected cp to divide heads/tp (" +
                               str(m.heads / p.tp) + ")");
@@ -341,8 +351,6 @@ const char* to_string(ContextParallelKind k) {
       return "ring";
     case ContextParallelKind::kAllToAll:
       return "a2a";
-    case ContextParallelKind::kHierarchical:
-      return "hierarchical";
   }
   return "?";
 }

@@ -30,9 +30,8 @@ enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubbleH1, kZeroBubbl
 // How per-expert token loads are drawn (model.moe.routing).
 enum class MoeRouting { kUniform, kZipf, kDirichlet, kLoads };
 // Context parallelism: ring attention (K/V blocks passed around the CP ring, overlapped with the
-// attention of the block at hand), all-to-all (Ulysses: heads scattered, sequence gathered), or
-// hierarchical (all-to-all inside a node, ring across nodes).
-enum class ContextParallelKind { kRing, kAllToAll, kHierarchical };
+// attention of the block at hand) or all-to-all (Ulysses: heads scattered, sequence gathered).
+enum class ContextParallelKind { kRing, kAllToAll };
 
 // Mixture of experts in the MLP of (some) layers: `experts` routed experts of which each token
 // picks `top_k`, plus `shared_experts` every token passes through (DeepSeek, Qwen, Llama 4).

@@ -17,6 +17,7 @@ struct OpTiming {
   bool collective = false;
   bool async = false;
   bool wait_comm = false;
+  bool comm_chain = false;
   int stats = -1;  // index into the stage's collective stats
 };
 
@@ -134,6 +135,7 @@ class Execution {
     t.category = op.category;
     t.async = op.async;
     t.wait_comm = op.wait_comm;
+    t.comm_chain = op.comm_chain;
     if (op.type == OpType::kCollective) {
       const CollectivePlan plan = coll_.plan(op.collective, group(op.group), op.comm_bytes);
       t.duration = plan.time;
@@ -431,7 +433,8 @@ void StageRunner::run_until_blocked() {
             const OpTiming& op = ops[i];
             host += launch;
             if (op.async) {
-              const SimTime start = std::max(host, std::max(compute, comm));
+              const SimTime start =
+                  std::max(host, op.comm_chain ? comm : std::max(compute, comm));
               comm = start + op.duration;
               comm_reason = op.category;
               count_collective(op);

@@ -8,7 +8,7 @@
 namespace preflight {
 namespace {
 
-Bytes to_bytes(double b) { return Bytes(static_cast<int64_t>(std::llround(b))); }
+Bytes to_bytes(double b) { return round_bytes(b); }
 
 // Appends `op` with stream flags.
 void push(std::vector<Op>& ops, Op op, bool async = false, bool wait_comm = false) {
@@ -17,22 +17,103 @@ void push(std::vector<Op>& ops, Op op, bool async = false, bool wait_comm = fals
   ops.push_back(std::move(op));
 }
 
+// Widths (elements per token on this TP rank) of the attention tensors.
+struct AttentionWidths {
+  double q, k, v, o;
+};
+
+AttentionWidths widths(const LayerShape& x) {
+  return AttentionWidths{static_cast<double>(x.heads_per_rank * x.qk_dim),
+                         static_cast<double>(x.kv_heads_per_rank * x.qk_dim),
+                         static_cast<double>(x.kv_heads_per_rank * x.v_dim),
+                         static_cast<double>(x.heads_per_rank * x.v_dim)};
+}
+
+// Heads per rank in the attention core: Ulysses scatters them over the CP group.
+int64_t core_heads(const LayerShape& x) {
+  return x.cp_a2a ? x.heads_per_rank / x.cp : x.heads_per_rank;
+}
+
+// FlashAttention work on this rank: 2·b·heads·q_len·keys2·(d_qk + d_v)/2 FLOPs forward (QKᵀ and
+// PV over the causal or windowed key range), and HBM traffic of Q, K, V, O and the softmax
+// statistics (4 bytes per query and head).
+Op flash_forward(const LayerShape& x) {
+  const AttentionWidths w = widths(x);
+  const int64_t bh = x.b * core_heads(x);
+  const double dim = static_cast<double>(x.qk_dim + x.v_dim) / 2;
+  Op op;
+  op.name = "attn.core.fwd";
+  op.type = OpType::kAttention;
+  op.flops = Flops(2.0 * static_cast<double>(bh) * x.q_len * x.keys2 * dim);
+  op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) * (w.q + w.o + w.k + w.v) +
+                         4.0 * bh * x.q_len);
+  return op;
+}
+
+// FlashAttention-2 backward recomputes the scores: 2.5× the forward FLOPs (5 GEMMs vs 2), reads
+// Q, K, V, O, dO and writes dQ, dK, dV.
+Op flash_backward(const LayerShape& x) {
+  const AttentionWidths w = widths(x);
+  const int64_t bh = x.b * core_heads(x);
+  const double dim = static_cast<double>(x.qk_dim + x.v_dim) / 2;
+  Op op;
+  op.name = "attn.core.bwd";
+  op.type = OpType::kAttention;
+  op.flops = Flops(2.5 * 2.0 * static_cast<double>(bh) * x.q_len * x.keys2 * dim);
+  op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) *
+                             (2 * w.q + 2 * w.o + 2 * w.k + 2 * w.v) +
+                         8.0 * bh * x.q_len);
+  return op;
+}
+
+// Ring attention (Liu et al. 2023; Megatron/Transformer Engine context parallelism with causal
+// load balancing): the cp ranks pass K/V blocks around the ring; step i computes against the
+// block received in step i−1 while the next block travels. Ops: send block 1 (async, after the
+// K/V are computed), core step 0, then for each next step: wait for the block, start
+// forwarding it (chained on the communication stream, independent of compute), compute. So a
+// step costs max(compute, transfer) and the transfer hides exactly when compute ≥ transfer.
+// Backward passes the K/V blocks and their gradient accumulators: twice the bytes.
+void ring_attention(const LayerShape& x, Op core, bool backward, std::vector<Op>& ops) {
+  const AttentionWidths w = widths(x);
+  const double block = x.act_bytes * static_cast<double>(x.tokens) * (w.k + w.v);
+  const Bytes transfer = round_bytes(backward ? 2 * block : block);
+  const double steps = static_cast<double>(x.cp);
+  core.flops = Flops(core.flops.count() / steps);
+  core.bytes = round_bytes(static_cast<double>(core.bytes.count()) / steps + block);
+  const std::string base = core.name;
+  for (int64_t i = 0; i < x.cp; ++i) {
+    if (i + 1 < x.cp) {
+      Op sr = collective_op(backward ? "cp.ring.kv_dkv" : "cp.ring.kv", CollectiveKind::kSendRecv,
+                            GroupKind::kContext, transfer);
+      sr.async = true;
+      sr.comm_chain = i > 0;
+      if (i == 0) ops.push_back(sr);  // the first block leaves before step 0
+      Op step = core;
+      step.name = base + ".step" + std::to_string(i);
+      step.wait_comm = i > 0;
+      ops.push_back(step);
+      if (i > 0) ops.push_back(sr);
+    } else {
+      Op step = core;
+      step.name = base + ".step" + std::to_string(i);
+      step.wait_comm = i > 0;
+      ops.push_back(step);
+    }
+  }
+}
+
 // Attention-core forward kernels (fused or Megatron's unfused bmm/softmax/dropout chain).
 void attention_core_forward(const LayerShape& x, std::vector<Op>& ops) {
   const double e = x.act_bytes;
   const double t = static_cast<double>(x.tokens);
   const int64_t bh = x.b * x.heads_per_rank;
   const double q_width = static_cast<double>(x.heads_per_rank * x.head_dim);
-  const double kv_width = static_cast<double>(x.kv_heads_per_rank * x.head_dim);
   if (x.flash) {
-    // FlashAttention-2 forward: causal, so half of the 4·b·s²·(a/t)·dh score/context FLOPs are
-    // skipped; HBM traffic is Q, K, V, O and the softmax statistics only.
-    Op op;
-    op.name = "attn.core.fwd";
-    op.type = OpType::kAttention;
-    op.flops = Flops(2.0 * static_cast<double>(bh) * x.s * x.s * x.head_dim);
-    op.bytes = to_bytes(e * t * (2 * q_width + 2 * kv_width) + 4.0 * bh * x.s);
-    ops.push_back(op);
+    if (x.cp > 1 && !x.cp_a2a) {
+      ring_attention(x, flash_forward(x), false, ops);
+    } else {
+      ops.push_back(flash_forward(x));
+    }
     return;
   }
   const double A = static_cast<double>(bh) * x.s * x.s;
@@ -45,6 +126,8 @@ void attention_core_forward(const LayerShape& x, std::vector<Op>& ops) {
 }
 
 }  // namespace
+
+Bytes round_bytes(double b) { return Bytes(static_cast<int64_t>(std::llround(b))); }
 
 LayerShape make_layer_shape(const Scenario& sc) {
   const ModelConfig& m = sc.model;
@@ -72,6 +155,53 @@ LayerShape make_layer_shape(const Scenario& sc) {
   x.rope = m.position_embedding == PositionEmbedding::kRope;
   x.learned_positions = m.position_embedding == PositionEmbedding::kLearned;
   x.layernorm = m.norm == Norm::kLayerNorm;
+  // Attention core and context parallelism.
+  const ParallelismConfig& par = sc.parallelism;
+  x.cp = par.cp;
+  x.cp_a2a = par.cp > 1 && par.cp_kind == ContextParallelKind::kAllToAll;
+  if (x.cp > 1) {
+    x.tokens = x.b * x.s / x.cp;
+    x.elementwise_tokens = x.sequence_parallel ? x.tokens / x.tp : x.tokens;
+  }
+  x.q_len = x.cp > 1 && !x.cp_a2a ? x.s / x.cp : x.s;
+  x.keys2 = static_cast<double>(x.s);
+  x.qk_dim = x.head_dim;
+  x.v_dim = x.head_dim;
+  if (m.mla.enabled()) {
+    x.q_lora = m.mla.q_lora_rank;
+    x.kv_lora = m.mla.kv_lora_rank;
+    x.rope_dim = m.mla.qk_rope_head_dim;
+    x.qk_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+    x.v_dim = m.mla.v_head_dim;
+    x.kv_heads_per_rank = x.heads_per_rank;
+    x.qkv_out = x.heads_per_rank * (2 * x.qk_dim + x.v_dim);
+  }
+  // Experts.
+  if (m.moe.enabled()) {
+    x.experts = m.moe.experts;
+    x.top_k = m.moe.top_k;
+    x.ep = par.ep;
+    x.etp = sc.expert_tp();
+    x.local_experts = x.experts / x.ep;
+    x.expert_ffn_per_rank = m.moe.expert_ffn_hidden / x.etp;
+    x.expert_fc1_out = x.swiglu ? 2 * x.expert_ffn_per_rank : x.expert_ffn_per_rank;
+    x.shared_ffn_per_rank =
+        static_cast<int64_t>(m.moe.shared_experts) * m.moe.shared_expert_ffn_hidden / x.tp;
+    x.allgather_dispatcher = m.moe.allgather_dispatcher;
+  }
+  return x;
+}
+
+LayerShape make_layer_shape(const Scenario& sc, int layer) {
+  LayerShape x = make_layer_shape(sc);
+  const ModelConfig& m = sc.model;
+  const int n = m.sliding_window_pattern;
+  const bool windowed = m.sliding_window > 0 && (n == 0 || (layer + 1) % n != 0);
+  if (windowed && m.sliding_window < x.s) {
+    // Mean keys per causal query with a window of w: (w(w+1)/2 + (s−w)·w)/s = w − w(w−1)/(2s).
+    const double w = m.sliding_window;
+    x.keys2 = 2 * w - w * (w - 1) / static_cast<double>(x.s);
+  }
   return x;
 }
 
@@ -133,7 +263,7 @@ Op collective_op(const char* name, CollectiveKind kind, GroupKind group, Bytes b
   return op;
 }
 
-std::vector<Op> layer_forward_ops(const LayerShape& x) {
+std::vector<Op> attention_forward_ops(const LayerShape& x) {
   std::vector<Op> ops;
   const double e = x.act_bytes;
   const double t = static_cast<double>(x.tokens);
@@ -147,14 +277,45 @@ std::vector<Op> layer_forward_ops(const LayerShape& x) {
     ops.push_back(collective_op("tp.allgather", CollectiveKind::kAllGather, GroupKind::kTensor,
                                 full_activation));
   }
-  ops.push_back(gemm_op("qkv.fwd", x.tokens, x.qkv_out, x.h, 1, x.gemm_bytes));
-  if (x.bias) ops.push_back(memory_op("qkv.bias", 2 * e * t * x.qkv_out));
-  if (x.rope) {
+  if (x.kv_lora > 0) {
+    // MLA (DeepSeek-V2 §2.1): queries from a latent of q_lora (or directly), K/V up-projected
+    // from a shared latent of kv_lora plus one decoupled RoPE key. The down-projections are
+    // duplicated on every TP rank (Megatron-Core), the up-projections split by heads.
+    const int64_t q_out = x.heads_per_rank * x.qk_dim;
+    if (x.q_lora > 0) {
+      ops.push_back(gemm_op("mla.q_down.fwd", x.tokens, x.q_lora, x.h, 1, x.gemm_bytes));
+      ops.push_back(memory_op("mla.q_norm.fwd", 2 * e * t * x.q_lora));
+      ops.push_back(gemm_op("mla.q_up.fwd", x.tokens, q_out, x.q_lora, 1, x.gemm_bytes));
+    } else {
+      ops.push_back(gemm_op("mla.q.fwd", x.tokens, q_out, x.h, 1, x.gemm_bytes));
+    }
     ops.push_back(
-        memory_op("rope.fwd", 2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
+        gemm_op("mla.kv_down.fwd", x.tokens, x.kv_lora + x.rope_dim, x.h, 1, x.gemm_bytes));
+    ops.push_back(memory_op("mla.kv_norm.fwd", 2 * e * t * x.kv_lora));
+    ops.push_back(gemm_op("mla.kv_up.fwd", x.tokens,
+                          x.heads_per_rank * (x.qk_dim - x.rope_dim + x.v_dim), x.kv_lora, 1,
+                          x.gemm_bytes));
+    ops.push_back(memory_op("rope.fwd", 2 * e * t * (x.heads_per_rank + 1) * x.rope_dim));
+  } else {
+    ops.push_back(gemm_op("qkv.fwd", x.tokens, x.qkv_out, x.h, 1, x.gemm_bytes));
+    if (x.bias) ops.push_back(memory_op("qkv.bias", 2 * e * t * x.qkv_out));
+    if (x.rope) {
+      ops.push_back(memory_op("rope.fwd",
+                              2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
+    }
+  }
+  const AttentionWidths w = widths(x);
+  if (x.cp_a2a) {
+    // Ulysses (Jacobs et al. 2023): scatter heads, gather the sequence; then back.
+    ops.push_back(collective_op("cp.a2a.qkv", CollectiveKind::kAllToAll, GroupKind::kContext,
+                                to_bytes(e * t * (w.q + w.k + w.v))));
   }
   attention_core_forward(x, ops);
-  ops.push_back(gemm_op("proj.fwd", x.tokens, x.h, x.heads_per_rank * x.head_dim, 1, x.gemm_bytes));
+  if (x.cp_a2a) {
+    ops.push_back(collective_op("cp.a2a.out", CollectiveKind::kAllToAll, GroupKind::kContext,
+                                to_bytes(e * t * w.o)));
+  }
+  ops.push_back(gemm_op("proj.fwd", x.tokens, x.h, x.heads_per_rank * x.v_dim, 1, x.gemm_bytes));
   if (tp) {
     ops.push_back(x.sequence_parallel
                       ? collective_op("tp.reducescatter", CollectiveKind::kReduceScatter,
@@ -164,6 +325,17 @@ std::vector<Op> layer_forward_ops(const LayerShape& x) {
   }
   // bias + dropout + residual add: read x, residual (and bias), mask; write out: (3e+1)·T·h.
   ops.push_back(memory_op("attn.residual", (x.dropout ? 3 * e + 1 : 3 * e) * te * h));
+  return ops;
+}
+
+std::vector<Op> mlp_forward_ops(const LayerShape& x) {
+  std::vector<Op> ops;
+  const double e = x.act_bytes;
+  const double t = static_cast<double>(x.tokens);
+  const double te = static_cast<double>(x.elementwise_tokens);
+  const double h = static_cast<double>(x.h);
+  const Bytes full_activation = to_bytes(e * t * h);
+  const bool tp = x.tp > 1;
   ops.push_back(memory_op("ln2.fwd", 2 * e * te * h));
   if (tp && x.sequence_parallel) {
     ops.push_back(collective_op("tp.allgather", CollectiveKind::kAllGather, GroupKind::kTensor,
@@ -185,6 +357,13 @@ std::vector<Op> layer_forward_ops(const LayerShape& x) {
   return ops;
 }
 
+std::vector<Op> layer_forward_ops(const LayerShape& x) {
+  std::vector<Op> ops = attention_forward_ops(x);
+  std::vector<Op> mlp = mlp_forward_ops(x);
+  ops.insert(ops.end(), mlp.begin(), mlp.end());
+  return ops;
+}
+
 std::vector<Op> attention_recompute_ops(const LayerShape& x) {
   std::vector<Op> ops;
   attention_core_forward(x, ops);
@@ -192,7 +371,7 @@ std::vector<Op> attention_recompute_ops(const LayerShape& x) {
   return ops;
 }
 
-std::vector<Op> layer_backward_ops(const LayerShape& x) {
+std::vector<Op> mlp_backward_ops(const LayerShape& x) {
   std::vector<Op> ops;
   const double e = x.act_bytes;
   const double t = static_cast<double>(x.tokens);
@@ -202,7 +381,6 @@ std::vector<Op> layer_backward_ops(const LayerShape& x) {
   const Bytes full_activation = to_bytes(e * t * h);
   const bool tp = x.tp > 1;
   const bool sp = tp && x.sequence_parallel;
-  const int64_t attn_width = x.heads_per_rank * x.head_dim;
 
   // --- MLP ---
   // Dropout backward with the saved mask and the bias gradient (a reduction over tokens).
@@ -244,6 +422,68 @@ std::vector<Op> layer_backward_ops(const LayerShape& x) {
   // Norm backward reads grad, input and the residual gradient, writes the gradient: 4e·T·h.
   push(ops, memory_op("ln2.bwd", 4 * e * te * h), false, /*wait_comm=*/tp);
 
+  return ops;
+}
+
+namespace {
+
+// MLA projections' backward: RoPE, the K/V and Q up- and down-projections (data gradients, then
+// the TP reduction of the input gradient overlapped with the weight gradients), the first norm
+// and the residual gradient.
+void mla_projection_backward(const LayerShape& x, std::vector<Op>& ops) {
+  const double e = x.act_bytes;
+  const double t = static_cast<double>(x.tokens);
+  const double te = static_cast<double>(x.elementwise_tokens);
+  const double h = static_cast<double>(x.h);
+  const bool tp = x.tp > 1;
+  const int64_t q_out = x.heads_per_rank * x.qk_dim;
+  const int64_t kv_up = x.heads_per_rank * (x.qk_dim - x.rope_dim + x.v_dim);
+  const int64_t kv_down = x.kv_lora + x.rope_dim;
+  ops.push_back(memory_op("rope.bwd", 2 * e * t * (x.heads_per_rank + 1) * x.rope_dim));
+  ops.push_back(gemm_op("mla.kv_up.dgrad", x.tokens, x.kv_lora, kv_up, 1, x.gemm_bytes));
+  ops.push_back(memory_op("mla.kv_norm.bwd", 4 * e * t * x.kv_lora));
+  ops.push_back(gemm_op("mla.kv_down.dgrad", x.tokens, x.h, kv_down, 1, x.gemm_bytes));
+  if (x.q_lora > 0) {
+    ops.push_back(gemm_op("mla.q_up.dgrad", x.tokens, x.q_lora, q_out, 1, x.gemm_bytes));
+    ops.push_back(memory_op("mla.q_norm.bwd", 4 * e * t * x.q_lora));
+    ops.push_back(gemm_op("mla.q_down.dgrad", x.tokens, x.h, x.q_lora, 1, x.gemm_bytes));
+  } else {
+    ops.push_back(gemm_op("mla.q.dgrad", x.tokens, x.h, q_out, 1, x.gemm_bytes));
+  }
+  if (tp) {
+    const Bytes full_activation = to_bytes(e * t * h);
+    push(ops,
+         x.sequence_parallel ? collective_op("tp.reducescatter.grad", CollectiveKind::kReduceScatter,
+                                             GroupKind::kTensor, full_activation)
+                             : collective_op("tp.allreduce.grad", CollectiveKind::kAllReduce,
+                                             GroupKind::kTensor, full_activation),
+         /*async=*/true);
+  }
+  ops.push_back(gemm_op("mla.kv_up.wgrad", x.kv_lora, kv_up, x.tokens, 1, x.gemm_bytes, true));
+  ops.push_back(gemm_op("mla.kv_down.wgrad", x.h, kv_down, x.tokens, 1, x.gemm_bytes, true));
+  if (x.q_lora > 0) {
+    ops.push_back(gemm_op("mla.q_up.wgrad", x.q_lora, q_out, x.tokens, 1, x.gemm_bytes, true));
+    ops.push_back(gemm_op("mla.q_down.wgrad", x.h, x.q_lora, x.tokens, 1, x.gemm_bytes, true));
+  } else {
+    ops.push_back(gemm_op("mla.q.wgrad", x.h, q_out, x.tokens, 1, x.gemm_bytes, true));
+  }
+  push(ops, memory_op("ln1.bwd", 4 * e * te * h), false, /*wait_comm=*/tp);
+  ops.push_back(memory_op("residual.grad_add", 3 * e * te * h));
+}
+
+}  // namespace
+
+std::vector<Op> attention_backward_ops(const LayerShape& x) {
+  std::vector<Op> ops;
+  const double e = x.act_bytes;
+  const double t = static_cast<double>(x.tokens);
+  const double te = static_cast<double>(x.elementwise_tokens);
+  const double h = static_cast<double>(x.h);
+  const Bytes full_activation = to_bytes(e * t * h);
+  const bool tp = x.tp > 1;
+  const bool sp = tp && x.sequence_parallel;
+  const int64_t attn_width = x.heads_per_rank * x.v_dim;
+
   // --- attention ---
   ops.push_back(memory_op("attn.residual.bwd", (x.dropout ? 3 * e + 1 : 2 * e) * te * h));
   if (sp) {
@@ -253,17 +493,19 @@ std::vector<Op> layer_backward_ops(const LayerShape& x) {
   ops.push_back(gemm_op("proj.dgrad", x.tokens, attn_width, x.h, 1, x.gemm_bytes));
   ops.push_back(gemm_op("proj.wgrad", x.h, attn_width, x.tokens, 1, x.gemm_bytes, true));
   const int64_t bh = x.b * x.heads_per_rank;
-  const double q_width = static_cast<double>(attn_width);
+  const double q_width = static_cast<double>(x.heads_per_rank * x.head_dim);
   const double kv_width = static_cast<double>(x.kv_heads_per_rank * x.head_dim);
+  const AttentionWidths w = widths(x);
+  if (x.cp_a2a) {
+    ops.push_back(collective_op("cp.a2a.dout", CollectiveKind::kAllToAll, GroupKind::kContext,
+                                to_bytes(e * t * w.o)));
+  }
   if (x.flash) {
-    // FlashAttention-2 backward recomputes the scores: 2.5× the forward FLOPs (5 GEMMs vs 2),
-    // reads Q, K, V, O, dO and writes dQ, dK, dV.
-    Op op;
-    op.name = "attn.core.bwd";
-    op.type = OpType::kAttention;
-    op.flops = Flops(2.5 * 2.0 * static_cast<double>(bh) * x.s * x.s * x.head_dim);
-    op.bytes = to_bytes(e * t * (4 * q_width + 4 * kv_width) + 8.0 * bh * x.s);
-    ops.push_back(op);
+    if (x.cp > 1 && !x.cp_a2a) {
+      ring_attention(x, flash_backward(x), true, ops);
+    } else {
+      ops.push_back(flash_backward(x));
+    }
   } else {
     const double A = static_cast<double>(bh) * x.s * x.s;
     ops.push_back(memory_op("attn.context_permute.bwd", 2 * e * t * q_width));
@@ -274,6 +516,14 @@ std::vector<Op> layer_backward_ops(const LayerShape& x) {
     ops.push_back(gemm_op("attn.scores.dgrad_q", x.s, x.head_dim, x.s, bh, x.act_bytes));
     ops.push_back(gemm_op("attn.scores.dgrad_k", x.s, x.head_dim, x.s, bh, x.act_bytes));
     ops.push_back(memory_op("attn.qkv_permute.bwd", 2 * e * t * (q_width + 2 * kv_width)));
+  }
+  if (x.cp_a2a) {
+    ops.push_back(collective_op("cp.a2a.dqkv", CollectiveKind::kAllToAll, GroupKind::kContext,
+                                to_bytes(e * t * (w.q + w.k + w.v))));
+  }
+  if (x.kv_lora > 0) {
+    mla_projection_backward(x, ops);
+    return ops;
   }
   if (x.rope) {
     ops.push_back(
@@ -306,6 +556,14 @@ std::vector<Op> layer_backward_ops(const LayerShape& x) {
   push(ops, memory_op("ln1.bwd", 4 * e * te * h), false, /*wait_comm=*/tp);
   // The residual stream's gradient is summed with the branch gradient: read 2, write 1.
   ops.push_back(memory_op("residual.grad_add", 3 * e * te * h));
+  return ops;
+}
+
+
+std::vector<Op> layer_backward_ops(const LayerShape& x) {
+  std::vector<Op> ops = mlp_backward_ops(x);
+  std::vector<Op> attn = attention_backward_ops(x);
+  ops.insert(ops.end(), attn.begin(), attn.end());
   return ops;
 }
 

@@ -35,16 +35,48 @@ struct LayerShape {
   bool rope = false;
   bool learned_positions = true;
   bool layernorm = true;
+  // Attention core. Each rank computes `q_len` queries per sequence (s, or s/cp with ring
+  // context parallelism) against on average `keys2`/2 keys (causal: keys2 = s; a sliding
+  // window w: keys2 = 2·w·(1 − (w−1)/(2s))). Head widths: `qk_dim` for queries and keys,
+  // `v_dim` for values and outputs (both head_dim unless MLA).
+  int64_t q_len = 0;
+  double keys2 = 0;
+  int64_t qk_dim = 0, v_dim = 0;
+  // Context parallelism: cp ranks, ring (K/V blocks passed around, overlapped with the
+  // attention of the block at hand) or all-to-all (Ulysses: heads scattered, sequence gathered).
+  int64_t cp = 1;
+  bool cp_a2a = false;
+  // Multi-head latent attention (DeepSeek-V2/V3); 0 = off.
+  int64_t q_lora = 0, kv_lora = 0, rope_dim = 0;
+  // MoE: the MLP of MoE layers (moe_ops.h).
+  int64_t experts = 0, top_k = 0, ep = 1, etp = 1;
+  int64_t local_experts = 0;     // E / ep
+  int64_t expert_fc1_out = 0;    // expert F / etp, ×2 for SwiGLU
+  int64_t expert_ffn_per_rank = 0;  // expert F / etp
+  int64_t shared_ffn_per_rank = 0;  // shared_experts · shared F / tp (0: none)
+  bool allgather_dispatcher = false;
 };
 
+// The shape of `s`'s layers with full attention (make_layer_shape) and of layer `layer`, whose
+// attention may be windowed (model.sliding_window / sliding_window_pattern).
 LayerShape make_layer_shape(const Scenario& s);
+LayerShape make_layer_shape(const Scenario& s, int layer);
 
-// Forward of one layer (also used for recompute).
+// Forward of one dense layer (also used for recompute): attention_forward_ops then
+// mlp_forward_ops.
 std::vector<Op> layer_forward_ops(const LayerShape& x);
+// The attention half of a layer's forward: norm, QKV (or MLA projections), the attention core
+// (with its context-parallel communication), output projection, TP collective, residual.
+std::vector<Op> attention_forward_ops(const LayerShape& x);
+// The dense MLP half: norm, FC1, activation, FC2, TP collective, residual.
+std::vector<Op> mlp_forward_ops(const LayerShape& x);
 // Selective recompute: the attention core forward replayed before the backward.
 std::vector<Op> attention_recompute_ops(const LayerShape& x);
-// Backward of one layer: data and weight gradients.
+// Backward of one dense layer: mlp_backward_ops then attention_backward_ops. Weight-gradient
+// GEMMs are named "*.wgrad", everything else is the input-gradient pass.
 std::vector<Op> layer_backward_ops(const LayerShape& x);
+std::vector<Op> mlp_backward_ops(const LayerShape& x);
+std::vector<Op> attention_backward_ops(const LayerShape& x);
 // Embedding lookup (first stage) forward and backward.
 std::vector<Op> embedding_forward_ops(const LayerShape& x);
 std::vector<Op> embedding_backward_ops(const LayerShape& x);
@@ -60,5 +92,7 @@ Op gemm_op(const char* name, int64_t m, int64_t n, int64_t k, int64_t batch, int
 Op memory_op(const char* name, double bytes, Category category = Category::kCompute);
 // A collective op on `group` of `bytes` (nccl-tests size convention).
 Op collective_op(const char* name, CollectiveKind kind, GroupKind group, Bytes bytes);
+// Rounds a byte count to Bytes.
+Bytes round_bytes(double bytes);
 
 }  // namespace preflight

@@ -71,6 +71,10 @@ struct Op {
   // `wait_comm` first waits for the communication stream to drain.
   bool async = false;
   bool wait_comm = false;
+  // Async only: starts when the communication stream is free, without waiting for the compute
+  // stream, because what it sends arrived by the previous communication (ring attention
+  // forwarding the K/V block it just received).
+  bool comm_chain = false;
 };
 
 struct Block {
@@ -107,8 +111,18 @@ struct Program {
   std::vector<Step> steps;
 };
 
+// Routing outcome of one MoE layer (workload/expert_routing.h), for reports and the trace.
+struct MoeLayerStats {
+  int layer = 0;
+  double imbalance = 1;         // busiest EP rank's tokens / mean
+  double max_expert_share = 0;  // of the T·k token copies
+  double dropped = 0;           // fraction dropped by the capacity factor
+  double rank_tokens = 0;       // tokens the busiest rank's experts compute per micro-batch
+};
+
 struct Workload {
   std::vector<Block> blocks;
+  std::vector<MoeLayerStats> moe_layers;  // MoE models: one per MoE layer, in layer order
   std::vector<Program> stages;  // one per pipeline stage, in order
   int microbatches = 0;
   // Which blocks are layer blocks (for per-layer accounting in reports).
