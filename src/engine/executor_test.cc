@@ -147,6 +147,133 @@ TEST(Execute, OneFOneBBubbleIsPMinus1OverMPlusPMinus1) {
   EXPECT_EQ(r.ops_executed, p * m * 2);
 }
 
+// The split-backward schedules (ZB-H1, ZB-H2, DualPipe) on p equal stages, laid out as the
+// generator does: kernels "f" (forward), "b" (B, the input gradient), "w" (W, the weight
+// gradient); a whole backward runs "b" then "w"; a DualPipe pair receives both inputs, runs
+// both passes, then sends both outputs. DualPipe's chunk c of rank i is model stage
+// dualpipe_model_stage(i, c, p), chunk 1 flowing from rank p−1 down to rank 0.
+Workload split_stage_pipeline(Schedule schedule, int p, int m) {
+  Workload w;
+  w.microbatches = m;
+  w.layers_per_chunk = 1;
+  w.blocks.push_back(Block{"fwd", {memory_op("f", 0)}});
+  w.blocks.push_back(Block{"bwd.input", {memory_op("b", 0)}});
+  w.blocks.push_back(Block{"bwd", {memory_op("w", 0)}});
+  const bool dual = schedule == Schedule::kDualPipe;
+  auto tag = [p](int mb, int k, bool backward) {
+    return (static_cast<int64_t>(mb) * p + k) * 2 + (backward ? 1 : 0);
+  };
+  for (int stage = 0; stage < p; ++stage) {
+    Program prog;
+    prog.stage = stage;
+    const std::vector<PipelineTask> order = pipeline_order(schedule, stage, p, m, 1);
+    auto k_of = [&](const PipelineTask& t) {
+      return dual ? dualpipe_model_stage(stage, t.chunk, p) : stage;
+    };
+    auto from = [&](const PipelineTask& t) { return dual && t.chunk == 1 ? stage + 1 : stage - 1; };
+    auto to = [&](const PipelineTask& t) { return dual && t.chunk == 1 ? stage - 1 : stage + 1; };
+    auto grad = [](const PipelineTask& t) {
+      return t.pass == Pass::kBackward || t.pass == Pass::kInputGrad;
+    };
+    auto receive = [&](const PipelineTask& t) {
+      const int k = k_of(t);
+      if (t.pass == Pass::kForward && k > 0) {
+        prog.steps.push_back(p2p_step(StepKind::kRecv, from(t), tag(t.microbatch, k, false), t));
+      }
+      if (grad(t) && k < p - 1) {
+        prog.steps.push_back(p2p_step(StepKind::kRecv, to(t), tag(t.microbatch, k, true), t));
+      }
+    };
+    auto compute = [&](const PipelineTask& t) {
+      if (t.pass == Pass::kForward) prog.steps.push_back(run_step(0, t));
+      if (grad(t)) prog.steps.push_back(run_step(1, t));
+      if (t.pass == Pass::kBackward || t.pass == Pass::kWeightGrad) {
+        prog.steps.push_back(run_step(2, t));
+      }
+    };
+    auto send = [&](const PipelineTask& t) {
+      const int k = k_of(t);
+      if (t.pass == Pass::kForward && k < p - 1) {
+        prog.steps.push_back(p2p_step(StepKind::kSend, to(t), tag(t.microbatch, k + 1, false), t));
+      }
+      if (grad(t) && k > 0) {
+        prog.steps.push_back(p2p_step(StepKind::kSend, from(t), tag(t.microbatch, k - 1, true), t));
+      }
+    };
+    for (size_t i = 0; i < order.size(); ++i) {
+      const size_t n = order[i].paired ? 2 : 1;
+      for (size_t j = 0; j < n; ++j) receive(order[i + j]);
+      for (size_t j = 0; j < n; ++j) compute(order[i + j]);
+      for (size_t j = 0; j < n; ++j) send(order[i + j]);
+      i += n - 1;
+    }
+    Step sync;
+    sync.kind = StepKind::kHostSync;
+    prog.steps.push_back(sync);
+    w.stages.push_back(std::move(prog));
+  }
+  return w;
+}
+
+ExecutionResult run_split_pipeline(const Workload& w, SimTime t_f, SimTime t_b, SimTime t_w) {
+  FakeComputeModel compute(SimTime::zero());
+  compute.set("f", t_f);
+  compute.set("b", t_b);
+  compute.set("w", t_w);
+  const FakeNetwork network;
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  return execute(w, compute, collectives, JobGroups{}, ExecutorOptions{});
+}
+
+TEST(Execute, ZeroBubbleSchedulesMatchTheirClosedForms) {
+  // p = 4, m = 8, T_F = 10, T_B = 12, T_W = 8 us (W no longer than F or B), free comm. Every
+  // stage computes m(T_F + T_B + T_W) = 240 us. Qi et al. 2024, Table 2:
+  //   1F1B  + (p−1)(T_F + T_B + T_W) = 90 us → 330 us
+  //   ZB-H1 + (p−1)(T_F + T_B − T_W) = 42 us → 282 us
+  //   ZB-H2 + (p−1)·max(T_F, T_F + T_B − 2T_W) = 30 us → 270 us in one isolated iteration
+  //         (its bubble between a stage's first and last pass, (p−1)(T_F + T_B − 2T_W) = 18 us,
+  //         plus the parallelogram's skew).
+  const int p = 4, m = 8;
+  const SimTime f = us(10), b = us(12), wg = us(8);
+  const ExecutionResult base =
+      run_pipeline(equal_stage_pipeline(Schedule::kOneFOneB, p, m, 1), f, b + wg, 1);
+  EXPECT_EQ(base.iteration_time, us(330));
+  const ExecutionResult h1 =
+      run_split_pipeline(split_stage_pipeline(Schedule::kZeroBubbleH1, p, m), f, b, wg);
+  EXPECT_EQ(h1.iteration_time, us(282));
+  const ExecutionResult h2 =
+      run_split_pipeline(split_stage_pipeline(Schedule::kZeroBubbleH2, p, m), f, b, wg);
+  EXPECT_EQ(h2.iteration_time, us(270));
+  for (const ExecutionResult* r : {&h1, &h2}) {
+    expect_breakdowns_add_up(*r);
+    for (const StageResult& st : r->stages) EXPECT_EQ(st.breakdown.compute, us(240));
+    EXPECT_LT(r->stages[r->critical_stage].breakdown.bubble,
+              base.stages[base.critical_stage].breakdown.bubble);
+  }
+  // ZB-H1 with equal passes: a third of 1F1B's bubble.
+  const ExecutionResult equal =
+      run_split_pipeline(split_stage_pipeline(Schedule::kZeroBubbleH1, p, m), f, f, f);
+  EXPECT_EQ(equal.iteration_time - us(240), us(30));
+  EXPECT_EQ(equal.stages[0].breakdown.bubble, us(30));
+}
+
+TEST(Execute, DualPipeMatchesDeepSeekV3Table2) {
+  // p = 8, m = 20 (10 each way), equal passes of 10 us, free comm: each rank computes
+  // m·30 = 600 us. DeepSeek-V3 Table 2: (p/2 − 1)(F&B + B − 3W) with a whole backward B = 20 us
+  // and, on one compute stream, F&B = F + B = 30 us: 3·(30 + 20 − 30) = 60 us → 660 us.
+  // 1F1B: 7·30 = 210 us → 810 us.
+  const int p = 8, m = 20;
+  const SimTime t = us(10);
+  const ExecutionResult r = run_split_pipeline(split_stage_pipeline(Schedule::kDualPipe, p, m), t,
+                                               t, t);
+  EXPECT_EQ(r.iteration_time, us(660));
+  for (const StageResult& st : r.stages) EXPECT_EQ(st.breakdown.compute, us(600));
+  expect_breakdowns_add_up(r);
+  const ExecutionResult base =
+      run_pipeline(equal_stage_pipeline(Schedule::kOneFOneB, p, m, 1), t, t + t, 1);
+  EXPECT_EQ(base.iteration_time, us(810));
+}
+
 TEST(Execute, GpipeTakesAsLongAsOneFOneBWithEqualStages) {
   // GPipe: forwards fill in (m + p − 1)·t_f, backwards drain in (m + p − 1)·t_b: 330 us too.
   const ExecutionResult r =
@@ -373,6 +500,10 @@ TEST(Execute, BreakdownSumsToEachStageEndAcrossStrategies) {
       {},
       {"parallelism.schedule=gpipe"},
       {"parallelism.schedule=interleaved", "parallelism.vpp=2"},
+      {"parallelism.schedule=zb_h1"},
+      {"parallelism.schedule=zb_h2", "parallelism.overlap_grad_reduce=false"},
+      {"parallelism.schedule=dualpipe"},
+      {"parallelism.schedule=dualpipe", "parallelism.distributed_optimizer=false"},
       {"parallelism.overlap_grad_reduce=false"},
       {"parallelism.distributed_optimizer=false", "parallelism.overlap_grad_reduce=false"},
       {"parallelism.sequence_parallel=false", "parallelism.recompute=full"},
@@ -398,6 +529,58 @@ parallelism: {tp: 4, pp: 4, sequence_parallel: true, recompute: selective,
       EXPECT_GE(st.busy_compute, st.breakdown.compute);
     }
   }
+}
+
+TEST(Execute, SplitBackwardSchedulesShrinkTheBubbleOfAScenario) {
+  // GPT-3 13B on 4 DGX A100 nodes, TP 4, PP 4, DP 2, 16 micro-batches: the zero-bubble
+  // schedules fill 1F1B's drain with deferred weight gradients, so the critical stage idles
+  // less and the iteration is shorter; ZB-H2's longer warm-up shortens it further. DualPipe
+  // idles least but pays for its second parameter copy (twice the DP gradients and a pair
+  // all-reduce), so only its bubble is compared.
+  const char* yaml = R"(
+model: {preset: gpt3-13b}
+cluster: {preset: dgx-a100, nodes: 4}
+training: {seq_len: 2048, global_batch: 32, micro_batch: 1}
+parallelism: {tp: 4, pp: 4, sequence_parallel: true, recompute: selective,
+              distributed_optimizer: true, overlap_grad_reduce: true}
+)";
+  auto run = [&](const char* schedule) {
+    return execute_scenario(load(yaml, {std::string("parallelism.schedule=") + schedule}));
+  };
+  auto bubble = [](const ExecutionResult& r) {
+    return r.stages[r.critical_stage].breakdown.bubble;
+  };
+  const ExecutionResult base = run("1f1b");
+  const ExecutionResult h1 = run("zb_h1");
+  const ExecutionResult h2 = run("zb_h2");
+  const ExecutionResult dual = run("dualpipe");
+  EXPECT_LT(h1.iteration_time, base.iteration_time);
+  EXPECT_LT(bubble(h1), bubble(base));
+  EXPECT_LT(h2.iteration_time, h1.iteration_time);
+  EXPECT_LT(bubble(h2), bubble(base));
+  EXPECT_LT(bubble(dual), bubble(h1));
+  // The same kernels run, only in another order (DualPipe's ranks also hold the other end's
+  // layers, so the first and last rank each run the embedding and the loss head).
+  EXPECT_EQ(h1.ops_executed, base.ops_executed);
+  EXPECT_EQ(h2.ops_executed, base.ops_executed);
+  for (const ExecutionResult* r : {&h1, &h2, &dual}) expect_breakdowns_add_up(*r);
+  // B blocks hold no weight-gradient GEMMs; the W blocks, which keep the backward's name,
+  // hold only them.
+  const Workload w = generate_workload(load(yaml, {"parallelism.schedule=zb_h1"}));
+  int input_blocks = 0, weight_blocks = 0;
+  for (const Block& b : w.blocks) {
+    const bool input = b.name == "layer.bwd.input" || b.name == "head.bwd.input";
+    const bool weight = b.name == "layer.bwd" || b.name == "head.bwd";
+    input_blocks += input;
+    weight_blocks += weight;
+    for (const Op& op : b.ops) {
+      const bool wgrad = op.name.size() > 6 && op.name.substr(op.name.size() - 6) == ".wgrad";
+      if (input) EXPECT_FALSE(wgrad) << b.name << ": " << op.name;
+      if (weight) EXPECT_TRUE(wgrad) << b.name << ": " << op.name;
+    }
+  }
+  EXPECT_EQ(input_blocks, 2);
+  EXPECT_EQ(weight_blocks, 2);
 }
 
 TEST(Execute, KernelTraceIsOrderedAndInsideTheIteration) {

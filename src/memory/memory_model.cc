@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "model/transformer.h"
 #include "workload/generator.h"
@@ -101,11 +102,63 @@ double backward_working_set(const Scenario& sc, const LayerBytes& l) {
 }
 
 struct InFlight {
-  int microbatches = 0;  // most distinct micro-batches holding activations
-  int chunks = 0;        // most chunk forwards not yet run backward
-  int head_chunks = 0;   // most forwards outstanding through the output layer (last stage)
-  double bytes = 0;      // most bytes held
+  int microbatches = 0;    // most distinct micro-batches holding activations
+  int chunks = 0;          // most chunk forwards not yet run backward
+  int head_chunks = 0;     // most forwards outstanding through the output layer (last stage)
+  double bytes = 0;        // most bytes held
+  double layer_bytes = 0;  // the transformer-layer part of `bytes` at that peak (split schedules)
+  double logits = 0;       // split schedules: most loss-head bytes held (see in_flight_split)
 };
+
+// What one forward of each of a stage's chunks keeps (split schedules): all of it, and the
+// transformer-layer part; whether the chunk runs the loss head.
+struct ChunkActivations {
+  double bytes = 0, layer_bytes = 0;
+  bool head = false;
+};
+
+// Split schedules (ZB-H1, ZB-H2, DualPipe) walked task by task: a chunk's forward keeps its
+// activations until its weight-gradient pass, since W reads the inputs of the layer's GEMMs
+// (Qi et al. 2024 count a micro-batch in flight until its W as well). ZB-H1 holds up to p
+// micro-batches on every stage, ZB-H2 2p − 1, DualPipe p + 1 (DeepSeek-V3 Table 2). A chunk
+// with the loss head keeps its fp32 logits (`logits_fp32`) from forward to B, then the
+// half-precision logits gradient (`logits_half`) the output layer's W reads until that W.
+InFlight in_flight_split(const Scenario& sc, int stage, const std::vector<ChunkActivations>& c,
+                         double logits_fp32, double logits_half) {
+  const ParallelismConfig& par = sc.parallelism;
+  InFlight r;
+  int chunks = 0, heads = 0, head_grads = 0;
+  double bytes = 0, layers = 0;
+  for (const PipelineTask& task :
+       pipeline_order(par.schedule, stage, par.pp, sc.num_microbatches(), 1)) {
+    const ChunkActivations& a = c[task.chunk];
+    const bool held_to_b = task.pass == Pass::kBackward || task.pass == Pass::kInputGrad;
+    if (a.head) {
+      if (task.pass == Pass::kForward) ++heads;
+      if (held_to_b) --heads;
+      if (task.pass == Pass::kInputGrad) ++head_grads;
+      if (task.pass == Pass::kWeightGrad) --head_grads;
+      r.head_chunks = std::max(r.head_chunks, heads);
+      r.logits = std::max(r.logits, heads * logits_fp32 + head_grads * logits_half);
+    }
+    int delta = 0;
+    if (task.pass == Pass::kForward) delta = 1;
+    if (task.pass == Pass::kBackward || task.pass == Pass::kWeightGrad) delta = -1;
+    if (delta == 0) continue;
+    chunks += delta;
+    bytes += delta * a.bytes;
+    layers += delta * a.layer_bytes;
+    // Each micro-batch passes through one chunk of a stage here (v = 1; DualPipe's two chunks
+    // carry different micro-batches), so chunks in flight are micro-batches in flight.
+    r.chunks = std::max(r.chunks, chunks);
+    r.microbatches = r.chunks;
+    if (bytes > r.bytes) {
+      r.bytes = bytes;
+      r.layer_bytes = layers;
+    }
+  }
+  return r;
+}
 
 // Activations held on `stage`: each forward of a model chunk adds `chunk_bytes` (+ `first_extra`
 // for chunk 0 of stage 0, + `last_extra` for chunk v−1 of the last stage); its backward frees
@@ -225,9 +278,25 @@ MemoryReport estimate_memory(const Scenario& sc) {
     const bool first = stage == 0;
     const bool last = stage == p - 1;
     const double chunk_bytes = per_layer * (layers_of_stage[stage] / v);
+    // DualPipe: rank `stage` holds model stages `stage` and p−1−stage (chunks 0 and 1), so
+    // twice the parameters, and either chunk may hold the embedding or the head.
+    const bool dual = par.schedule == Schedule::kDualPipe;
+    std::vector<ChunkActivations> chunk_acts;
+    for (int c = 0; c < (dual ? 2 : 1); ++c) {
+      const int ms = dual ? dualpipe_model_stage(stage, c, p) : stage;
+      ChunkActivations a;
+      a.layer_bytes = per_layer * layers_of_stage[ms];  // v = 1 for the split schedules
+      a.bytes = a.layer_bytes + (ms == 0 ? embedding : 0.0) + (ms == p - 1 ? head : 0.0);
+      a.head = ms == p - 1;
+      chunk_acts.push_back(a);
+    }
+    const bool split = splits_backward(par.schedule);
     const InFlight f =
-        in_flight(sc, stage, chunk_bytes, first ? embedding : 0.0, last ? head : 0.0);
-    const ModelStates st = model_states(sc, stage_parameters_per_gpu(sc, stage));
+        split ? in_flight_split(sc, stage, chunk_acts, logits_fp32, logits_half)
+              : in_flight(sc, stage, chunk_bytes, first ? embedding : 0.0, last ? head : 0.0);
+    int64_t params = stage_parameters_per_gpu(sc, stage);
+    if (dual) params += stage_parameters_per_gpu(sc, p - 1 - stage);
+    const ModelStates st = model_states(sc, params);
 
     StageMemory mem;
     mem.stage = stage;
@@ -235,14 +304,21 @@ MemoryReport estimate_memory(const Scenario& sc) {
     mem.gradients = to_bytes(st.gradients);
     mem.optimizer = to_bytes(st.optimizer);
     mem.activations = to_bytes(f.bytes);
-    mem.layer_activations = to_bytes(f.chunks * chunk_bytes);
+    mem.layer_activations = to_bytes(split ? f.layer_bytes : f.chunks * chunk_bytes);
     mem.activations_per_microbatch =
         to_bytes(chunk_bytes * v + (first ? embedding : 0.0) + (last ? head : 0.0));
+    // DualPipe: a micro-batch passes through one of the two chunks; the larger one.
+    if (dual) {
+      mem.activations_per_microbatch = to_bytes(std::max(chunk_acts[0].bytes, chunk_acts[1].bytes));
+    }
     mem.microbatches_in_flight = f.microbatches;
     mem.layer_sets_in_flight = static_cast<double>(f.chunks) / v;
     // Logits of the micro-batch in its loss, plus those held by earlier micro-batches whose
     // backward has not started (GPipe).
-    const double logits = last ? logits_fp32 * std::max(f.head_chunks, 1) + logits_half : 0.0;
+    const bool holds_head = std::any_of(chunk_acts.begin(), chunk_acts.end(),
+                                        [](const ChunkActivations& a) { return a.head; });
+    double logits = holds_head ? logits_fp32 * std::max(f.head_chunks, 1) + logits_half : 0.0;
+    if (split && holds_head) logits = std::max(logits_fp32, f.logits) + logits_half;
     mem.logits_and_loss = to_bytes(logits);
     mem.comm_buffers = to_bytes(comm);
     const double activations = as_double(mem.activations);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/loader.h"
@@ -221,6 +222,47 @@ TEST(EstimateMemory, OneFOneBStageHoldsMinOfPMinusIAndM) {
       EXPECT_DOUBLE_EQ(r.stages[i].layer_sets_in_flight, std::min(4 - i, m));
     }
   }
+}
+
+TEST(EstimateMemory, SplitBackwardSchedulesHoldMicroBatchesUntilTheirWeightGradient) {
+  // A micro-batch keeps its activations from its forward to its W pass. p = 4, m = 8: ZB-H1
+  // holds p = 4 on every stage (1F1B's peak; Qi et al. 2024 §2.1), ZB-H2 2p − 1 = 7 (§2.2),
+  // DualPipe p + 1 = 5 (DeepSeek-V3 Table 2).
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"zb_h1", 4}, {"zb_h2", 7}, {"dualpipe", 5}};
+  for (const auto& [schedule, held] : cases) {
+    const Scenario s = load(kPipeline, {"parallelism.schedule=" + schedule});
+    const MemoryReport r = estimate_memory(s);
+    for (const StageMemory& st : r.stages) {
+      EXPECT_EQ(st.microbatches_in_flight, held) << schedule << " stage " << st.stage;
+      EXPECT_DOUBLE_EQ(st.layer_sets_in_flight, held);
+      // 6 layers per stage (and per DualPipe chunk).
+      EXPECT_EQ(st.layer_activations.count(), held * 6 * layer_activation_bytes(s).count());
+    }
+  }
+  // ZB-H1's last stage runs F B F B F B F B, then its W passes: at the fourth forward it keeps
+  // that micro-batch's fp32 logits for the loss and the half-precision logits gradients of the
+  // three whose output-layer W waits, plus one half copy: (4 + 3·2 + 2) B per logit.
+  const int64_t vocab_shard = 50'432 / 2;
+  EXPECT_EQ(estimate_memory(load(kPipeline, {"parallelism.schedule=zb_h1"}))
+                .stages[3]
+                .logits_and_loss.count(),
+            (4 + 3 * 2 + 2) * 2048LL * vocab_shard);
+}
+
+TEST(EstimateMemory, DualPipeRanksHoldTwoModelStages) {
+  // DeepSeek-V3 Table 2, parameters 2×: rank i holds model stages i and p−1−i (2 B weights).
+  const Scenario one = load(kPipeline);
+  const MemoryReport r = estimate_memory(load(kPipeline, {"parallelism.schedule=dualpipe"}));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(r.stages[i].weights.count(),
+              2 * (stage_parameters_per_gpu(one, i) + stage_parameters_per_gpu(one, 3 - i)))
+        << i;
+  }
+  // Ranks 0 and 3 both run the loss head (of opposite directions).
+  EXPECT_GT(r.stages[0].logits_and_loss.count(), 0);
+  EXPECT_GT(r.stages[3].logits_and_loss.count(), 0);
+  EXPECT_EQ(r.stages[1].logits_and_loss.count(), 0);
 }
 
 TEST(EstimateMemory, GpipeHoldsEveryMicroBatch) {

@@ -1,7 +1,9 @@
 #include "workload/generator.h"
 
 #include <algorithm>
+#include <map>
 
+#include "base/check.h"
 #include "model/transformer.h"
 #include "workload/layer_ops.h"
 #include "workload/schedule.h"
@@ -22,6 +24,23 @@ struct BlockIds {
 int add_block(Workload& w, const char* name, std::vector<Op> ops) {
   w.blocks.push_back(Block{name, std::move(ops)});
   return static_cast<int>(w.blocks.size()) - 1;
+}
+
+// Split schedules (zb_h1, zb_h2, dualpipe): backward block `block` keeps its weight-gradient
+// GEMMs ("*.wgrad", the W pass, which completes the backward and keeps the block's name) and
+// hands everything else to a new block "<name>.input" (the B pass), whose id is returned. The
+// B part drains the TP stream before it ends, so the W GEMMs no longer wait for it.
+int split_off_input_grad(Workload& w, int block) {
+  std::vector<Op> input, weight;
+  for (const Op& op : w.blocks[block].ops) {
+    const std::string& n = op.name;
+    const bool wgrad = n.size() > 6 && n.compare(n.size() - 6, 6, ".wgrad") == 0;
+    (wgrad ? weight : input).push_back(op);
+  }
+  for (Op& op : weight) op.wait_comm = false;
+  const std::string name = w.blocks[block].name + ".input";
+  w.blocks[block].ops = std::move(weight);
+  return add_block(w, name.c_str(), std::move(input));
 }
 
 Step run(int block, int repeat, const PipelineTask& t) {
@@ -98,6 +117,14 @@ Workload generate_workload(const Scenario& s) {
   ids.embedding_bwd = add_block(w, "embedding.bwd", embedding_backward_ops(x));
   ids.head_fwd = add_block(w, "head.fwd", head_forward_ops(x));
   ids.head_bwd = add_block(w, "head.bwd", head_backward_ops(x));
+  // Zero-bubble and DualPipe schedules run each backward block as B then, later, W.
+  const bool split = splits_backward(par.schedule);
+  const bool dual = par.schedule == Schedule::kDualPipe;
+  std::map<int, int> input_block;  // backward (W) block -> its B block
+  if (split) {
+    input_block[ids.layer_bwd] = split_off_input_grad(w, ids.layer_bwd);
+    input_block[ids.head_bwd] = split_off_input_grad(w, ids.head_bwd);
+  }
 
   const int grad_bytes = gradient_bytes_per_element(s);
   const Bytes p2p_bytes(x.act_bytes * x.tokens * x.h / (par.sequence_parallel ? par.tp : 1));
@@ -107,107 +134,180 @@ Workload generate_workload(const Scenario& s) {
   for (int stage = 0; stage < p; ++stage) {
     Program prog;
     prog.stage = stage;
-    const int64_t params = stage_parameters_per_gpu(s, stage);
+    // DualPipe: rank `stage` holds model stages `stage` (chunk 0) and p−1−stage (chunk 1).
+    int64_t params = stage_parameters_per_gpu(s, stage);
+    int rank_layers = layers_of_stage[stage];
+    if (dual) {
+      params += stage_parameters_per_gpu(s, p - 1 - stage);
+      rank_layers += layers_of_stage[p - 1 - stage];
+    }
     const int stage_chunk_layers = layers_of_stage[stage] / v;
     const std::vector<PipelineTask> order = pipeline_order(par.schedule, stage, p, m, v);
-    // Last backward of each chunk, where overlapped DP buckets are issued.
-    std::vector<int> last_backward(v, -1);
+    // Last pass of each chunk that produces weight gradients (a whole backward or a W), where
+    // overlapped DP buckets are issued.
+    std::vector<int> last_grads(std::max(v, 2), -1);
     for (size_t i = 0; i < order.size(); ++i) {
-      if (order[i].backward) last_backward[order[i].chunk] = static_cast<int>(i);
+      const Pass pass = order[i].pass;
+      if (pass == Pass::kBackward || pass == Pass::kWeightGrad) {
+        last_grads[order[i].chunk] = static_cast<int>(i);
+      }
     }
     const int64_t layer_params = layer_parameters(s.model) / par.tp;
     const int64_t bucket_params = std::max<int64_t>(1, par.grad_bucket_size.count() / grad_bytes);
+    // Where task `t`'s chunk sits in the model: global chunk k (chunk·p + stage; DualPipe: the
+    // model stage), its layers, and the stages its input comes from and its output goes to
+    // (DualPipe's chunk 1 runs from rank p−1 down to rank 0).
+    struct Place {
+      int k = 0, layers = 0;
+      bool first = false, last = false;
+      int from = 0, to = 0;
+    };
+    auto place = [&](const PipelineTask& t) {
+      Place q;
+      if (dual) {
+        q.k = dualpipe_model_stage(stage, t.chunk, p);
+        q.layers = layers_of_stage[q.k];
+        q.from = t.chunk == 0 ? stage - 1 : stage + 1;
+        q.to = t.chunk == 0 ? stage + 1 : stage - 1;
+      } else {
+        q.k = t.chunk * p + stage;
+        q.layers = stage_chunk_layers;
+        q.from = (stage - 1 + p) % p;
+        q.to = (stage + 1) % p;
+      }
+      q.first = q.k == 0;
+      q.last = q.k == chunks - 1;
+      return q;
+    };
+    auto p2p = [&](StepKind kind, int peer, int64_t tag, const PipelineTask& t, bool backward) {
+      Step st;
+      st.kind = kind;
+      st.peer = peer;
+      st.tag = tag;
+      st.bytes = p2p_bytes;
+      st.microbatch = t.microbatch;
+      st.chunk = t.chunk;
+      st.backward = backward;
+      prog.steps.push_back(st);
+    };
+    const auto sends_grad = [](Pass pass) {
+      return pass == Pass::kBackward || pass == Pass::kInputGrad;
+    };
+    // Activations arrive before a forward; gradients before a whole backward or a B.
+    auto receive = [&](const PipelineTask& t) {
+      const Place q = place(t);
+      if (t.pass == Pass::kForward && !q.first) {
+        p2p(StepKind::kRecv, q.from, p2p_tag(t.microbatch, q.k, chunks, false), t, false);
+      }
+      if (sends_grad(t.pass) && !q.last) {
+        p2p(StepKind::kRecv, q.to, p2p_tag(t.microbatch, q.k, chunks, true), t, true);
+      }
+    };
+    auto send = [&](const PipelineTask& t) {
+      const Place q = place(t);
+      if (t.pass == Pass::kForward && !q.last) {
+        p2p(StepKind::kSend, q.to, p2p_tag(t.microbatch, q.k + 1, chunks, false), t, false);
+      }
+      if (sends_grad(t.pass) && !q.first) {
+        p2p(StepKind::kSend, q.from, p2p_tag(t.microbatch, q.k - 1, chunks, true), t, true);
+      }
+    };
+    // The chunk's layers backward: their B blocks (`input`), else their whole backward or W.
+    auto layers_backward = [&](const PipelineTask& t, const Place& q, bool input) {
+      prog.steps.push_back(
+          run(input ? input_block.at(ids.layer_bwd) : ids.layer_bwd, q.layers, t));
+    };
+    // The pass that completes the chunk's weight gradients: layer by layer, issuing a DP
+    // bucket whenever the finished layers' gradients fill one, when this is the chunk's last
+    // such pass and buckets overlap; else the layers in one go.
+    auto layers_gradients = [&](const PipelineTask& t, const Place& q, int i) {
+      if (!(par.overlap_grad_reduce && par.dp > 1 && i == last_grads[t.chunk])) {
+        layers_backward(t, q, false);
+        return;
+      }
+      // Issue a DP bucket whenever the finished layers' gradients fill one (Megatron DDP).
+      int64_t pending = 0;
+      int run_layers = 0;
+      for (int layer = 0; layer < q.layers; ++layer) {
+        ++run_layers;
+        pending += layer_params;
+        if (pending >= bucket_params || layer == q.layers - 1) {
+          prog.steps.push_back(run(ids.layer_bwd, run_layers, t));
+          run_layers = 0;
+          Step c;
+          c.kind = StepKind::kCommAsync;
+          c.op = collective_op(par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce",
+                               par.distributed_optimizer ? CollectiveKind::kReduceScatter
+                                                         : CollectiveKind::kAllReduce,
+                               GroupKind::kData, Bytes(pending * grad_bytes));
+          c.microbatch = t.microbatch;
+          c.chunk = t.chunk;
+          prog.steps.push_back(c);
+          pending = 0;
+        }
+      }
+    };
+    auto compute = [&](const PipelineTask& t, int i) {
+      const Place q = place(t);
+      switch (t.pass) {
+        case Pass::kForward:
+          if (q.first) prog.steps.push_back(run(ids.embedding_fwd, 1, t));
+          prog.steps.push_back(run(ids.layer_fwd, q.layers, t));
+          if (q.last) prog.steps.push_back(run(ids.head_fwd, 1, t));
+          return;
+        case Pass::kBackward:
+          if (!split) {
+            if (q.last) prog.steps.push_back(run(ids.head_bwd, 1, t));
+            layers_gradients(t, q, i);
+            if (q.first) prog.steps.push_back(run(ids.embedding_bwd, 1, t));
+            return;
+          }
+          // A whole backward of a split schedule (DualPipe): B, then W.
+          if (q.last) prog.steps.push_back(run(input_block.at(ids.head_bwd), 1, t));
+          layers_backward(t, q, true);
+          if (q.first) prog.steps.push_back(run(ids.embedding_bwd, 1, t));
+          if (q.last) prog.steps.push_back(run(ids.head_bwd, 1, t));
+          layers_gradients(t, q, i);
+          return;
+        case Pass::kInputGrad:
+          if (q.last) prog.steps.push_back(run(input_block.at(ids.head_bwd), 1, t));
+          layers_backward(t, q, true);
+          if (q.first) prog.steps.push_back(run(ids.embedding_bwd, 1, t));
+          return;
+        case Pass::kWeightGrad:
+          if (q.last) prog.steps.push_back(run(ids.head_bwd, 1, t));
+          layers_gradients(t, q, i);
+          return;
+      }
+    };
     for (size_t i = 0; i < order.size(); ++i) {
       const PipelineTask& t = order[i];
-      const int k = t.chunk * p + stage;  // global model chunk
-      const bool first = k == 0;
-      const bool last = k == chunks - 1;
-      const int prev_stage = (stage - 1 + p) % p;
-      const int next_stage = (stage + 1) % p;
-      if (!t.backward) {
-        if (!first) {
-          Step r;
-          r.kind = StepKind::kRecv;
-          r.peer = prev_stage;
-          r.tag = p2p_tag(t.microbatch, k, chunks, false);
-          r.bytes = p2p_bytes;
-          r.microbatch = t.microbatch;
-          r.chunk = t.chunk;
-          prog.steps.push_back(r);
-        }
-        if (first) prog.steps.push_back(run(ids.embedding_fwd, 1, t));
-        prog.steps.push_back(run(ids.layer_fwd, stage_chunk_layers, t));
-        if (last) prog.steps.push_back(run(ids.head_fwd, 1, t));
-        if (!last) {
-          Step snd;
-          snd.kind = StepKind::kSend;
-          snd.peer = next_stage;
-          snd.tag = p2p_tag(t.microbatch, k + 1, chunks, false);
-          snd.bytes = p2p_bytes;
-          snd.microbatch = t.microbatch;
-          snd.chunk = t.chunk;
-          prog.steps.push_back(snd);
-        }
+      if (!t.paired) {
+        receive(t);
+        compute(t, static_cast<int>(i));
+        send(t);
         continue;
       }
-      if (!last) {
-        Step r;
-        r.kind = StepKind::kRecv;
-        r.peer = next_stage;
-        r.tag = p2p_tag(t.microbatch, k, chunks, true);
-        r.bytes = p2p_bytes;
-        r.microbatch = t.microbatch;
-        r.chunk = t.chunk;
-        r.backward = true;
-        prog.steps.push_back(r);
-      }
-      if (last) prog.steps.push_back(run(ids.head_bwd, 1, t));
-      const bool overlap_here =
-          par.overlap_grad_reduce && par.dp > 1 && static_cast<int>(i) == last_backward[t.chunk];
-      if (!overlap_here) {
-        prog.steps.push_back(run(ids.layer_bwd, stage_chunk_layers, t));
-      } else {
-        // Issue a DP bucket whenever the finished layers' gradients fill one (Megatron DDP).
-        int64_t pending = 0;
-        int run_layers = 0;
-        for (int layer = 0; layer < stage_chunk_layers; ++layer) {
-          ++run_layers;
-          pending += layer_params;
-          if (pending >= bucket_params || layer == stage_chunk_layers - 1) {
-            prog.steps.push_back(run(ids.layer_bwd, run_layers, t));
-            run_layers = 0;
-            Step c;
-            c.kind = StepKind::kCommAsync;
-            c.op = collective_op(par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce",
-                                 par.distributed_optimizer ? CollectiveKind::kReduceScatter
-                                                           : CollectiveKind::kAllReduce,
-                                 GroupKind::kData, Bytes(pending * grad_bytes));
-            c.microbatch = t.microbatch;
-            c.chunk = t.chunk;
-            prog.steps.push_back(c);
-            pending = 0;
-          }
-        }
-      }
-      if (first) prog.steps.push_back(run(ids.embedding_bwd, 1, t));
-      if (!first) {
-        Step snd;
-        snd.kind = StepKind::kSend;
-        snd.peer = prev_stage;
-        snd.tag = p2p_tag(t.microbatch, k - 1, chunks, true);
-        snd.bytes = p2p_bytes;
-        snd.microbatch = t.microbatch;
-        snd.chunk = t.chunk;
-        snd.backward = true;
-        prog.steps.push_back(snd);
-      }
+      // DualPipe's overlapped pair (a forward and a backward of the other direction): both
+      // inputs arrive before either runs, both outputs leave after both ran. One compute stream
+      // runs them back to back; what overlapping them hides (each one's communication behind
+      // the other's compute) is not modelled.
+      PREFLIGHT_CHECK(i + 1 < order.size());
+      const PipelineTask& u = order[i + 1];
+      receive(t);
+      receive(u);
+      compute(t, static_cast<int>(i));
+      compute(u, static_cast<int>(i + 1));
+      send(t);
+      send(u);
+      ++i;
     }
     // --- end of iteration: gradient reduction and optimizer ---
     if (par.dp > 1) {
       if (par.overlap_grad_reduce) {
         // The layer buckets above hold only layer gradients; the embedding, final norm and
         // output layer (or tied copy) go in one last bucket once the backward is done.
-        const int64_t rest = params - layer_parameters(s.model) * layers_of_stage[stage] / par.tp;
+        const int64_t rest = params - layer_parameters(s.model) * rank_layers / par.tp;
         if (rest > 0) {
           Step c;
           c.kind = StepKind::kCommAsync;
@@ -230,7 +330,21 @@ Workload generate_workload(const Scenario& s) {
         prog.steps.push_back(c);
       }
     }
-    if (tied_sync && (stage == 0 || stage == p - 1)) {
+    if (dual) {
+      // The two copies of each model stage (chunk 0 of rank i, chunk 1 of rank p−1−i) add up
+      // their gradients: an all-reduce between the pair of ranks of the rank's gradients (its
+      // DP shard with the distributed optimizer). Ranks 0 and p−1 hold both the embedding and
+      // the output layer, so this also ties tied embeddings. Timed on the embedding group's
+      // placement (two ranks a pipeline apart).
+      Step c;
+      c.kind = StepKind::kCollective;
+      c.tag = -2 - std::min(stage, p - 1 - stage);  // one rendezvous per pair
+      const int64_t shard = par.distributed_optimizer ? (params + par.dp - 1) / par.dp : params;
+      c.op = collective_op("dualpipe.grad.allreduce", CollectiveKind::kAllReduce,
+                           GroupKind::kEmbedding, Bytes(shard * grad_bytes));
+      prog.steps.push_back(c);
+    }
+    if (tied_sync && !dual && (stage == 0 || stage == p - 1)) {
       Step c;
       c.kind = StepKind::kCollective;
       c.tag = -1;  // one cross-stage rendezvous per iteration
