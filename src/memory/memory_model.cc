@@ -110,15 +110,18 @@ struct InFlight {
   double logits = 0;       // split schedules: most loss-head bytes held (see in_flight_split)
 };
 
-// What one forward of each of a stage's chunks keeps (split schedules): all of it, and the
-// transformer-layer part; whether the chunk runs the loss head.
+// What one micro-batch keeps on one of a stage's chunks (split schedules), all of it and the
+// transformer-layer part: from its forward to its B, and from its B to its W (the inputs of
+// the GEMMs, LayerBytes::kept, recomputed by B under full recompute; the output layer's input
+// on the loss head's chunk). Whether the chunk runs the loss head.
 struct ChunkActivations {
   double bytes = 0, layer_bytes = 0;
+  double w_bytes = 0, w_layer_bytes = 0;
   bool head = false;
 };
 
 // Split schedules (ZB-H1, ZB-H2, DualPipe) walked task by task: a chunk's forward keeps its
-// activations until its weight-gradient pass, since W reads the inputs of the layer's GEMMs
+// activations until its B, and the inputs of its GEMMs from then until its W, which reads them
 // (Qi et al. 2024 count a micro-batch in flight until its W as well). ZB-H1 holds up to p
 // micro-batches on every stage, ZB-H2 2p − 1, DualPipe p + 1 (DeepSeek-V3 Table 2). A chunk
 // with the loss head keeps its fp32 logits (`logits_fp32`) from forward to B, then the
@@ -141,13 +144,27 @@ InFlight in_flight_split(const Scenario& sc, int stage, const std::vector<ChunkA
       r.head_chunks = std::max(r.head_chunks, heads);
       r.logits = std::max(r.logits, heads * logits_fp32 + head_grads * logits_half);
     }
-    int delta = 0;
-    if (task.pass == Pass::kForward) delta = 1;
-    if (task.pass == Pass::kBackward || task.pass == Pass::kWeightGrad) delta = -1;
-    if (delta == 0) continue;
-    chunks += delta;
-    bytes += delta * a.bytes;
-    layers += delta * a.layer_bytes;
+    switch (task.pass) {
+      case Pass::kForward:
+        ++chunks;
+        bytes += a.bytes;
+        layers += a.layer_bytes;
+        break;
+      case Pass::kBackward:
+        --chunks;
+        bytes -= a.bytes;
+        layers -= a.layer_bytes;
+        break;
+      case Pass::kInputGrad:
+        bytes += a.w_bytes - a.bytes;
+        layers += a.w_layer_bytes - a.layer_bytes;
+        break;
+      case Pass::kWeightGrad:
+        --chunks;
+        bytes -= a.w_bytes;
+        layers -= a.w_layer_bytes;
+        break;
+    }
     // Each micro-batch passes through one chunk of a stage here (v = 1; DualPipe's two chunks
     // carry different micro-batches), so chunks in flight are micro-batches in flight.
     r.chunks = std::max(r.chunks, chunks);
@@ -287,6 +304,8 @@ MemoryReport estimate_memory(const Scenario& sc) {
       ChunkActivations a;
       a.layer_bytes = per_layer * layers_of_stage[ms];  // v = 1 for the split schedules
       a.bytes = a.layer_bytes + (ms == 0 ? embedding : 0.0) + (ms == p - 1 ? head : 0.0);
+      a.w_layer_bytes = layer.kept * layers_of_stage[ms];
+      a.w_bytes = a.w_layer_bytes + (ms == p - 1 ? head : 0.0);
       a.head = ms == p - 1;
       chunk_acts.push_back(a);
     }

@@ -225,13 +225,15 @@ TEST(EstimateMemory, OneFOneBStageHoldsMinOfPMinusIAndM) {
 }
 
 TEST(EstimateMemory, SplitBackwardSchedulesHoldMicroBatchesUntilTheirWeightGradient) {
-  // A micro-batch keeps its activations from its forward to its W pass. p = 4, m = 8: ZB-H1
-  // holds p = 4 on every stage (1F1B's peak; Qi et al. 2024 §2.1), ZB-H2 2p − 1 = 7 (§2.2),
-  // DualPipe p + 1 = 5 (DeepSeek-V3 Table 2).
+  // A micro-batch keeps activations from its forward to its W pass: all it saved until its B,
+  // the inputs of its GEMMs from then on (all it saved, with selective recompute). p = 4, m = 8:
+  // ZB-H1 holds p = 4 on every stage (1F1B's peak; Qi et al. 2024 §2.1), ZB-H2 2p − 1 = 7
+  // (§2.2), DualPipe p + 1 = 5 (DeepSeek-V3 Table 2).
   const std::vector<std::pair<std::string, int>> cases = {
       {"zb_h1", 4}, {"zb_h2", 7}, {"dualpipe", 5}};
   for (const auto& [schedule, held] : cases) {
-    const Scenario s = load(kPipeline, {"parallelism.schedule=" + schedule});
+    const Scenario s =
+        load(kPipeline, {"parallelism.schedule=" + schedule, "parallelism.recompute=selective"});
     const MemoryReport r = estimate_memory(s);
     for (const StageMemory& st : r.stages) {
       EXPECT_EQ(st.microbatches_in_flight, held) << schedule << " stage " << st.stage;
@@ -248,6 +250,25 @@ TEST(EstimateMemory, SplitBackwardSchedulesHoldMicroBatchesUntilTheirWeightGradi
                 .stages[3]
                 .logits_and_loss.count(),
             (4 + 3 * 2 + 2) * 2048LL * vocab_shard);
+}
+
+TEST(EstimateMemory, DeferredWeightGradientsKeepTheirGemmInputs) {
+  // Between its B and its W a micro-batch keeps the inputs of the layer's GEMMs, which full
+  // recompute rebuilt in B (= what selective recompute keeps). ZB-H1 on p = 4: stage 0 runs
+  // each W right after its B, so it peaks with 3 checkpoints and one micro-batch's GEMM inputs
+  // per layer; the last stage defers its W passes and, after its fourth B, holds 4 micro-batches'
+  // GEMM inputs.
+  const Scenario full =
+      load(kPipeline, {"parallelism.schedule=zb_h1", "parallelism.recompute=full"});
+  const Scenario selective =
+      load(kPipeline, {"parallelism.schedule=zb_h1", "parallelism.recompute=selective"});
+  const MemoryReport r = estimate_memory(full);
+  const int64_t checkpoint = layer_activation_bytes(full).count();
+  const int64_t gemm_inputs = layer_activation_bytes(selective).count();
+  ASSERT_GT(gemm_inputs, checkpoint);
+  EXPECT_EQ(r.stages[0].layer_activations.count(), 6 * (3 * checkpoint + gemm_inputs));
+  EXPECT_EQ(r.stages[3].layer_activations.count(), 4 * 6 * gemm_inputs);
+  EXPECT_EQ(r.stages[3].microbatches_in_flight, 4);
 }
 
 TEST(EstimateMemory, DualPipeRanksHoldTwoModelStages) {
