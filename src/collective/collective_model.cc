@@ -126,8 +126,8 @@ CollectivePlan CollectiveModel::all_to_all(const GroupPlacement& g, Bytes bytes)
   if (inter > 0) {
     seconds = std::max(seconds, inter / network_->p2p_bandwidth(true).bytes_per_second());
   }
-  p.time = alpha_ + step_ + (g.nodes > 1 ? network_->inter_node_latency() : SimTime()) +
-           SimTime::seconds(seconds);
+  p.latency = alpha_ + step_ + (g.nodes > 1 ? network_->inter_node_latency() : SimTime());
+  p.time = p.latency + SimTime::seconds(seconds);
   p.busbw_gbps = s * (n - 1) / n / p.time.to_seconds() * 1e-9;
   return p;
 }

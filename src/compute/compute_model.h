@@ -26,7 +26,18 @@ class ComputeModel {
 //   Fused attention: max(flops/(peak·η_attn), bytes/(HBM·η_mem)).
 //   Memory-bound: bytes/(HBM·η_mem).
 //   Every kernel adds kernel_gap (the device-side gap between dependent kernels).
-// `precision` selects the peak for 2-byte GEMMs; 1-byte GEMM operands use the FP8 peak.
+// GEMMs with 2-byte operands run at gemm_rate(gpu, bf16), or fp16 when `precision` is fp16;
+// GEMMs with narrower operands (bytes_per_element 1: the low-precision linear layers of
+// workload/precision_ops.h) at gemm_rate(gpu, precision), or the fp8 rate when `precision` is
+// bf16/fp16. Fused attention runs at the bf16/fp16 peak in every mode.
 std::unique_ptr<ComputeModel> make_roofline_model(const GpuConfig& gpu, Precision precision);
+
+// Best achievable GEMM rate in FLOP/s for operands in `p` (docs/precision.md):
+//   peak_for(p) · η_gemm · f_fp8 · f_format
+// where f_fp8 is the measured FP8/BF16 efficiency ratio of the architecture (Hopper 0.90,
+// Blackwell 0.97, else 1; microbenchmarks.csv mlengineering_mamf) for every format below 16
+// bits, and f_format the scaling overhead against per-tensor fp8: fp8 1, fp8_blockwise 0.90,
+// mxfp8 0.95, nvfp4 0.90 (assumptions, roofline.cc). bf16/fp16: peak · η_gemm.
+double gemm_rate(const GpuConfig& gpu, Precision p);
 
 }  // namespace preflight

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "compute/compute_model.h"
+#include "workload/precision_ops.h"
 
 namespace preflight {
 namespace {
@@ -18,17 +19,40 @@ constexpr Tile kTiles[] = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.92},
 // Split-K is not used below this many K elements per split.
 constexpr int64_t kMinSplitK = 256;
 
+// FP8 GEMM efficiency relative to BF16 on the same GPU: best-shape cuBLAS through torch
+// (microbenchmarks.csv mlengineering_mamf, FP8 / BF16 fraction of each dense peak). Hopper:
+// H100 0.709 / 0.803 = 0.883, H200 0.734 / 0.803 = 0.914; Blackwell: B200 0.763 / 0.776 = 0.983,
+// B300 0.745 / 0.786 = 0.948, GB200 0.723 / 0.729 = 0.992. Other architectures: no measurement, 1.
+constexpr double kFp8VsBf16Hopper = 0.90;
+constexpr double kFp8VsBf16Blackwell = 0.97;
+// Scaling overhead of each format against per-tensor fp8, whose one scale per tensor is applied
+// in the GEMM epilogue (factor 1).
+// fp8_blockwise: each 1×128 / 128×128 tile has its own FP32 scale, applied in the main loop when
+// the partial sums are promoted to FP32 on the CUDA cores every 128 K elements (DeepSeek-V3
+// §3.3.2; DeepGEMM overlaps it with the next WGMMA). Assumption: 10% of the throughput.
+constexpr double kBlockwiseFactor = 0.90;
+// mxfp8: Blackwell's block-scaled MMA applies the E8M0 scale of every 32 elements in the tensor
+// core; what is left is staging the scale factors into tensor memory. Assumption: 5%.
+constexpr double kMxfp8Factor = 0.95;
+// nvfp4: the same block-scaled MMA with twice the scale density (an E4M3 scale per 16 elements)
+// and half the operand bytes per FLOP, so scale staging weighs more. Assumption: 10%.
+constexpr double kNvfp4Factor = 0.90;
+
+double fp8_vs_bf16(const GpuConfig& gpu) {
+  if (gpu.architecture == "hopper") return kFp8VsBf16Hopper;
+  if (gpu.architecture == "blackwell") return kFp8VsBf16Blackwell;
+  return 1.0;
+}
+
 class RooflineModel final : public ComputeModel {
  public:
   RooflineModel(const GpuConfig& gpu, Precision precision) : gpu_(gpu) {
     const GpuCalibration& c = gpu.calibration;
-    half_rate_ = gpu.peak_for(precision == Precision::kFp8 ? Precision::kBf16 : precision)
-                     .flops_per_second() *
-                 c.gemm_efficiency;
-    fp8_rate_ = gpu.peak_for(Precision::kFp8).flops_per_second() * c.gemm_efficiency;
-    attention_rate_ = gpu.peak_for(precision == Precision::kFp8 ? Precision::kBf16 : precision)
-                          .flops_per_second() *
-                      c.attention_efficiency;
+    const Precision half = precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
+    half_rate_ = gemm_rate(gpu, half);
+    low_rate_ = gemm_rate(gpu, is_low_precision(precision) ? precision : Precision::kFp8);
+    // Attention stays in bf16/fp16 in every mode (docs/precision.md).
+    attention_rate_ = gpu.peak_for(half).flops_per_second() * c.attention_efficiency;
     memory_rate_ = gpu.hbm_bandwidth.bytes_per_second() * c.memory_efficiency;
     gap_ = c.kernel_gap;
     k_overhead_ = c.gemm_k_overhead;
@@ -55,7 +79,7 @@ class RooflineModel final : public ComputeModel {
 
  private:
   double gemm_seconds(const Op& op) const {
-    const double rate = op.bytes_per_element == 1 ? fp8_rate_ : half_rate_;
+    const double rate = op.bytes_per_element < 2 ? low_rate_ : half_rate_;
     const int64_t sms = gpu_.sm_count;
     double best = INFINITY;
     for (const Tile& tile : kTiles) {
@@ -77,8 +101,8 @@ class RooflineModel final : public ComputeModel {
   }
 
   GpuConfig gpu_;
-  double half_rate_ = 0;
-  double fp8_rate_ = 0;
+  double half_rate_ = 0;  // bf16/fp16 operands
+  double low_rate_ = 0;   // operands below 16 bits, in the scenario's format
   double attention_rate_ = 0;
   double memory_rate_ = 0;
   SimTime gap_;
@@ -86,6 +110,24 @@ class RooflineModel final : public ComputeModel {
 };
 
 }  // namespace
+
+double gemm_rate(const GpuConfig& gpu, Precision p) {
+  const double base = gpu.peak_for(p).flops_per_second() * gpu.calibration.gemm_efficiency;
+  switch (p) {
+    case Precision::kFp16:
+    case Precision::kBf16:
+      return base;
+    case Precision::kFp8:
+      return base * fp8_vs_bf16(gpu);
+    case Precision::kFp8Blockwise:
+      return base * fp8_vs_bf16(gpu) * kBlockwiseFactor;
+    case Precision::kMxfp8:
+      return base * fp8_vs_bf16(gpu) * kMxfp8Factor;
+    case Precision::kNvfp4:
+      return base * fp8_vs_bf16(gpu) * kNvfp4Factor;
+  }
+  return base;
+}
 
 std::unique_ptr<ComputeModel> make_roofline_model(const GpuConfig& gpu, Precision precision) {
   return std::make_unique<RooflineModel>(gpu, precision);

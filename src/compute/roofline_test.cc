@@ -122,6 +122,82 @@ TEST(RooflineModel, Fp8OperandsUseTheFp8Peak) {
   EXPECT_NEAR(static_cast<double>(half.ps()) / static_cast<double>(fp8.ps()), 2.0, 1e-6);
 }
 
+GpuConfig preset_gpu(const std::string& name) {
+  StatusOr<ClusterConfig> c = load_cluster_preset("dgx-a100", {"cluster.gpu=" + name});
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return c.ok() ? c->gpu : GpuConfig{};
+}
+
+// Seconds of an 8192³ GEMM (compute-bound on every GPU here) with operands of `e` bytes, without
+// the kernel gap.
+double big_gemm_seconds(GpuConfig gpu, Precision p, int e) {
+  gpu.calibration.kernel_gap = SimTime::zero();
+  return make_roofline_model(gpu, p)
+      ->duration(gemm_op("gemm", 8192, 8192, 8192, 1, e))
+      .to_seconds();
+}
+
+TEST(GemmRate, IsPeakTimesEfficiencyTimesTheFormatFactors) {
+  // H100: bf16 989 TF · 0.803; fp8 1979 TF · 0.803 · 0.90 (MAMF FP8/BF16 on Hopper); blockwise
+  // · 0.90 more. B200: nvfp4 9000 TF · 0.776 · 0.97 · 0.90; mxfp8 4500 TF · 0.776 · 0.97 · 0.95.
+  const GpuConfig h100 = preset_gpu("H100-SXM5-80GB");
+  EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kBf16), 989e12 * 0.803);
+  EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kFp8), 1979e12 * 0.803 * 0.90);
+  EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kFp8Blockwise), 1979e12 * 0.803 * 0.90 * 0.90);
+  const GpuConfig b200 = preset_gpu("B200");
+  EXPECT_DOUBLE_EQ(gemm_rate(b200, Precision::kNvfp4), 9000e12 * 0.776 * 0.97 * 0.90);
+  EXPECT_DOUBLE_EQ(gemm_rate(b200, Precision::kMxfp8), 4500e12 * 0.776 * 0.97 * 0.95);
+  // No measurement for other architectures: the format factors alone.
+  EXPECT_DOUBLE_EQ(gemm_rate(test_gpu(), Precision::kFp8), 800e12 * 0.75);
+}
+
+TEST(RooflineModel, Fp8IsNearlyTwiceBf16OnH100) {
+  // Twice the peak, at the measured FP8/BF16 efficiency ratio of Hopper (0.90): 1.8×.
+  const GpuConfig h100 = preset_gpu("H100-SXM5-80GB");
+  const double ratio =
+      big_gemm_seconds(h100, Precision::kBf16, 2) / big_gemm_seconds(h100, Precision::kFp8, 1);
+  EXPECT_NEAR(ratio, 2 * 0.90, 0.001);
+}
+
+TEST(RooflineModel, Nvfp4IsNearlyTwiceFp8OnB200) {
+  // 9 vs 4.5 PFLOPS dense, nvfp4's scale factor 0.90 against per-tensor fp8's 1: 1.8×.
+  const GpuConfig b200 = preset_gpu("B200");
+  const double ratio =
+      big_gemm_seconds(b200, Precision::kFp8, 1) / big_gemm_seconds(b200, Precision::kNvfp4, 1);
+  EXPECT_NEAR(ratio, 2 * 0.90, 0.001);
+}
+
+TEST(RooflineModel, BlockScaledFormatsAreSlowerThanPerTensorFp8) {
+  const GpuConfig h100 = preset_gpu("H100-SXM5-80GB");
+  const double per_tensor = big_gemm_seconds(h100, Precision::kFp8, 1);
+  const double blockwise = big_gemm_seconds(h100, Precision::kFp8Blockwise, 1);
+  EXPECT_GT(blockwise, per_tensor);
+  EXPECT_NEAR(blockwise / per_tensor, 1 / 0.90, 0.001);
+  const GpuConfig b200 = preset_gpu("B200");
+  EXPECT_GT(big_gemm_seconds(b200, Precision::kMxfp8, 1),
+            big_gemm_seconds(b200, Precision::kFp8, 1));
+  EXPECT_LT(big_gemm_seconds(b200, Precision::kMxfp8, 1),
+            big_gemm_seconds(b200, Precision::kFp8Blockwise, 1));
+}
+
+TEST(RooflineModel, TwoByteGemmsAndAttentionKeepTheBf16RateInEveryMode) {
+  // The attention core and the bf16 GEMMs (logits, unfused attention) do not change with the
+  // training precision.
+  const GpuConfig b200 = preset_gpu("B200");
+  Op attention;
+  attention.type = OpType::kAttention;
+  attention.flops = Flops(2e12);
+  attention.bytes = Bytes(1'000'000);
+  const Op half = gemm_op("logits.fwd", 8192, 8192, 8192, 1, 2);
+  const std::unique_ptr<ComputeModel> bf16 = make_roofline_model(b200, Precision::kBf16);
+  for (Precision p :
+       {Precision::kFp8, Precision::kFp8Blockwise, Precision::kMxfp8, Precision::kNvfp4}) {
+    const std::unique_ptr<ComputeModel> model = make_roofline_model(b200, p);
+    EXPECT_EQ(model->duration(attention), bf16->duration(attention)) << to_string(p);
+    EXPECT_EQ(model->duration(half), bf16->duration(half)) << to_string(p);
+  }
+}
+
 TEST(RooflineModelDeathTest, CollectivesAreNotComputeOps) {
   const std::unique_ptr<ComputeModel> model = make_roofline_model(test_gpu(), Precision::kBf16);
   const Op op = collective_op("ar", CollectiveKind::kAllReduce, GroupKind::kTensor, Bytes(1));

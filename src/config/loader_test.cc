@@ -474,6 +474,28 @@ TEST(LoadScenarioText, Fp8OnA100) {
       {"test.yaml: training.precision: fp8", "A100-SXM4-80GB has no FP8", "expected fp16 or bf16"});
 }
 
+TEST(LoadScenarioText, Nvfp4OnH100) {
+  // Hopper has FP8 but no FP4 tensor cores; the CLI reports this with exit code 2.
+  expect_user_error(load_error(kSmall, {"cluster.preset=dgx-h100", "training.precision=nvfp4"}),
+                    {"test.yaml: training.precision: nvfp4", "H100-SXM5-80GB has no FP4",
+                     "expected bf16 or an fp8 mode"});
+}
+
+TEST(LoadScenarioText, Mxfp8OnH100) {
+  expect_user_error(load_error(kSmall, {"cluster.preset=dgx-h100", "training.precision=mxfp8"}),
+                    {"test.yaml: training.precision: mxfp8", "H100-SXM5-80GB has no microscaling",
+                     "expected fp8 or fp8_blockwise"});
+}
+
+TEST(LoadScenarioText, EveryPrecisionLoadsOnBlackwell) {
+  for (const char* p : {"fp16", "bf16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"}) {
+    StatusOr<Scenario> s =
+        load(kSmall, {"cluster.preset=dgx-b200", std::string("training.precision=") + p});
+    ASSERT_TRUE(s.ok()) << p << ": " << s.status().message();
+    EXPECT_STREQ(to_string(s->training.precision), p);
+  }
+}
+
 TEST(LoadScenarioText, SequenceParallelNeedsTp) {
   expect_user_error(load_error("", {"parallelism.tp=1", "parallelism.dp=64"}),
                     {"test.yaml: parallelism.sequence_parallel: true: expected tp > 1"});

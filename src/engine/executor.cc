@@ -19,6 +19,10 @@ struct OpTiming {
   bool wait_comm = false;
   bool comm_chain = false;
   int stats = -1;  // index into the stage's collective stats
+  // A collective whose group crosses nodes, carried by the transport (flow network); `plan`
+  // indexes the Execution's plans.
+  bool network = false;
+  int plan = -1;
 };
 
 struct Message {
@@ -31,6 +35,10 @@ struct Rendezvous {
   int arrived = 0;
   SimTime ready;
   std::vector<int> members;
+  // Through the transport: the collective and when it starts.
+  const Op* op = nullptr;
+  const OpTiming* timing = nullptr;
+  SimTime start;
 };
 
 class Execution;
@@ -52,10 +60,17 @@ class StageRunner final : public EventHandler {
   int64_t waiting_tag = 0;
   bool done = false;
   Bytes allocated;  // for the memory counter track
-  // Network operations through a transport: the blocking op of the current step waits for an
-  // event at its start time, then for its completion; async DP buckets queue on the DP stream.
-  bool net_pending = false;  // the current step's op is scheduled to start or in flight
+  // Inside a kRun step: the next op, and the start of the current instance's first kernel.
+  int block_rep = 0;
+  size_t block_op = 0;
+  SimTime block_first = SimTime::max();
+  // Network operations through a transport: the blocking op of the current step (or of the
+  // current block, `net_op`) waits for an event at its start time, then for its completion;
+  // async collectives queue on the TP stream, async DP buckets on the DP stream.
+  bool net_pending = false;  // the current op is scheduled to start or in flight
   SimTime net_start;
+  const Op* net_op = nullptr;  // a block's op, or null for the current step's
+  const OpTiming* net_timing = nullptr;
   struct Bucket {
     SimTime ready;
     size_t step;
@@ -63,9 +78,27 @@ class StageRunner final : public EventHandler {
   std::deque<Bucket> dp_queue;  // issued, not finished (front is in flight when dp_busy)
   bool dp_busy = false;
   bool waiting_dp = false;
+  // The TP stream while it holds a collective carried by the transport: later async ops queue
+  // behind it, and a kernel that waits for the stream waits until the queue drains.
+  struct CommOp {
+    SimTime ready;
+    const Op* op;
+    const OpTiming* timing;
+    int microbatch;
+  };
+  std::deque<CommOp> tp_queue;  // issued, not finished (front is in flight when tp_busy)
+  bool tp_busy = false;
+  bool waiting_tp = false;
+  SimTime tp_start;
+  bool tp_pending() const { return tp_busy || !tp_queue.empty(); }
   void start_network_op();
   void start_next_bucket();
   void launch_bucket();
+  void start_next_tp();
+  void launch_tp();
+  void finish_tp(SimTime finish);
+  // Runs the current kRun step's block instances from (block_rep, block_op); false when blocked.
+  bool run_block(const Step& st);
   StageResult result;
 
   // Moves the compute stream to `start` then runs [start, end) as `busy`; the gap before
@@ -130,6 +163,13 @@ class Execution {
     if (options_.transport) transport_ = options_.transport(&sim_);
   }
 
+  // Starts a cross-stage collective carried by the transport (payload: its tag).
+  struct RendezvousStarter final : EventHandler {
+    explicit RendezvousStarter(Execution* e) : ex(e) {}
+    void on_event(int64_t tag) override { ex->start_rendezvous(tag); }
+    Execution* ex;
+  };
+
   OpTiming time_op(const Op& op) {
     OpTiming t;
     t.category = op.category;
@@ -137,10 +177,17 @@ class Execution {
     t.wait_comm = op.wait_comm;
     t.comm_chain = op.comm_chain;
     if (op.type == OpType::kCollective) {
-      const CollectivePlan plan = coll_.plan(op.collective, group(op.group), op.comm_bytes);
+      const GroupPlacement& g = group(op.group);
+      const CollectivePlan plan = coll_.plan(op.collective, g, op.comm_bytes);
       t.duration = plan.time;
       t.collective = true;
       t.stats = stats_index(op.name, to_string(op.collective), plan);
+      // With a transport, a collective whose group spans nodes goes through the fabric.
+      if (options_.transport && g.crosses_nodes() && g.size > 1 && op.comm_bytes.count() > 0) {
+        t.network = true;
+        t.plan = static_cast<int>(plans_.size());
+        plans_.push_back(plan);
+      }
     } else {
       t.duration = compute_duration(op);
     }
@@ -212,13 +259,29 @@ class Execution {
 
   // A stage arrives at a cross-stage collective, ready at `ready`. When the last member arrives
   // the collective runs for everyone; each member's wait for the others is bubble.
-  void arrive(int stage, int64_t tag, SimTime ready, SimTime duration, const std::string& name) {
+  void arrive(int stage, int64_t tag, SimTime ready, const Op& op, const OpTiming& t) {
+    const SimTime duration = t.duration;
+    const std::string& name = op.name;
     Rendezvous& r = rendezvous_[tag];
     r.arrived++;
     r.ready = std::max(r.ready, ready);
     r.members.push_back(stage);
     if (r.arrived < r.expected) return;
     const SimTime start = r.ready;
+    if (t.network) {
+      // Every member waits (bubble) until the start, then for the transport's completion.
+      for (int m : r.members) {
+        StageRunner& s = *runners_[m];
+        if (start > s.compute) s.result.breakdown.bubble += start - s.compute;
+        s.compute = start;
+        s.host = std::max(s.host, start);
+      }
+      r.op = &op;
+      r.timing = &t;
+      r.start = start;
+      sim_.schedule(std::max(start, sim_.now()), &rendezvous_starter_, tag);
+      return;
+    }
     for (int m : r.members) {
       StageRunner& s = *runners_[m];
       if (start > s.compute) s.result.breakdown.bubble += start - s.compute;
@@ -231,6 +294,25 @@ class Execution {
       }
       sim_.schedule(std::max(start + duration, sim_.now()), &s, 0);
     }
+  }
+
+  void start_rendezvous(int64_t tag) {
+    Rendezvous& r = rendezvous_[tag];
+    transport_->collective(
+        r.op->group, r.members.front(), r.op->collective, r.op->comm_bytes,
+        plans_[r.timing->plan], [this, tag](SimTime finish) {
+          Rendezvous& rv = rendezvous_[tag];
+          for (int m : rv.members) {
+            StageRunner& s = *runners_[m];
+            s.occupy(rv.start, finish, Category::kDpComm, SimTime(), Category::kCompute);
+            s.correct_collective_time(*rv.timing, finish - rv.start);
+            s.waiting = false;
+            if (options_.trace != TraceLevel::kNone) {
+              record(m, 0, rv.start, finish, rv.op->name, -1, Category::kDpComm);
+            }
+            sim_.schedule(sim_.now(), &s, 0);
+          }
+        });
   }
 
   ExecutionResult run() {
@@ -278,6 +360,8 @@ class Execution {
   std::vector<std::map<int64_t, Message>> mailbox_;
   std::map<int64_t, Rendezvous> rendezvous_;
   std::vector<std::vector<OpTiming>> step_timings_;
+  std::vector<CollectivePlan> plans_;  // of the collectives carried by the transport
+  RendezvousStarter rendezvous_starter_{this};
   std::vector<CollectiveStats> stats_names_;
   ExecutionResult result_;
 };
@@ -336,12 +420,17 @@ void StageRunner::occupy(SimTime start, SimTime end, Category busy, SimTime reas
   compute = end;
 }
 
-// Payloads: 0 resume, 1 start the current step's network op, 2 start the front DP bucket.
+// Payloads: 0 resume, 1 start the current network op, 2 start the front DP bucket, 3 start the
+// front of the TP stream's queue, 4 the TP stream's front (not carried by the transport) ended.
 void StageRunner::on_event(int64_t payload) {
   if (payload == 1) {
     start_network_op();
   } else if (payload == 2) {
     launch_bucket();
+  } else if (payload == 3) {
+    launch_tp();
+  } else if (payload == 4) {
+    finish_tp(exec_->sim_.now());
   } else {
     run_until_blocked();
   }
@@ -349,6 +438,28 @@ void StageRunner::on_event(int64_t payload) {
 
 void StageRunner::start_network_op() {
   Execution& ex = *exec_;
+  if (net_op != nullptr) {
+    // A blocking collective inside a block.
+    const Op& op = *net_op;
+    const OpTiming& t = *net_timing;
+    const int microbatch = ex.w_.stages[stage_].steps[step].microbatch;
+    ex.transport_->collective(
+        op.group, stage_, op.collective, op.comm_bytes, ex.plans_[t.plan],
+        [this, &op, &t, microbatch](SimTime finish) {
+          Execution& e = *exec_;
+          occupy(net_start, finish, t.category, SimTime(), Category::kCompute);
+          block_first = std::min(block_first, net_start);
+          correct_collective_time(t, finish - net_start);
+          if (e.options_.trace == TraceLevel::kKernels) {
+            e.record(stage_, 0, net_start, finish, op.name, microbatch, t.category);
+          }
+          net_pending = false;
+          net_op = nullptr;
+          ++block_op;
+          run_until_blocked();
+        });
+    return;
+  }
   const Step& st = ex.w_.stages[stage_].steps[step];
   if (st.kind == StepKind::kSend) {
     const CollectivePlan plan = ex.coll_.p2p(Bytes(1), true);
@@ -368,15 +479,16 @@ void StageRunner::start_network_op() {
     });
     return;
   }
-  // A blocking DP collective (kCollective on the data-parallel group).
-  const CollectivePlan plan = ex.coll_.plan(st.op.collective, ex.groups_.dp, st.op.comm_bytes);
-  ex.transport_->dp_collective(
-      stage_, st.op.collective, st.op.comm_bytes, plan.latency, [this, &st](SimTime finish) {
+  // A blocking collective step (DP gradients, parameter all-gather, ...).
+  const OpTiming& t = ex.step_timings_[stage_][step];
+  ex.transport_->collective(
+      st.op.group, stage_, st.op.collective, st.op.comm_bytes, ex.plans_[t.plan],
+      [this, &st, &t](SimTime finish) {
         Execution& e = *exec_;
-        correct_collective_time(e.step_timings_[stage_][step], finish - net_start);
-        occupy(net_start, finish, Category::kDpComm, SimTime(), Category::kCompute);
+        correct_collective_time(t, finish - net_start);
+        occupy(net_start, finish, t.category, SimTime(), Category::kCompute);
         if (e.options_.trace != TraceLevel::kNone) {
-          e.record(stage_, 0, net_start, finish, st.op.name, -1, Category::kDpComm);
+          e.record(stage_, 0, net_start, finish, st.op.name, -1, t.category);
         }
         net_pending = false;
         ++step;
@@ -396,12 +508,12 @@ void StageRunner::launch_bucket() {
   const size_t bucket_step = dp_queue.front().step;
   const Step& st = ex.w_.stages[stage_].steps[bucket_step];
   const SimTime start = ex.sim_.now();
-  const CollectivePlan plan = ex.coll_.plan(st.op.collective, ex.groups_.dp, st.op.comm_bytes);
-  ex.transport_->dp_collective(
-      stage_, st.op.collective, st.op.comm_bytes, plan.latency,
-      [this, &st, start, bucket_step](SimTime finish) {
+  const OpTiming& t = ex.step_timings_[stage_][bucket_step];
+  ex.transport_->collective(
+      st.op.group, stage_, st.op.collective, st.op.comm_bytes, ex.plans_[t.plan],
+      [this, &st, &t, start](SimTime finish) {
         Execution& e = *exec_;
-        correct_collective_time(e.step_timings_[stage_][bucket_step], finish - start);
+        correct_collective_time(t, finish - start);
         dp_stream = finish;
         if (e.options_.trace != TraceLevel::kNone) {
           e.record(stage_, 2, start, finish, st.op.name, st.microbatch, Category::kDpComm);
@@ -416,7 +528,123 @@ void StageRunner::launch_bucket() {
       });
 }
 
+void StageRunner::start_next_tp() {
+  if (tp_busy || tp_queue.empty()) return;
+  tp_busy = true;
+  const SimTime start = std::max(tp_queue.front().ready, comm);
+  exec_->sim_.schedule(std::max(start, exec_->sim_.now()), this, 3);
+}
+
+void StageRunner::launch_tp() {
+  Execution& ex = *exec_;
+  const CommOp& c = tp_queue.front();
+  tp_start = ex.sim_.now();
+  if (!c.timing->network) {
+    ex.sim_.schedule(tp_start + c.timing->duration, this, 4);
+    return;
+  }
+  ex.transport_->collective(c.op->group, stage_, c.op->collective, c.op->comm_bytes,
+                            ex.plans_[c.timing->plan],
+                            [this](SimTime finish) { finish_tp(finish); });
+}
+
+void StageRunner::finish_tp(SimTime finish) {
+  Execution& ex = *exec_;
+  const CommOp c = tp_queue.front();
+  if (c.timing->network) correct_collective_time(*c.timing, finish - tp_start);
+  comm = finish;
+  comm_reason = c.timing->category;
+  if (ex.options_.trace == TraceLevel::kKernels) {
+    ex.record(stage_, 1, tp_start, finish, c.op->name, c.microbatch, c.timing->category);
+  }
+  tp_queue.pop_front();
+  tp_busy = false;
+  start_next_tp();
+  if (waiting_tp && !tp_pending()) {
+    waiting_tp = false;
+    run_until_blocked();
+  }
+}
+
+bool StageRunner::run_block(const Step& st) {
+  Execution& ex = *exec_;
+  const std::vector<OpTiming>& ops = ex.timings_[st.block];
+  const Block& block = ex.w_.blocks[st.block];
+  const SimTime launch = ex.options_.launch_overhead;
+  const TraceLevel trace = ex.options_.trace;
+  for (; block_rep < st.repeat; ++block_rep) {
+    for (; block_op < ops.size(); ++block_op) {
+      const OpTiming& op = ops[block_op];
+      if (op.wait_comm && tp_pending()) {
+        waiting_tp = true;
+        return false;  // resumed when the TP stream's queue drains
+      }
+      host += launch;
+      if (op.async) {
+        if (op.network || tp_pending()) {
+          // Through the transport, or behind a collective that is: the stream's FIFO order.
+          const SimTime ready = op.comm_chain ? host : std::max(host, compute);
+          tp_queue.push_back(CommOp{ready, &block.ops[block_op], &op, st.microbatch});
+          comm_reason = op.category;
+          count_collective(op);
+          start_next_tp();
+          continue;
+        }
+        const SimTime start =
+            std::max(host, op.comm_chain ? comm : std::max(compute, comm));
+        comm = start + op.duration;
+        comm_reason = op.category;
+        count_collective(op);
+        if (trace == TraceLevel::kKernels) {
+          ex.record(stage_, 1, start, comm, block.ops[block_op].name, st.microbatch, op.category);
+        }
+        continue;
+      }
+      SimTime start = std::max(host, compute);
+      SimTime reason_until;
+      if (op.wait_comm && comm > start) {
+        start = comm;
+        reason_until = comm;
+      }
+      if (op.network) {
+        // Blocks until the transport's completion, which resumes at the next op.
+        attribute_gap(compute, start, reason_until, comm_reason);
+        compute = start;
+        count_collective(op);
+        net_start = start;
+        net_pending = true;
+        net_op = &block.ops[block_op];
+        net_timing = &op;
+        ex.sim_.schedule(std::max(start, ex.sim_.now()), this, 1);
+        return false;
+      }
+      const SimTime end = start + op.duration;
+      occupy(start, end, op.category, reason_until, comm_reason);
+      block_first = std::min(block_first, start);
+      count_collective(op);
+      if (trace == TraceLevel::kKernels) {
+        ex.record(stage_, 0, start, end, block.ops[block_op].name, st.microbatch, op.category);
+      }
+    }
+    if (trace == TraceLevel::kBlocks && !ops.empty()) {
+      ex.record(stage_, 0, block_first, compute, block.name, st.microbatch,
+                block.name.rfind("optimizer", 0) == 0 ? Category::kOptimizer : Category::kCompute);
+    }
+    ex.result_.ops_executed += static_cast<int64_t>(ops.size());
+    const int sign = ex.memory_sign_[st.block];
+    if (sign != 0 && trace != TraceLevel::kNone) {
+      allocated += ex.options_.layer_activation_bytes * sign;
+      ex.result_.memory_trace.push_back(MemorySample{stage_, compute, allocated});
+    }
+    block_op = 0;
+    block_first = SimTime::max();
+  }
+  block_rep = 0;
+  return true;
+}
+
 void StageRunner::run_until_blocked() {
+  if (net_pending) return;  // resumed only by the completion callback
   Execution& ex = *exec_;
   const std::vector<Step>& steps = ex.w_.stages[stage_].steps;
   const SimTime launch = ex.options_.launch_overhead;
@@ -424,56 +652,11 @@ void StageRunner::run_until_blocked() {
   while (step < steps.size()) {
     const Step& st = steps[step];
     switch (st.kind) {
-      case StepKind::kRun: {
-        const std::vector<OpTiming>& ops = ex.timings_[st.block];
-        const Block& block = ex.w_.blocks[st.block];
-        for (int rep = 0; rep < st.repeat; ++rep) {
-          SimTime first_start = SimTime::max();
-          for (size_t i = 0; i < ops.size(); ++i) {
-            const OpTiming& op = ops[i];
-            host += launch;
-            if (op.async) {
-              const SimTime start =
-                  std::max(host, op.comm_chain ? comm : std::max(compute, comm));
-              comm = start + op.duration;
-              comm_reason = op.category;
-              count_collective(op);
-              if (trace == TraceLevel::kKernels) {
-                ex.record(stage_, 1, start, comm, block.ops[i].name, st.microbatch, op.category);
-              }
-              continue;
-            }
-            SimTime start = std::max(host, compute);
-            SimTime reason_until;
-            if (op.wait_comm && comm > start) {
-              start = comm;
-              reason_until = comm;
-            }
-            const SimTime end = start + op.duration;
-            occupy(start, end, op.category, reason_until, comm_reason);
-            first_start = std::min(first_start, start);
-            count_collective(op);
-            if (trace == TraceLevel::kKernels) {
-              ex.record(stage_, 0, start, end, block.ops[i].name, st.microbatch, op.category);
-            }
-          }
-          if (trace == TraceLevel::kBlocks && !ops.empty()) {
-            ex.record(
-                stage_, 0, first_start, compute, block.name, st.microbatch,
-                block.name.rfind("optimizer", 0) == 0 ? Category::kOptimizer : Category::kCompute);
-          }
-          ex.result_.ops_executed += static_cast<int64_t>(ops.size());
-          const int sign = ex.memory_sign_[st.block];
-          if (sign != 0 && trace != TraceLevel::kNone) {
-            allocated += ex.options_.layer_activation_bytes * sign;
-            ex.result_.memory_trace.push_back(MemorySample{stage_, compute, allocated});
-          }
-        }
+      case StepKind::kRun:
+        if (!run_block(st)) return;  // resumed by the transport or the TP stream
         break;
-      }
       case StepKind::kSend: {
         if (ex.transport_ && ex.groups_.pp.crosses_nodes()) {
-          if (net_pending) return;  // resumed only by the completion callback
           host += launch;
           net_start = std::max(host, compute);
           net_pending = true;
@@ -515,21 +698,10 @@ void StageRunner::run_until_blocked() {
         break;
       }
       case StepKind::kCollective: {
-        const bool through_transport =
-            ex.transport_ && st.op.group == GroupKind::kData && ex.groups_.dp.crosses_nodes();
-        if (through_transport && net_pending) return;
         host += launch;
         const OpTiming& t = ex.step_timings_[stage_][step];
         count_collective(t);
         const SimTime ready = std::max(host, compute);
-        if (through_transport) {
-          attribute_gap(compute, ready, SimTime(), Category::kCompute);
-          compute = ready;
-          net_start = ready;
-          net_pending = true;
-          ex.sim_.schedule(std::max(ready, ex.sim_.now()), this, 1);
-          return;
-        }
         if (st.op.group == GroupKind::kEmbedding) {
           // Cross-stage: wait until every member stage has arrived. The gap before `ready` is
           // host time; the wait for the other stage is attributed by `arrive` as bubble.
@@ -537,7 +709,15 @@ void StageRunner::run_until_blocked() {
           compute = ready;
           ++step;
           waiting = true;
-          ex.arrive(stage_, st.tag, ready, t.duration, st.op.name);
+          ex.arrive(stage_, st.tag, ready, st.op, t);
+          return;
+        }
+        if (t.network) {
+          attribute_gap(compute, ready, SimTime(), Category::kCompute);
+          compute = ready;
+          net_start = ready;
+          net_pending = true;
+          ex.sim_.schedule(std::max(ready, ex.sim_.now()), this, 1);
           return;
         }
         occupy(ready, ready + t.duration, t.category, SimTime(), Category::kCompute);
@@ -550,7 +730,7 @@ void StageRunner::run_until_blocked() {
         host += launch;
         const OpTiming& t = ex.step_timings_[stage_][step];
         count_collective(t);
-        if (ex.transport_ && ex.groups_.dp.crosses_nodes()) {
+        if (t.network) {
           dp_queue.push_back(Bucket{std::max(host, compute), step});
           start_next_bucket();
           break;

@@ -104,9 +104,10 @@ struct ExecutorOptions {
   // micro-batch, and each stage's resident bytes (weights, gradients, optimizer, buffers).
   Bytes layer_activation_bytes;
   std::vector<Bytes> resident_bytes;
-  // When set, cross-node pipeline transfers and DP collectives go through the transport it
-  // creates on the run's simulator (the flow-level network); otherwise they take the collective
-  // model's time (the analytical network).
+  // When set (NetworkBackend::transport_factory), cross-node pipeline transfers and every
+  // collective whose group spans nodes go through the transport it creates on the run's
+  // simulator (the flow-level network); otherwise they take the collective model's time (the
+  // analytical network).
   TransportFactory transport;
 };
 

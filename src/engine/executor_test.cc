@@ -624,5 +624,196 @@ TEST(ExecuteDeathTest, UnmatchedReceiveIsADeadlock) {
                "pipeline deadlock");
 }
 
+// A transport that completes every operation a fixed time after it starts and logs the calls.
+struct TransportCall {
+  GroupKind group;
+  int stage;
+  CollectiveKind kind;
+  SimTime start;
+};
+class FakeTransport final : public Transport, public EventHandler {
+ public:
+  FakeTransport(Simulator* sim, SimTime each, std::vector<TransportCall>* log)
+      : sim_(sim), each_(each), log_(log) {}
+  void send(int from, int to, Bytes bytes, SimTime latency, Done done) override {
+    finish_later(std::move(done));
+  }
+  void collective(GroupKind group, int stage, CollectiveKind kind, Bytes bytes,
+                  const CollectivePlan& plan, Done done) override {
+    log_->push_back({group, stage, kind, sim_->now()});
+    finish_later(std::move(done));
+  }
+  TransportStats stats(SimTime end) const override { return {}; }
+  void on_event(int64_t id) override { pending_[id](sim_->now()); }
+
+ private:
+  void finish_later(Done done) {
+    pending_.push_back(std::move(done));
+    sim_->schedule(sim_->now() + each_, this, static_cast<int64_t>(pending_.size()) - 1);
+  }
+  Simulator* sim_;
+  SimTime each_;
+  std::vector<TransportCall>* log_;
+  std::vector<Done> pending_;
+};
+
+ExecutorOptions with_fake_transport(SimTime each, std::vector<TransportCall>* log) {
+  ExecutorOptions o;
+  o.transport = [each, log](Simulator* sim) -> std::unique_ptr<Transport> {
+    return std::make_unique<FakeTransport>(sim, each, log);
+  };
+  return o;
+}
+
+Workload one_block(std::vector<Op> ops) {
+  Workload w;
+  w.blocks.push_back(Block{"b", std::move(ops)});
+  Program prog;
+  Step s;
+  s.kind = StepKind::kRun;
+  s.block = 0;
+  s.repeat = 2;
+  prog.steps.push_back(s);
+  w.stages.push_back(prog);
+  return w;
+}
+
+TEST(ExecuteWithTransport, BlockCollectiveOfAGroupSpanningNodesGoesThroughTheTransport) {
+  // TP 16 over two 8-GPU nodes: the TP all-reduce inside the block is carried (7 us in the
+  // fake); twice (repeat 2): a 10 us kernel, the all-reduce, a 5 us kernel → 2 × 22 us.
+  Op ar = collective_op("tp.allreduce", CollectiveKind::kAllReduce, GroupKind::kTensor,
+                        Bytes(1'000'000));
+  const Workload w = one_block({memory_op("a", 0), ar, memory_op("b", 0)});
+  FakeComputeModel compute(SimTime::zero());
+  compute.set("a", us(10));
+  compute.set("b", us(5));
+  const FakeNetwork network;
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  JobGroups groups;
+  groups.tp = place_group(16, 1, 8);
+  std::vector<TransportCall> log;
+  ExecutorOptions options = with_fake_transport(us(7), &log);
+  options.trace = TraceLevel::kBlocks;
+  const ExecutionResult r = execute(w, compute, collectives, groups, options);
+  EXPECT_EQ(r.iteration_time, us(44));
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0].group, GroupKind::kTensor);
+  EXPECT_EQ(log[0].start, us(10));
+  EXPECT_EQ(log[1].start, us(32));
+  const Breakdown& b = r.stages[0].breakdown;
+  EXPECT_EQ(b.compute, us(30));
+  EXPECT_EQ(b.tp_comm, us(14));
+  expect_breakdowns_add_up(r);
+  ASSERT_EQ(r.stages[0].collectives.size(), 1u);
+  EXPECT_EQ(r.stages[0].collectives[0].count, 2);
+  EXPECT_EQ(r.stages[0].collectives[0].time, us(14));
+  // The block spans in the trace cover the carried all-reduce.
+  ASSERT_EQ(r.trace.size(), 2u);
+  EXPECT_EQ(r.trace[0].start, SimTime());
+  EXPECT_EQ(r.trace[0].end, us(22));
+  EXPECT_EQ(r.trace[1].start, us(22));
+  EXPECT_EQ(r.trace[1].end, us(44));
+}
+
+TEST(ExecuteWithTransport, InNodeGroupsKeepThePlannedTime) {
+  // TP 8 on one node: not carried, the analytical time as without a transport, twice:
+  // 2(n−1)/n · 1 MB / 17.5 GB/s = 100 us.
+  Op ar = collective_op("tp.allreduce", CollectiveKind::kAllReduce, GroupKind::kTensor,
+                        Bytes(1'000'000));
+  const Workload w = one_block({ar});
+  FakeComputeModel compute(SimTime::zero());
+  const FakeNetwork network(Bandwidth::gigabytes_per_second(17.5),
+                            Bandwidth::gigabytes_per_second(10), SimTime::zero());
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  JobGroups groups;
+  groups.tp = place_group(8, 1, 8);
+  std::vector<TransportCall> log;
+  const ExecutionResult with = execute(w, compute, collectives, groups,
+                                       with_fake_transport(us(7), &log));
+  const ExecutionResult without = execute(w, compute, collectives, groups, ExecutorOptions{});
+  EXPECT_TRUE(log.empty());
+  EXPECT_EQ(with.iteration_time, without.iteration_time);
+  EXPECT_EQ(with.iteration_time, us(200));
+}
+
+TEST(ExecuteWithTransport, AsyncCarriedCollectiveIsWaitedForByTheKernelThatNeedsIt) {
+  // An async TP all-reduce carried in 100 us, a 30 us kernel overlapping it, then a kernel that
+  // waits for it (20 us): T = 100 + 20 = 120 us, 70 us of it exposed TP time, as with the
+  // analytical stream.
+  Op ar = collective_op("tp.allreduce.grad", CollectiveKind::kAllReduce, GroupKind::kTensor,
+                        Bytes(1'000'000));
+  ar.async = true;
+  Op waiter = memory_op("waiter", 0);
+  waiter.wait_comm = true;
+  Workload w = one_block({ar, memory_op("overlap", 0), waiter});
+  w.stages[0].steps[0].repeat = 1;
+  FakeComputeModel compute(SimTime::zero());
+  compute.set("overlap", us(30));
+  compute.set("waiter", us(20));
+  const FakeNetwork network;
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  JobGroups groups;
+  groups.tp = place_group(16, 1, 8);
+  std::vector<TransportCall> log;
+  ExecutorOptions options = with_fake_transport(us(100), &log);
+  options.trace = TraceLevel::kKernels;
+  const ExecutionResult r = execute(w, compute, collectives, groups, options);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].start, SimTime());
+  EXPECT_EQ(r.iteration_time, us(120));
+  EXPECT_EQ(r.stages[0].breakdown.compute, us(50));
+  EXPECT_EQ(r.stages[0].breakdown.tp_comm, us(70));
+  expect_breakdowns_add_up(r);
+  EXPECT_EQ(r.stages[0].collectives[0].time, us(100));
+  bool traced = false;
+  for (const TraceInterval& t : r.trace) {
+    if (t.name == "tp.allreduce.grad") traced = t.stream == 1 && t.end == us(100);
+  }
+  EXPECT_TRUE(traced);
+}
+
+TEST(ExecuteWithTransport, TiedEmbeddingAllReduceIsCarriedOnceForBothStages) {
+  // Stage 0 arrives at 10 us, stage 1 at 50 us; the carried all-reduce (60 us in the fake)
+  // starts at 50 us for both: both end at 110 us, stage 0 after 40 us of bubble.
+  Workload w;
+  w.blocks.push_back(Block{"short", {memory_op("short", 0)}});
+  w.blocks.push_back(Block{"long", {memory_op("long", 0)}});
+  for (int stage = 0; stage < 2; ++stage) {
+    Program prog;
+    prog.stage = stage;
+    Step r;
+    r.kind = StepKind::kRun;
+    r.block = stage;
+    prog.steps.push_back(r);
+    Step c;
+    c.kind = StepKind::kCollective;
+    c.tag = -1;
+    c.op = collective_op("embedding.allreduce", CollectiveKind::kAllReduce, GroupKind::kEmbedding,
+                         Bytes(1'000'000));
+    prog.steps.push_back(c);
+    w.stages.push_back(prog);
+  }
+  FakeComputeModel compute(SimTime::zero());
+  compute.set("short", us(10));
+  compute.set("long", us(50));
+  const FakeNetwork network;
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  JobGroups groups;
+  groups.embedding = place_group(2, 8, 8);
+  std::vector<TransportCall> log;
+  const ExecutionResult r =
+      execute(w, compute, collectives, groups, with_fake_transport(us(60), &log));
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].group, GroupKind::kEmbedding);
+  EXPECT_EQ(log[0].start, us(50));
+  EXPECT_EQ(r.stages[0].end, us(110));
+  EXPECT_EQ(r.stages[1].end, us(110));
+  EXPECT_EQ(r.stages[0].breakdown.bubble, us(40));
+  EXPECT_EQ(r.stages[0].breakdown.dp_comm, us(60));
+  EXPECT_EQ(r.stages[1].breakdown.dp_comm, us(60));
+  for (const StageResult& st : r.stages) EXPECT_EQ(st.collectives[0].time, us(60));
+  expect_breakdowns_add_up(r);
+}
+
 }  // namespace
 }  // namespace preflight

@@ -1,10 +1,14 @@
 // NetworkBackend: the seam between collectives and the fabric. The collective model asks it how
 // fast a communicator's traffic moves; backends differ in how much of the fabric they model.
-// The analytical backend (this issue) has no contention between different kinds of traffic:
-// in-node traffic moves at the measured NVLink bus bandwidth, inter-node traffic at the node's
-// NIC bandwidth shared evenly by the groups that use it at once. Thread-safe after construction.
+// The analytical backend has no contention between different kinds of traffic: in-node traffic
+// moves at the measured NVLink bus bandwidth, inter-node traffic at the node's NIC bandwidth
+// shared evenly by the groups that use it at once. The flow backend (network/flow/
+// flow_transport.h) plans with the same figures and also provides a Transport that carries the
+// run's cross-node traffic through the routed topology under contention. Thread-safe after
+// construction.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -14,6 +18,12 @@
 #include "network/placement.h"
 
 namespace preflight {
+
+class Simulator;
+class Transport;  // engine/transport.h
+
+// Creates a run's Transport on the run's simulator (engine/transport.h).
+using TransportFactory = std::function<std::unique_ptr<Transport>(Simulator*)>;
 
 class NetworkBackend {
  public:
@@ -25,9 +35,14 @@ class NetworkBackend {
   virtual Bandwidth p2p_bandwidth(bool cross_node) const = 0;
   // One-way latency added by each inter-node hop (NIC, switches, proxy).
   virtual SimTime inter_node_latency() const = 0;
+  // The transport that carries cross-node traffic under contention, one per run; empty when the
+  // backend has none (every transfer then takes the collective model's time).
+  virtual TransportFactory transport_factory() const { return {}; }
 };
 
-// The backend named by `simulation.network` ("analytical").
+// The analytical backend ("analytical"; other names are errors). The backend of a whole
+// scenario, flow included, comes from make_network_backend(name, scenario) in
+// network/flow/flow_transport.h.
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string& name,
                                                                const ClusterConfig& cluster);
 

@@ -34,8 +34,9 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
   r.scenario = s;
   const Workload workload = generate_workload(s);
   std::unique_ptr<ComputeModel> compute = make_roofline_model(s.cluster.gpu, s.training.precision);
+  // The network: its figures plan collectives; the flow backend also carries the traffic.
   PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
-                             make_network_backend("analytical", s.cluster));
+                             make_network_backend(s.simulation.network, s));
   const JobGroups groups = place_job_groups(s);
   PREFLIGHT_ASSIGN_OR_RETURN(
       const CollectiveModel collectives,
@@ -91,13 +92,7 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
                                             m.framework);
     }
   }
-  if (s.simulation.network != "analytical" && s.simulation.network != "flow") {
-    return invalid_argument("simulation.network: '" + s.simulation.network +
-                            "': expected analytical or flow");
-  }
-  if (s.simulation.network == "flow") {
-    PREFLIGHT_ASSIGN_OR_RETURN(exec_options.transport, make_flow_transport_factory(s));
-  }
+  exec_options.transport = network->transport_factory();
   r.execution = execute(workload, *compute, collectives, groups, exec_options);
 
   const int gpus = s.cluster.total_gpus();

@@ -166,13 +166,14 @@ TEST(Simulate, OverlappedDpBucketsDoNotDelayTpWaits) {
 }
 
 TEST(Simulate, FlowNetworkMatchesAnalyticalWhenNoLinkIsShared) {
-  // Two DGX H100 nodes, TP 8, PP 2, DP 1: the only cross-node traffic is each GPU's pipeline
-  // send to its peer on the other node, over its own rail NIC. No link is shared, so the
+  // Two DGX H100 nodes, TP 8, PP 2, DP 1, untied embeddings: the only cross-node traffic is each
+  // GPU's pipeline send to its peer on the other node, over its own rail NIC and one leaf (the
+  // shortest network path, whose hop latencies L stands for). No link is shared, so the
   // flow-level network must give the analytical times exactly: α + β + L + S/(NIC·efficiency).
-  const std::vector<std::string> base = {"model.preset=gpt3-13b",  "cluster.preset=dgx-h100",
-                                         "cluster.nodes=2",        "parallelism.tp=8",
-                                         "parallelism.pp=2",       "parallelism.dp=1",
-                                         "training.global_batch=8"};
+  const std::vector<std::string> base = {"model.preset=gpt3-13b",   "cluster.preset=dgx-h100",
+                                         "cluster.nodes=2",         "parallelism.tp=8",
+                                         "parallelism.pp=2",        "parallelism.dp=1",
+                                         "training.global_batch=8", "model.tied_embeddings=false"};
   StatusOr<Scenario> analytical = load_scenario_text("", "", base);
   std::vector<std::string> with_flow = base;
   with_flow.push_back("simulation.network=flow");
@@ -204,6 +205,91 @@ TEST(Simulate, FlowNetworkSlowsSharedNics) {
   StatusOr<SimulationReport> r1 = simulate(*one);
   ASSERT_TRUE(r8.ok() && r1.ok()) << r1.status().message();
   EXPECT_GT(r1->iteration_time_s, r8->iteration_time_s);
+}
+
+TEST(Simulate, FlowNetworkCarriesTpGroupsThatSpanNodes) {
+  // TP 16 over two DGX H100 nodes (no PP, no DP): the only cross-node traffic is the TP
+  // collectives of every layer, which the flow network carries. Spine-leaf fabrics with one
+  // node per leaf (8 NIC ports down): 16-port leaves have 8 uplinks (1:1), 12-port leaves at 2:1
+  // only 4, so the TP traffic between the nodes shares half as many uplinks and slows.
+  auto run = [](const std::string& ratio, int leaf_radix) {
+    StatusOr<Scenario> s = load_scenario_text(
+        "", "",
+        {"model.preset=llama2-7b", "cluster.preset=dgx-h100", "cluster.nodes=2",
+         "parallelism.tp=16", "parallelism.pp=1", "parallelism.dp=1", "training.global_batch=4",
+         "simulation.network=flow", "cluster.topology.kind=spine_leaf",
+         "cluster.topology.oversubscription=" + ratio,
+         "cluster.topology.leaf_radix=" + std::to_string(leaf_radix)});
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    StatusOr<SimulationReport> r = simulate(*s);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return *r;
+  };
+  const SimulationReport full = run("1:1", 16);
+  const SimulationReport half = run("2:1", 12);
+  EXPECT_GT(full.execution.network.flows, 0);
+  bool carried = false;
+  for (const CollectiveStats& c : full.execution.stages[0].collectives) {
+    if (c.name.rfind("tp.", 0) == 0 && c.count > 0) carried |= c.time != c.planned_time;
+  }
+  EXPECT_TRUE(carried);
+  EXPECT_GT(half.iteration_time_s, full.iteration_time_s * 1.05);
+}
+
+TEST(Simulate, FlowNetworkCarriesTheTiedEmbeddingAllReduce) {
+  // Two DGX H100 nodes, TP 8, PP 2 with tied embeddings: the first and last stage (one node
+  // each) all-reduce the embedding gradients through the fabric, so the op's executed time is
+  // the flow network's, not the planned one.
+  StatusOr<Scenario> s =
+      load_scenario_text("", "",
+                         {"model.preset=gpt3-13b", "cluster.preset=dgx-h100", "cluster.nodes=2",
+                          "parallelism.tp=8", "parallelism.pp=2", "parallelism.dp=1",
+                          "training.global_batch=8", "simulation.network=flow"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(s->model.tied_embeddings);
+  StatusOr<SimulationReport> r = simulate(*s);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const StageResult& stage : r->execution.stages) {
+    bool found = false;
+    for (const CollectiveStats& c : stage.collectives) {
+      if (c.name != "embedding.allreduce" || c.count == 0) continue;
+      found = true;
+      EXPECT_NE(c.time, c.planned_time);
+    }
+    EXPECT_TRUE(found);
+  }
+}
+
+TEST(Simulate, FlowNetworkReportsTierLoadOverTime) {
+  StatusOr<Scenario> s =
+      load_scenario_text("", "",
+                         {"model.preset=gpt3-13b", "cluster.preset=dgx-h100", "cluster.nodes=4",
+                          "parallelism.tp=8", "parallelism.pp=2", "parallelism.dp=2",
+                          "training.global_batch=16", "simulation.network=flow"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  StatusOr<SimulationReport> r = simulate(*s);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const TransportStats& n = r->execution.network;
+  ASSERT_FALSE(n.tiers.empty());
+  for (const TierSeries& t : n.tiers) {
+    EXPECT_GT(t.capacity, 0) << t.tier;
+    EXPECT_GT(t.peak, 0) << t.tier;
+    EXPECT_LE(t.peak, 1.0) << t.tier;
+    EXPECT_LE(t.mean, t.peak) << t.tier;
+    ASSERT_FALSE(t.points.empty());
+    EXPECT_LE(t.points.size(), 501u) << t.tier;
+    EXPECT_EQ(t.points.front().first, SimTime());
+    EXPECT_EQ(t.points.back().first, r->execution.iteration_time);
+    for (size_t i = 1; i < t.points.size(); ++i) {
+      EXPECT_LT(t.points[i - 1].first, t.points[i].first);
+    }
+    // The step function integrates to the mean.
+    double integral = 0;
+    for (size_t i = 0; i + 1 < t.points.size(); ++i) {
+      integral += t.points[i].second * (t.points[i + 1].first - t.points[i].first).to_seconds();
+    }
+    EXPECT_NEAR(integral / r->iteration_time_s, t.mean, 1e-6 + 1e-3 * t.mean) << t.tier;
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "base/check.h"
 #include "model/transformer.h"
 #include "workload/layer_ops.h"
+#include "workload/precision_ops.h"
 #include "workload/schedule.h"
 
 namespace preflight {
@@ -379,6 +380,8 @@ Workload generate_workload(const Scenario& s) {
     prog.steps.push_back(sync);
     w.stages.push_back(std::move(prog));
   }
+  // Low-precision linear layers: quantize kernels and narrower GEMM operands (precision_ops.h).
+  for (Block& b : w.blocks) apply_precision(s, &b.ops);
   return w;
 }
 

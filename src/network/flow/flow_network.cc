@@ -33,12 +33,15 @@ SimTime transfer_time(double bytes, double rate) {
 
 FlowNetwork::FlowNetwork(Simulator* sim) : sim_(sim) { PREFLIGHT_CHECK(sim != nullptr); }
 
-int FlowNetwork::add_resource(Bandwidth capacity) {
+int FlowNetwork::add_resource(Bandwidth capacity, int group) {
   const double c = capacity.bytes_per_second();
   PREFLIGHT_CHECK_MSG(c > 0 && std::isfinite(c), "a resource needs a finite capacity > 0");
+  PREFLIGHT_CHECK(group >= -1);
   Resource r;
   r.capacity = c;
   r.settled_at = sim_->now();
+  r.group = group;
+  if (group >= static_cast<int>(groups_.size())) groups_.resize(group + 1);
   resources_.push_back(std::move(r));
   return static_cast<int>(resources_.size()) - 1;
 }
@@ -167,7 +170,7 @@ void FlowNetwork::detach(int slot) {
       for (size_t j = 0; j < m.path.size(); ++j)
         if (m.path[j] == f.path[i]) m.position[j] = pos;
     }
-    r.load = r.flows.empty() ? 0.0 : std::max(0.0, r.load - f.rate);
+    set_load(r, r.flows.empty() ? 0.0 : std::max(0.0, r.load - f.rate));
   }
 }
 
@@ -245,6 +248,7 @@ void FlowNetwork::resolve() {
   dirty_.clear();
   compact_completions();
   schedule_wake_up();
+  if (on_resolve_) on_resolve_();
   std::sort(done.begin(), done.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [id, callback] : done)
@@ -299,7 +303,7 @@ void FlowNetwork::solve_component(int seed, std::vector<std::pair<int64_t, Callb
   }
   solver_.solve();
 
-  for (int r : comp_resources_) resources_[r].load = solver_.load(resources_[r].local);
+  for (int r : comp_resources_) set_load(resources_[r], solver_.load(resources_[r].local));
   for (size_t k = 0; k < comp_flows_.size(); ++k) {
     Flow& f = flows_[comp_flows_[k]];
     const double rate = solver_.rate(static_cast<int>(k));
@@ -322,5 +326,20 @@ double FlowNetwork::utilization(int resource) const {
 }
 
 double FlowNetwork::load(int resource) const { return resources_[resource].load; }
+
+double FlowNetwork::group_load(int group) const {
+  PREFLIGHT_CHECK(group >= 0);
+  return group < static_cast<int>(groups_.size()) ? groups_[group].load : 0.0;
+}
+
+void FlowNetwork::set_load(Resource& r, double load) {
+  if (r.group >= 0) {
+    Group& g = groups_[r.group];
+    g.busy += (load > 0) - (r.load > 0);
+    // Re-summing from zero when the group empties keeps rounding from accumulating.
+    g.load = g.busy == 0 ? 0.0 : g.load + (load - r.load);
+  }
+  r.load = load;
+}
 
 }  // namespace preflight::flow

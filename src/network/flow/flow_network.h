@@ -36,9 +36,14 @@ class FlowNetwork final : public EventHandler {
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
-  // Adds a resource and returns its id (0, 1, 2, ... in call order).
+  // Adds a resource and returns its id (0, 1, 2, ... in call order). `group` (>= 0, or -1 for
+  // none) adds the resource's load to group_load(group), e.g. to follow a link tier over time.
   // REQUIRES: capacity is finite and > 0.
-  int add_resource(Bandwidth capacity);
+  int add_resource(Bandwidth capacity, int group = -1);
+
+  // Called after every re-solve (at most once per timestamp, after the rates of that time are
+  // set and before the completion callbacks of flows it finished run); empty: none.
+  void set_on_resolve(std::function<void()> on_resolve) { on_resolve_ = std::move(on_resolve); }
 
   // Starts a flow now (sim->now()) of `bytes` along `path` (resource ids, each at most once; an
   // empty path has infinite bandwidth), which begins to load its links after `latency`, never
@@ -57,6 +62,8 @@ class FlowNetwork final : public EventHandler {
   double utilization(int resource) const;
   // Current Σ of the rates of the flows crossing `resource` (bytes/s).
   double load(int resource) const;
+  // Current Σ of load() over the resources of `group` (exactly 0 when none carries a flow).
+  double group_load(int group) const;
   int64_t flows_started() const { return flows_started_; }
   int64_t flows_finished() const { return flows_finished_; }
   // Flows started and not yet finished (in latency or transfer phase).
@@ -97,6 +104,7 @@ class FlowNetwork final : public EventHandler {
     bool dirty = false;      // a flow joined or left since the last solve
     uint32_t visit = 0;      // solve epoch that last collected this resource
     int local = 0;           // index in the solver during a solve
+    int group = -1;          // add_resource's group
   };
   struct Completion {
     SimTime at;
@@ -126,6 +134,8 @@ class FlowNetwork final : public EventHandler {
   void request_resolve();
   void schedule_wake_up();
   void compact_completions();
+  // Sets r.load, keeping its group's sum up to date.
+  void set_load(Resource& r, double load);
 
   Simulator* sim_;
   std::vector<Resource> resources_;
@@ -137,6 +147,12 @@ class FlowNetwork final : public EventHandler {
   bool resolve_pending_ = false;
   uint32_t epoch_ = 0;
   MaxMinSolver solver_;
+  std::function<void()> on_resolve_;
+  struct Group {
+    double load = 0;  // Σ loads of its resources
+    int busy = 0;     // its resources with a load > 0
+  };
+  std::vector<Group> groups_;
   // Scratch for one component.
   std::vector<int> comp_resources_;
   std::vector<int> comp_flows_;

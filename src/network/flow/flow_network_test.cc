@@ -95,6 +95,31 @@ TEST(FlowNetwork, TwoFlowsStartedTogetherGetHalfEach) {
   EXPECT_EQ(fin.order, (std::vector<int64_t>{f0, f1}));  // equal times: by flow id
 }
 
+TEST(FlowNetwork, GroupLoadFollowsTheRatesAtEveryResolve) {
+  // Links 0 and 1 (10 GB/s each) in group 0, link 2 (5 GB/s) in group 1. Flow A crosses 0 and 2
+  // (5 GB/s, bottleneck 2), flow B link 1 alone (10 GB/s): group 0 carries 15 GB/s, group 1
+  // 5 GB/s until A's 5 KB finish at 1 us, then 10 and 0; nothing once B's 20 KB finish at 2 us.
+  Simulator sim;
+  FlowNetwork net(&sim);
+  net.add_resource(gbs(10), 0);
+  net.add_resource(gbs(10), 0);
+  net.add_resource(gbs(5), 1);
+  std::vector<std::pair<SimTime, std::pair<double, double>>> seen;
+  net.set_on_resolve([&] { seen.push_back({sim.now(), {net.group_load(0), net.group_load(1)}}); });
+  net.start_flow(Bytes(5'000), {0, 2}, SimTime(), kNoCap, {});
+  net.start_flow(Bytes(20'000), {1}, SimTime(), kNoCap, {});
+  sim.run();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].first, SimTime());
+  EXPECT_DOUBLE_EQ(seen[0].second.first, 15e9);
+  EXPECT_DOUBLE_EQ(seen[0].second.second, 5e9);
+  EXPECT_EQ(seen[1].first, us(1));
+  EXPECT_DOUBLE_EQ(seen[1].second.first, 10e9);
+  EXPECT_EQ(seen[1].second.second, 0.0);
+  EXPECT_EQ(seen[2].first, us(2));
+  EXPECT_EQ(seen[2].second.first, 0.0);
+}
+
 TEST(FlowNetwork, LaterFlowFollowsPiecewiseClosedForm) {
   // A (S) starts at 0, B (S) at t0 = 4 us, C = 100 GB/s, S = 1 MB (S/C = 10 us).
   // A alone until t0, then C/2 each: A ends at t0 + 2(S - C·t0)/C = 2S/C - t0 = 16 us; B has then

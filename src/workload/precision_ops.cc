@@ -1,0 +1,130 @@
+#include "workload/precision_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "base/check.h"
+#include "workload/layer_ops.h"
+
+namespace preflight {
+namespace {
+
+// Bytes of a bf16 activation, gradient or weight element before the cast, and of a GEMM output.
+constexpr double kHalfBytes = 2;
+// Each cast writes two low-precision copies: row-wise and column-wise (transposed) scaled.
+constexpr double kCopies = 2;
+// One FP32 amax per tensor (per-tensor fp8; nvfp4's second-level scale).
+constexpr double kAmaxBytes = 4;
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+// GEMMs that TE and Megatron-Core leave in bf16 (precision_ops.h).
+bool stays_high_precision(const std::string& name) {
+  return starts_with(name, "attn.") || starts_with(name, "logits.") ||
+         starts_with(name, "moe.router.");
+}
+
+bool is_tp_allgather(const Op& op) {
+  return op.type == OpType::kCollective && op.collective == CollectiveKind::kAllGather &&
+         op.group == GroupKind::kTensor;
+}
+
+// Whether the first GEMM after ops[i] runs in low precision (what a TP all-gather feeds).
+bool feeds_low_precision_gemm(const std::vector<Op>& ops, size_t i) {
+  for (size_t j = i + 1; j < ops.size(); ++j) {
+    if (ops[j].type == OpType::kGemm) return !stays_high_precision(ops[j].name);
+  }
+  return false;
+}
+
+// Passes over the bf16 input per cast: nvfp4 first reads it for the per-tensor amax.
+double read_passes(Precision p) { return p == Precision::kNvfp4 ? 2 : 1; }
+bool per_tensor_amax(Precision p) { return p == Precision::kFp8 || p == Precision::kNvfp4; }
+
+// The quantize op for `tensors` bf16 tensors of `elements` elements in all.
+Op quantize_op(const std::string& gemm, double elements, int tensors, Precision p) {
+  const double bytes = elements * (read_passes(p) * kHalfBytes + kCopies * gemm_operand_bytes(p)) +
+                       (per_tensor_amax(p) ? kAmaxBytes * tensors : 0);
+  return memory_op((gemm + ".quantize").c_str(), bytes);
+}
+
+// Rewrites a GEMM's traffic for operands of `operand_bytes` per element; its output (and an
+// accumulated gradient, whatever its old width) stays 2 B per element.
+void set_operand_width(Op& op, double operand_bytes, int bytes_per_element) {
+  const double operands = static_cast<double>(op.m * op.k + op.k * op.n) * op.batch;
+  const double outputs = static_cast<double>(op.bytes.count()) / op.bytes_per_element - operands;
+  op.bytes = Bytes(std::llround(operands * operand_bytes + outputs * kHalfBytes));
+  op.bytes_per_element = bytes_per_element;
+}
+
+}  // namespace
+
+bool is_low_precision(Precision p) {
+  return p == Precision::kFp8 || p == Precision::kFp8Blockwise || p == Precision::kMxfp8 ||
+         p == Precision::kNvfp4;
+}
+
+double gemm_operand_bytes(Precision p) {
+  switch (p) {
+    case Precision::kFp16:
+    case Precision::kBf16:
+      return 2;
+    case Precision::kFp8:
+      return 1;
+    case Precision::kFp8Blockwise:
+      return 1 + 4.0 / 128;
+    case Precision::kMxfp8:
+      return 1 + 1.0 / 32;
+    case Precision::kNvfp4:
+      return 0.5 + 1.0 / 16;
+  }
+  return 2;
+}
+
+void apply_precision(const Scenario& s, std::vector<Op>* ops) {
+  PREFLIGHT_CHECK(ops != nullptr);
+  const Precision p = s.training.precision;
+  if (!is_low_precision(p)) return;
+  for (const Op& op : *ops) {
+    if (op.name.size() >= 9 && op.name.compare(op.name.size() - 9, 9, ".quantize") == 0) return;
+  }
+  const double tp = s.parallelism.tp;
+  const double microbatches = std::max(1, s.num_microbatches());
+  std::vector<Op> out;
+  out.reserve(ops->size() * 2);
+  for (size_t i = 0; i < ops->size(); ++i) {
+    Op& op = (*ops)[i];
+    if (is_tp_allgather(op) && feeds_low_precision_gemm(*ops, i)) {
+      op.comm_bytes = Bytes(std::llround(static_cast<double>(op.comm_bytes.count()) *
+                                         gemm_operand_bytes(p) / kHalfBytes));
+    }
+    if (op.type != OpType::kGemm) {
+      out.push_back(std::move(op));
+      continue;
+    }
+    if (stays_high_precision(op.name)) {
+      set_operand_width(op, kHalfBytes, 2);
+      out.push_back(std::move(op));
+      continue;
+    }
+    // The A operand came through a blocking TP all-gather: the shard was cast before it.
+    const bool gathered = !out.empty() && is_tp_allgather(out.back()) && !out.back().async;
+    const double input = static_cast<double>(op.m * op.k) * op.batch / (gathered ? tp : 1);
+    const double weight = static_cast<double>(op.k * op.n) * op.batch / microbatches;
+    std::optional<Op> quantize;
+    if (contains(op.name, ".dgrad")) {
+      quantize = quantize_op(op.name, input, 1, p);  // the output gradient
+    } else if (!contains(op.name, ".wgrad")) {
+      quantize = quantize_op(op.name, input + weight, 2, p);  // input activation and weight
+    }
+    if (quantize) out.insert(gathered ? out.end() - 1 : out.end(), std::move(*quantize));
+    set_operand_width(op, gemm_operand_bytes(p), 1);
+    out.push_back(std::move(op));
+  }
+  *ops = std::move(out);
+}
+
+}  // namespace preflight

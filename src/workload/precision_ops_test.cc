@@ -1,0 +1,272 @@
+#include "workload/precision_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/loader.h"
+#include "workload/generator.h"
+#include "workload/layer_ops.h"
+
+namespace preflight {
+namespace {
+
+// A GPT layer with h = 4096, a = 32, F = 4h, b = 2, s = 2048 (T = 4096 tokens) on one DGX B200
+// (which has FP8, MXFP8 and FP4 tensor cores), tp 1, fused attention.
+const char* kGpt = R"(
+model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 50257}
+cluster: {preset: dgx-b200, nodes: 1}
+training: {seq_len: 2048, global_batch: 16, micro_batch: 2}
+parallelism: {tp: 1, pp: 1}
+)";
+
+Scenario load(const std::string& precision, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> overrides = {"training.precision=" + precision};
+  overrides.insert(overrides.end(), more.begin(), more.end());
+  StatusOr<Scenario> s = load_scenario_text(kGpt, "test.yaml", overrides);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : Scenario{};
+}
+
+bool is_quantize(const Op& op) {
+  return op.name.size() > 9 && op.name.compare(op.name.size() - 9, 9, ".quantize") == 0;
+}
+
+int count_quantize(const std::vector<Op>& ops) {
+  int n = 0;
+  for (const Op& op : ops) n += is_quantize(op) ? 1 : 0;
+  return n;
+}
+
+const Op* find(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+// One GEMM through apply_precision.
+std::vector<Op> applied(const std::string& precision, Op gemm) {
+  std::vector<Op> ops = {std::move(gemm)};
+  apply_precision(load(precision), &ops);
+  return ops;
+}
+
+// FC1 of the layer above: T = 4096 tokens, k = h = 4096, n = F = 16384.
+// m·k = 16,777,216 activation elements, k·n = 67,108,864 weight elements, m·n = 67,108,864.
+constexpr int64_t kT = 4096, kH = 4096, kF = 16384;
+
+TEST(GemmOperandBytes, WidthPlusScaleBytesPerElement) {
+  EXPECT_EQ(gemm_operand_bytes(Precision::kBf16), 2);
+  EXPECT_EQ(gemm_operand_bytes(Precision::kFp16), 2);
+  EXPECT_EQ(gemm_operand_bytes(Precision::kFp8), 1);
+  EXPECT_EQ(gemm_operand_bytes(Precision::kFp8Blockwise), 1 + 4.0 / 128);  // FP32 per 128
+  EXPECT_EQ(gemm_operand_bytes(Precision::kMxfp8), 1 + 1.0 / 32);          // E8M0 per 32
+  EXPECT_EQ(gemm_operand_bytes(Precision::kNvfp4), 0.5 + 1.0 / 16);        // E4M3 per 16
+  EXPECT_FALSE(is_low_precision(Precision::kBf16));
+  EXPECT_FALSE(is_low_precision(Precision::kFp16));
+  EXPECT_TRUE(is_low_precision(Precision::kFp8));
+  EXPECT_TRUE(is_low_precision(Precision::kNvfp4));
+}
+
+TEST(ApplyPrecision, Bf16AndFp16LeaveTheOpsUnchanged) {
+  for (const char* p : {"bf16", "fp16"}) {
+    const Scenario s = load(p);
+    const std::vector<Op> before = layer_forward_ops(make_layer_shape(s));
+    std::vector<Op> after = before;
+    apply_precision(s, &after);
+    ASSERT_EQ(after.size(), before.size()) << p;
+    for (size_t i = 0; i < before.size(); ++i) {
+      EXPECT_EQ(after[i].name, before[i].name) << p;
+      EXPECT_EQ(after[i].bytes, before[i].bytes) << p << " " << before[i].name;
+      EXPECT_EQ(after[i].bytes_per_element, before[i].bytes_per_element) << p;
+    }
+  }
+}
+
+TEST(ApplyPrecision, Fp8ForwardQuantizesActivationAndWeight) {
+  // Cast-transpose of the bf16 input and weight: read 2 B, write two 1 B copies, plus a 4 B amax
+  // per tensor: (16,777,216 + 67,108,864) · 4 + 2 · 4 = 335,544,328 B. The GEMM reads 1 B
+  // operands and writes its bf16 output: 83,886,080 · 1 + 67,108,864 · 2 = 218,103,808 B.
+  const std::vector<Op> ops = applied("fp8", gemm_op("fc1.fwd", kT, kF, kH, 1, 2));
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].name, "fc1.fwd.quantize");
+  EXPECT_EQ(ops[0].type, OpType::kMemory);
+  EXPECT_EQ(ops[0].bytes.count(), 335'544'328);
+  EXPECT_EQ(ops[1].name, "fc1.fwd");
+  EXPECT_EQ(ops[1].bytes_per_element, 1);
+  EXPECT_EQ(ops[1].bytes.count(), 218'103'808);
+  EXPECT_EQ(ops[1].flops, gemm_op("fc1.fwd", kT, kF, kH, 1, 2).flops);
+}
+
+TEST(ApplyPrecision, Nvfp4ReadsTwiceAndWritesHalfBytesWithE4m3Scales) {
+  // nvfp4: amax pass + cast read 2 · 2 B, two copies of 0.5 + 1/16 B: 5.125 B per element,
+  // 83,886,080 · 5.125 + 8 = 429,916,168 B. GEMM: 83,886,080 · 0.5625 + 67,108,864 · 2
+  // = 181,403,648 B.
+  const std::vector<Op> ops = applied("nvfp4", gemm_op("fc1.fwd", kT, kF, kH, 1, 2));
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].bytes.count(), 429'916'168);
+  EXPECT_EQ(ops[1].bytes.count(), 181'403'648);
+  EXPECT_EQ(ops[1].bytes_per_element, 1);
+}
+
+TEST(ApplyPrecision, MicroscaledFormatsCarryTheirScaleBytes) {
+  // mxfp8 and fp8_blockwise both carry 1/32 B of scale per element (E8M0 per 32, FP32 per 128)
+  // and no amax: quantize 83,886,080 · (2 + 2 · 1.03125) = 340,787,200 B; GEMM 83,886,080 ·
+  // 1.03125 + 134,217,728 = 220,725,248 B.
+  for (const char* p : {"mxfp8", "fp8_blockwise"}) {
+    const std::vector<Op> ops = applied(p, gemm_op("fc1.fwd", kT, kF, kH, 1, 2));
+    ASSERT_EQ(ops.size(), 2u) << p;
+    EXPECT_EQ(ops[0].bytes.count(), 340'787'200) << p;
+    EXPECT_EQ(ops[1].bytes.count(), 220'725'248) << p;
+  }
+}
+
+TEST(ApplyPrecision, InputGradientQuantizesTheOutputGradientOnly) {
+  // fc1.dgrad: m = T, n = h, k = F: the bf16 output gradient is m·k = 67,108,864 elements:
+  // 67,108,864 · 4 + 4 = 268,435,460 B; the weight's transposed copy came from the forward.
+  const std::vector<Op> ops = applied("fp8", gemm_op("fc1.dgrad", kT, kH, kF, 1, 2));
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].name, "fc1.dgrad.quantize");
+  EXPECT_EQ(ops[0].bytes.count(), 268'435'460);
+}
+
+TEST(ApplyPrecision, WeightGradientReusesTheQuantizedOperands) {
+  // fc1.wgrad (m = h, n = F, k = T, accumulating): no quantize op; 1 B operands
+  // (16,777,216 + 67,108,864) and the gradient read and written at 2 B (2 · 67,108,864 · 2):
+  // 83,886,080 + 268,435,456 = 352,321,536 B.
+  const std::vector<Op> ops = applied("fp8", gemm_op("fc1.wgrad", kH, kF, kT, 1, 2, true));
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].bytes.count(), 352'321'536);
+  EXPECT_EQ(ops[0].bytes_per_element, 1);
+}
+
+TEST(ApplyPrecision, ALayerGetsOneQuantizeBeforeEachForwardAndInputGradientGemm) {
+  // Forward: QKV, proj, FC1, FC2. Backward: their four dgrads (the wgrads reuse the casts).
+  const Scenario s = load("fp8");
+  const LayerShape x = make_layer_shape(s);
+  std::vector<Op> fwd = layer_forward_ops(x);
+  std::vector<Op> bwd = layer_backward_ops(x);
+  const size_t fwd_size = fwd.size(), bwd_size = bwd.size();
+  apply_precision(s, &fwd);
+  apply_precision(s, &bwd);
+  EXPECT_EQ(count_quantize(fwd), 4);
+  EXPECT_EQ(count_quantize(bwd), 4);
+  EXPECT_EQ(fwd.size(), fwd_size + 4);
+  EXPECT_EQ(bwd.size(), bwd_size + 4);
+  for (const std::vector<Op>* ops : {&fwd, &bwd}) {
+    for (size_t i = 0; i < ops->size(); ++i) {
+      const Op& op = (*ops)[i];
+      if (is_quantize(op)) {
+        ASSERT_LT(i + 1, ops->size());
+        EXPECT_EQ(op.name, (*ops)[i + 1].name + ".quantize");  // right before its GEMM
+        EXPECT_EQ((*ops)[i + 1].type, OpType::kGemm);
+      }
+      if (op.type == OpType::kGemm) {
+        EXPECT_EQ(op.bytes_per_element, 1) << op.name;
+      }
+    }
+  }
+  for (const char* name : {"qkv.fwd", "proj.fwd", "fc1.fwd", "fc2.fwd"}) {
+    EXPECT_NE(find(fwd, std::string(name) + ".quantize"), nullptr) << name;
+  }
+  for (const char* name : {"qkv.dgrad", "proj.dgrad", "fc1.dgrad", "fc2.dgrad"}) {
+    EXPECT_NE(find(bwd, std::string(name) + ".quantize"), nullptr) << name;
+  }
+}
+
+TEST(ApplyPrecision, AttentionCoreAndOutputLayerStayInBf16) {
+  // Unfused attention: the score/context batched GEMMs keep 2 B operands and get no quantize op;
+  // the logits GEMM (1 B in fp8 before, from layer_ops) goes back to 2 B.
+  const Scenario s = load("fp8", {"training.flash_attention=false"});
+  const LayerShape x = make_layer_shape(s);
+  std::vector<Op> fwd = layer_forward_ops(x);
+  std::vector<Op> head = head_forward_ops(x);
+  apply_precision(s, &fwd);
+  apply_precision(s, &head);
+  const Op* scores = find(fwd, "attn.scores");
+  ASSERT_NE(scores, nullptr);
+  EXPECT_EQ(scores->bytes_per_element, 2);
+  EXPECT_EQ(find(fwd, "attn.scores.quantize"), nullptr);
+  EXPECT_EQ(count_quantize(fwd), 4);
+  const Op* logits = find(head, "logits.fwd");
+  ASSERT_NE(logits, nullptr);
+  EXPECT_EQ(logits->bytes_per_element, 2);
+  EXPECT_EQ(logits->bytes, gemm_op("logits.fwd", logits->m, logits->n, logits->k, 1, 2).bytes);
+  EXPECT_EQ(count_quantize(head), 0);
+}
+
+TEST(ApplyPrecision, WeightCastIsSpreadOverTheIterationsMicrobatches) {
+  // Global batch 64 over dp 8 at micro-batch 2: 4 micro-batches share one weight cast.
+  // (16,777,216 + 67,108,864 / 4) · 4 + 8 = 134,217,736 B.
+  std::vector<Op> ops = {gemm_op("fc1.fwd", kT, kF, kH, 1, 2)};
+  apply_precision(load("fp8", {"training.global_batch=64"}), &ops);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].bytes.count(), 134'217'736);
+}
+
+TEST(ApplyPrecision, SequenceParallelCastsTheShardAndGathersLowPrecision) {
+  // TP 8 with sequence parallelism (8 micro-batches): QKV's input is cast on the local shard
+  // before the all-gather, which then moves 1 B per element instead of 2. QKV: m = 4096,
+  // k = 4096, n = (4 + 2·4)·128 = 1536: (4096·4096 / 8 + 4096·1536 / 8) · 4 + 8 = 11,534,344 B.
+  // The head's all-gather feeds the bf16 logits GEMM and keeps its size.
+  const std::vector<std::string> sp = {"parallelism.tp=8", "parallelism.sequence_parallel=true"};
+  const Scenario bf16 = load("bf16", sp);
+  const Scenario fp8 = load("fp8", sp);
+  const LayerShape x = make_layer_shape(fp8);
+  std::vector<Op> fwd = layer_forward_ops(x);
+  std::vector<Op> head = head_forward_ops(x);
+  apply_precision(fp8, &fwd);
+  apply_precision(fp8, &head);
+  const std::vector<Op> fwd_bf16 = layer_forward_ops(make_layer_shape(bf16));
+  const std::vector<Op> head_bf16 = head_forward_ops(make_layer_shape(bf16));
+  int gathers = 0;
+  for (size_t i = 0; i + 1 < fwd.size(); ++i) {
+    if (fwd[i].name != "tp.allgather") continue;
+    ++gathers;
+    ASSERT_GT(i, 0u);
+    EXPECT_EQ(fwd[i - 1].name, fwd[i + 1].name + ".quantize");  // cast, gather, GEMM
+    EXPECT_EQ(fwd[i].comm_bytes.count() * 2, find(fwd_bf16, "tp.allgather")->comm_bytes.count());
+  }
+  EXPECT_EQ(gathers, 2);  // QKV and FC1
+  const Op* qkv = find(fwd, "qkv.fwd.quantize");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(qkv->bytes.count(), 11'534'344);
+  const Op* head_gather = find(head, "tp.allgather");
+  ASSERT_NE(head_gather, nullptr);
+  EXPECT_EQ(head_gather->comm_bytes, find(head_bf16, "tp.allgather")->comm_bytes);
+}
+
+TEST(ApplyPrecision, ApplyingTwiceChangesNothing) {
+  const Scenario s = load("nvfp4");
+  std::vector<Op> once = layer_forward_ops(make_layer_shape(s));
+  apply_precision(s, &once);
+  std::vector<Op> twice = once;
+  apply_precision(s, &twice);
+  ASSERT_EQ(twice.size(), once.size());
+  for (size_t i = 0; i < once.size(); ++i) {
+    EXPECT_EQ(twice[i].name, once[i].name);
+    EXPECT_EQ(twice[i].bytes, once[i].bytes);
+  }
+}
+
+TEST(GenerateWorkload, LowPrecisionLayersCarryTheirQuantizeKernels) {
+  // The generator applies the precision to every block: bf16 has no quantize op, nvfp4 four in
+  // each layer's forward and four in its backward.
+  auto quantize_ops = [](const Workload& w, const std::string& block) {
+    for (const Block& b : w.blocks) {
+      if (b.name == block) return count_quantize(b.ops);
+    }
+    return -1;
+  };
+  const Workload bf16 = generate_workload(load("bf16"));
+  const Workload fp4 = generate_workload(load("nvfp4"));
+  EXPECT_EQ(quantize_ops(bf16, "layer.fwd"), 0);
+  EXPECT_EQ(quantize_ops(fp4, "layer.fwd"), 4);
+  EXPECT_EQ(quantize_ops(fp4, "layer.bwd"), 4);
+  EXPECT_EQ(quantize_ops(fp4, "head.fwd"), 0);
+}
+
+}  // namespace
+}  // namespace preflight
