@@ -29,7 +29,9 @@ const char* category_name(Category c) {
 }  // namespace
 
 // Trace-event format: "X" complete events with ts/dur in microseconds; "M" metadata events name
-// processes (pipeline stages; each stands for its tp·dp symmetric ranks) and threads (streams).
+// processes (pipeline stages; each stands for its tp·dp symmetric ranks) and threads (streams);
+// "C" counters: memory per stage and, when the flow-level network ran, each link tier's
+// utilization in a "network" process after the stages.
 json trace_to_json(const SimulationReport& r) {
   json events = json::array();
   const Scenario& s = r.scenario;
@@ -79,6 +81,27 @@ json trace_to_json(const SimulationReport& r) {
                           {"pid", m.stage},
                           {"ts", static_cast<double>(m.time.ps()) * 1e-6},
                           {"args", {{"allocated", m.bytes.to_gib()}}}});
+  }
+  // Flow-level network: one counter track per link tier, its aggregate utilization over time.
+  if (r.execution.has_network_stats && !r.execution.network.tiers.empty()) {
+    const size_t pid = r.execution.stages.size();
+    events.push_back(json{{"ph", "M"},
+                          {"name", "process_name"},
+                          {"pid", pid},
+                          {"args", {{"name", "network (utilization per link tier)"}}}});
+    events.push_back(json{{"ph", "M"},
+                          {"name", "process_sort_index"},
+                          {"pid", pid},
+                          {"args", {{"sort_index", pid}}}});
+    for (const TierSeries& t : r.execution.network.tiers) {
+      for (const auto& [time, utilization] : t.points) {
+        events.push_back(json{{"ph", "C"},
+                              {"name", t.tier},
+                              {"pid", pid},
+                              {"ts", static_cast<double>(time.ps()) * 1e-6},
+                              {"args", {{"utilization", utilization}}}});
+      }
+    }
   }
   json other{{"generator", "preflight"}, {"model", s.model.name}};
   // Link utilization of the flow-level network over the iteration (per tier and hottest links).

@@ -233,6 +233,16 @@ json report_to_json(const SimulationReport& r) {
           {"link", l.name}, {"tier", l.tier}, {"bytes", l.bytes}, {"utilization", l.utilization}});
     }
     network["hottest_links"] = hot;
+    // Aggregate load per tier over time (the trace's counter tracks): Σ flow rates on the tier's
+    // channels / their line rate, both directions; mean over the run and the highest instant.
+    json tier_load = json::object();
+    for (const TierSeries& t : n.tiers) {
+      tier_load[t.tier] = json{{"capacity_gbps", t.capacity * 1e-9},
+                               {"mean_utilization", t.mean},
+                               {"peak_utilization", t.peak},
+                               {"trace_points", t.points.size()}};
+    }
+    network["tier_load"] = tier_load;
   }
   return json{{"iteration_time_s", r.iteration_time_s},
               {"network", network},

@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/loader.h"
+#include "report/report.h"
+
+namespace preflight {
+namespace {
+
+SimulationReport run(const std::string& network) {
+  StatusOr<Scenario> s =
+      load_scenario_text("", "",
+                         {"model.preset=gpt3-13b", "cluster.preset=dgx-h100", "cluster.nodes=4",
+                          "parallelism.tp=8", "parallelism.pp=2", "parallelism.dp=2",
+                          "training.global_batch=16", "simulation.network=" + network});
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  SimulateOptions options;
+  options.trace = TraceLevel::kBlocks;
+  StatusOr<SimulationReport> r = simulate(*s, options);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r;
+}
+
+// Counter events of the process named "network ...", by counter name.
+std::set<std::string> network_counters(const nlohmann::json& trace, int* events) {
+  int pid = -1;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name" &&
+        e["args"]["name"].get<std::string>().rfind("network", 0) == 0) {
+      pid = e["pid"].get<int>();
+    }
+  }
+  std::set<std::string> names;
+  *events = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "C" || e["pid"].get<int>() != pid) continue;
+    names.insert(e["name"].get<std::string>());
+    ++*events;
+  }
+  return names;
+}
+
+TEST(ChromeTrace, FlowNetworkRunHasLinkTierCounterTracks) {
+  const SimulationReport r = run("flow");
+  int events = 0;
+  const std::set<std::string> names = network_counters(trace_to_json(r), &events);
+  EXPECT_TRUE(names.count("nic_leaf")) << events;
+  EXPECT_TRUE(names.count("host_nic"));
+  EXPECT_GT(events, 10);
+  EXPECT_LE(events, 501 * 5);
+}
+
+TEST(ChromeTrace, AnalyticalRunHasNoNetworkProcess) {
+  const SimulationReport r = run("analytical");
+  const nlohmann::json trace = trace_to_json(r);
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      EXPECT_NE(e["args"]["name"].get<std::string>().rfind("network", 0), 0u);
+    }
+  }
+  EXPECT_FALSE(trace["otherData"].contains("network"));
+}
+
+}  // namespace
+}  // namespace preflight
