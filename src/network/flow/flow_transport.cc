@@ -13,6 +13,7 @@
 #include "collective/decomposition.h"
 #include "engine/transport.h"
 #include "network/flow/flow_network.h"
+#include "network/placement.h"
 #include "network/routing.h"
 #include "network/topology_builders.h"
 
@@ -126,9 +127,11 @@ void merge_pairs(std::vector<Sample>* samples) {
 
 // Megatron's rank layout: rank = tp_rank + tp·(cp_rank + cp·(dp_rank + dp·stage)), GPU = rank.
 // Expert layers refold a stage's tp·cp·dp ranks as etp × ep × edp, expert-TP fastest
-// (network/placement.h).
+// (network/placement.h). The gradient group has `dp_group` members: the dp ranks of one CP rank
+// (stride tp·cp), or, when it spans the CP ranks too (dp·cp members, Megatron-Core's DP×CP
+// group), every rank of one TP rank (stride tp).
 struct RankLayout {
-  int tp = 1, cp = 1, dp = 1, pp = 1, etp = 1, ep = 1;
+  int tp = 1, cp = 1, dp = 1, pp = 1, etp = 1, ep = 1, dp_group = 1;
 
   int stage_ranks() const { return tp * cp * dp; }
 
@@ -150,7 +153,7 @@ struct RankLayout {
         size = cp, stride = tp;
         break;
       case GroupKind::kData:
-        size = dp, stride = tp * cp;
+        size = dp_group, stride = dp_group == dp ? tp * cp : tp;
         break;
       case GroupKind::kPipeline:
         size = 1;
@@ -187,7 +190,8 @@ class FlowTransport final : public Transport {
         nics_per_node_(s.cluster.nics_per_node),
         pxn_(s.collectives.pxn) {
     const ParallelismConfig& p = s.parallelism;
-    layout_ = RankLayout{p.tp, p.cp, p.dp, p.pp, s.expert_tp(), std::max(1, p.ep)};
+    layout_ = RankLayout{p.tp, p.cp, p.dp, p.pp, s.expert_tp(), std::max(1, p.ep),
+                         place_job_groups(s).dp.size};
     // One resource per link direction, id = 2·link + dir (the router's channel ids), grouped by
     // tier. Network links run at the measured fraction of line rate (nic_efficiency).
     for (const TopoLink& l : topo_->links) {
