@@ -190,8 +190,8 @@ class FlowTransport final : public Transport {
         nics_per_node_(s.cluster.nics_per_node),
         pxn_(s.collectives.pxn) {
     const ParallelismConfig& p = s.parallelism;
-    layout_ = RankLayout{p.tp, p.cp, p.dp, p.pp, s.expert_tp(), std::max(1, p.ep),
-                         place_job_groups(s).dp.size};
+    layout_ = RankLayout{
+        p.tp, p.cp, p.dp, p.pp, s.expert_tp(), std::max(1, p.ep), place_job_groups(s).dp.size};
     // One resource per link direction, id = 2·link + dir (the router's channel ids), grouped by
     // tier. Network links run at the measured fraction of line rate (nic_efficiency).
     for (const TopoLink& l : topo_->links) {
@@ -309,7 +309,7 @@ class FlowTransport final : public Transport {
                                           Bytes bytes, const CollectivePlan& plan) {
     GroupLayout g;
     g.gpus_per_node = gpus_per_node_;
-    g.nics_per_node = nics_per_node_;
+    g.nics_per_node = std::max(1, nics_per_node_);
     std::map<int, int> node_index;
     for (int gpu : members) {
       const int node = gpu / gpus_per_node_;
