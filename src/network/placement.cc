@@ -27,7 +27,9 @@ JobGroups place_job_groups(const Scenario& s) {
   const int stage_ranks = p.tp * p.cp * p.dp;
   j.tp = place_group(p.tp, 1, gpn);
   j.cp = place_group(p.cp, p.tp, gpn);
-  j.dp = place_group(p.dp, p.tp * p.cp, gpn);
+  // Gradients reduce over the data-parallel ranks of all CP ranks together (Megatron-Core's
+  // DP×CP group): cp·dp consecutive groups of tp.
+  j.dp = place_group(p.dp * p.cp, p.tp, gpn);
   j.pp = place_group(2, stage_ranks, gpn);
   // The pair is rank r < tp·cp·dp of the first stage and r + tp·cp·dp·(pp−1) of the last: on one
   // node exactly when the whole job is, even where that stride does not divide the node.

@@ -26,7 +26,7 @@ GroupPlacement place_group(int size, int stride, int gpus_per_node);
 // The placements of the communicators of a Megatron job.
 struct JobGroups {
   GroupPlacement tp;
-  GroupPlacement dp;
+  GroupPlacement dp;  // the gradient-reduction group: dp·cp ranks, stride tp
   GroupPlacement pp;         // two neighbouring stages
   GroupPlacement embedding;  // first and last stage
   GroupPlacement cp;         // context-parallel ranks (stride tp)

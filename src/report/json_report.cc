@@ -244,7 +244,7 @@ json report_to_json(const SimulationReport& r) {
     }
     network["tier_load"] = tier_load;
   }
-  return json{{"iteration_time_s", r.iteration_time_s},
+  json out{{"iteration_time_s", r.iteration_time_s},
               {"network", network},
               {"collectives_by_kind", by_kind},
               {"tokens_per_s", r.tokens_per_s},
@@ -262,6 +262,28 @@ json report_to_json(const SimulationReport& r) {
               {"stages", stages},
               {"memory", memory_to_json(r.memory)},
               {"scenario", scenario_to_json(r.scenario)}};
+  if (!r.moe_layers.empty()) {
+    // Expert routing per MoE layer: the busiest EP rank's tokens over the mean (what sets the
+    // layer's expert GEMMs and all-to-alls), the most popular expert's share of the T·k token
+    // copies, and the fraction dropped by the capacity factor.
+    json layers = json::array();
+    double sum = 0, max = 0;
+    for (const MoeLayerStats& l : r.moe_layers) {
+      layers.push_back(json{{"layer", l.layer},
+                            {"imbalance", l.imbalance},
+                            {"max_expert_share", l.max_expert_share},
+                            {"dropped", l.dropped},
+                            {"busiest_rank_tokens", l.rank_tokens}});
+      sum += l.imbalance;
+      max = std::max(max, l.imbalance);
+    }
+    out["moe"] = json{{"routing", to_string(r.scenario.model.moe.routing)},
+                      {"active_parameters", r.active_parameters},
+                      {"mean_imbalance", sum / static_cast<double>(r.moe_layers.size())},
+                      {"max_imbalance", max},
+                      {"layers", layers}};
+  }
+  return out;
 }
 
 Status write_output(const std::string& path, const std::string& text) {

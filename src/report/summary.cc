@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
@@ -36,11 +37,23 @@ std::string format_summary(const SimulationReport& r) {
   const Scenario& s = r.scenario;
   const ParallelismConfig& p = s.parallelism;
   std::string out;
-  out += line("Preflight: %s (%.1fB parameters) on %d x %s (%d nodes, %s)", s.model.name.c_str(),
-              static_cast<double>(r.parameters) * 1e-9, s.cluster.total_gpus(),
-              s.cluster.gpu.name.c_str(), s.cluster.nodes, s.cluster.name.c_str());
+  if (s.model.moe.enabled()) {
+    out += line("Preflight: %s (%.1fB parameters, %.1fB active) on %d x %s (%d nodes, %s)",
+                s.model.name.c_str(), static_cast<double>(r.parameters) * 1e-9,
+                static_cast<double>(r.active_parameters) * 1e-9, s.cluster.total_gpus(),
+                s.cluster.gpu.name.c_str(), s.cluster.nodes, s.cluster.name.c_str());
+  } else {
+    out += line("Preflight: %s (%.1fB parameters) on %d x %s (%d nodes, %s)", s.model.name.c_str(),
+                static_cast<double>(r.parameters) * 1e-9, s.cluster.total_gpus(),
+                s.cluster.gpu.name.c_str(), s.cluster.nodes, s.cluster.name.c_str());
+  }
   std::string strategy = "TP " + std::to_string(p.tp) + ", PP " + std::to_string(p.pp) + ", DP " +
                          std::to_string(p.dp);
+  if (p.cp > 1) strategy += ", CP " + std::to_string(p.cp) + " (" + to_string(p.cp_kind) + ")";
+  if (s.model.moe.enabled()) {
+    strategy += ", EP " + std::to_string(p.ep);
+    if (s.expert_tp() != p.tp) strategy += ", ETP " + std::to_string(s.expert_tp());
+  }
   if (p.vpp > 1) strategy += ", VPP " + std::to_string(p.vpp);
   strategy += std::string(", ") + to_string(p.schedule) + ", micro-batch " +
               std::to_string(s.training.micro_batch) + " x " + std::to_string(r.microbatches) +
@@ -59,6 +72,17 @@ std::string format_summary(const SimulationReport& r) {
       "Megatron 2021; peak %.0f TFLOP/s %s dense)",
       r.mfu * 100, r.peak_tflops, to_string(s.training.precision));
   out += line("TFLOP/s per GPU  %.1f", r.tflops_per_gpu);
+  if (!r.moe_layers.empty()) {
+    double sum = 0, max = 0;
+    for (const MoeLayerStats& l : r.moe_layers) {
+      sum += l.imbalance;
+      max = std::max(max, l.imbalance);
+    }
+    out += line("expert routing   %s: busiest EP rank %.2fx the mean (mean over %zu MoE layers, "
+                "worst %.2fx)",
+                to_string(s.model.moe.routing), sum / static_cast<double>(r.moe_layers.size()),
+                r.moe_layers.size(), max);
+  }
   {
     const StageMemory& lim = r.memory.stages[r.memory.limiting_stage];
     if (r.memory.fits) {

@@ -105,6 +105,8 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
   r.tflops_per_gpu = r.model_flops / r.iteration_time_s / gpus * 1e-12;
   r.mfu = r.tflops_per_gpu / r.peak_tflops;
   r.parameters = total_parameters(s.model, s.parallelism.tp, s.training.seq_len);
+  r.active_parameters = active_parameters(s.model, s.parallelism.tp, s.training.seq_len);
+  r.moe_layers = workload.moe_layers;
   r.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;

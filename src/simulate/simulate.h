@@ -28,6 +28,9 @@ struct SimulationReport {
   double tflops_per_gpu = 0;  // model FLOPs per second per GPU, in TFLOP/s
   double peak_tflops = 0;     // the dense peak MFU divides by
   int64_t parameters = 0;
+  int64_t active_parameters = 0;  // per token (MoE: top-k routed + shared experts)
+  // MoE models: the expert routing of each MoE layer (workload/expert_routing.h).
+  std::vector<MoeLayerStats> moe_layers;
   int microbatches = 0;
   double wall_seconds = 0;  // how long the simulation itself took (not in outputs that
                             // must be deterministic)

@@ -1,11 +1,14 @@
 #include "workload/generator.h"
 
 #include <algorithm>
+
 #include <map>
 
 #include "base/check.h"
 #include "model/transformer.h"
+#include "workload/expert_routing.h"
 #include "workload/layer_ops.h"
+#include "workload/moe_ops.h"
 #include "workload/precision_ops.h"
 #include "workload/schedule.h"
 
@@ -55,6 +58,61 @@ Step run(int block, int repeat, const PipelineTask& t) {
   return s;
 }
 
+// A run of consecutive layers that share one forward and one backward block.
+struct LayerRun {
+  int fwd = -1, bwd = -1;
+  int count = 0;
+  int first_layer = 0;  // model layer index of the run's first layer
+};
+
+// Layers differ when some are MoE and some dense (model.moe.dense_layers, layer_interval), when
+// MoE layers draw their own expert loads, or when attention windows alternate. Each distinct
+// layer gets one forward and one backward block (identical layers share them), named
+// "layer.fwd" / "layer.bwd" as for a uniform model; `fwd_of[i]`, `bwd_of[i]` are layer i's.
+struct LayerBlocks {
+  std::vector<int> fwd_of, bwd_of;
+  std::vector<ExpertLoad> loads;  // one per MoE layer, in layer order
+};
+
+std::string signature(const std::vector<Op>& ops) {
+  std::string sig;
+  for (const Op& op : ops) {
+    sig += op.name;
+    sig += '|';
+    sig += std::to_string(op.flops.count()) + '|' + std::to_string(op.bytes.count()) + '|' +
+           std::to_string(op.comm_bytes.count()) + ';';
+  }
+  return sig;
+}
+
+// The ops replayed before a layer's backward by recompute, followed by the backward itself.
+std::vector<Op> backward_with_recompute(const Scenario& s, const LayerShape& x,
+                                        std::vector<Op> fwd, std::vector<Op> bwd) {
+  std::vector<Op> ops;
+  if (s.parallelism.recompute == Recompute::kFull) {
+    ops = std::move(fwd);
+    for (Op& op : ops) op.name += ".recompute";
+  } else if (s.parallelism.recompute == Recompute::kSelective && !x.flash) {
+    ops = attention_recompute_ops(x);
+  }
+  ops.insert(ops.end(), bwd.begin(), bwd.end());
+  return ops;
+}
+
+// Runs of consecutive layers [first, first + count) with equal blocks; `backward` reverses them.
+std::vector<LayerRun> layer_runs(const LayerBlocks& lb, int first, int count, bool backward) {
+  std::vector<LayerRun> runs;
+  for (int i = first; i < first + count; ++i) {
+    if (!runs.empty() && runs.back().fwd == lb.fwd_of[i] && runs.back().bwd == lb.bwd_of[i]) {
+      ++runs.back().count;
+    } else {
+      runs.push_back(LayerRun{lb.fwd_of[i], lb.bwd_of[i], 1, i});
+    }
+  }
+  if (backward) std::reverse(runs.begin(), runs.end());
+  return runs;
+}
+
 // Tag of the message that carries micro-batch `mb` into model chunk `k` (global chunk index).
 int64_t p2p_tag(int mb, int k, int chunks, bool backward) {
   return (static_cast<int64_t>(mb) * chunks + k) * 2 + (backward ? 1 : 0);
@@ -66,12 +124,33 @@ int gradient_bytes_per_element(const Scenario& s) {
   return s.training.precision == Precision::kFp16 ? 2 : 4;
 }
 
+int64_t stage_expert_parameters_per_gpu(const Scenario& s, int stage) {
+  const ModelConfig& m = s.model;
+  int64_t experts = 0;
+  for (int layer : stage_layer_ids(s, stage)) experts += expert_parameters(m, layer);
+  if (stage == s.parallelism.pp - 1) {
+    experts += int64_t{m.mtp_layers} * expert_parameters(m, m.layers - 1);
+  }
+  return experts / (int64_t{s.parallelism.ep} * s.expert_tp());
+}
+
 int64_t stage_parameters_per_gpu(const Scenario& s, int stage) {
   const ModelConfig& m = s.model;
   const int tp = s.parallelism.tp;
   const int pp = s.parallelism.pp;
-  const int64_t layers = stage_layers(s)[stage];
-  int64_t p = layer_parameters(m) * layers / tp;
+  // Everything but the routed experts is split over TP: attention, norms, dense MLPs, and, as
+  // Megatron-Core shards them, the shared experts (the router, E·h, is replicated there; it is
+  // split here with the rest). Routed experts are split over ep·etp. MTP modules sit on the
+  // last stage.
+  int64_t dense = 0;
+  for (int layer : stage_layer_ids(s, stage)) {
+    dense += layer_parameters(m, layer) - expert_parameters(m, layer);
+  }
+  if (stage == pp - 1) {
+    const int64_t mtp = mtp_module_parameters(m) - expert_parameters(m, m.layers - 1);
+    dense += int64_t{m.mtp_layers} * mtp;
+  }
+  int64_t p = dense / tp + stage_expert_parameters_per_gpu(s, stage);
   const int64_t vocab_shard = padded_vocab(m, tp) / tp * m.hidden;
   if (stage == 0) {
     p += vocab_shard;
@@ -101,33 +180,114 @@ Workload generate_workload(const Scenario& s) {
   w.microbatches = m;
   w.layers_per_chunk = layers_per_chunk;
   BlockIds ids;
-  ids.layer_fwd = add_block(w, "layer.fwd", layer_forward_ops(x));
-  {
-    std::vector<Op> ops;
-    if (par.recompute == Recompute::kFull) {
-      ops = layer_forward_ops(x);
-      for (Op& op : ops) op.name += ".recompute";
-    } else if (par.recompute == Recompute::kSelective && !x.flash) {
-      ops = attention_recompute_ops(x);
+  LayerBlocks lb;
+  if (!s.model.moe.enabled() && s.model.sliding_window == 0) {
+    ids.layer_fwd = add_block(w, "layer.fwd", layer_forward_ops(x));
+    ids.layer_bwd = add_block(w, "layer.bwd",
+                              backward_with_recompute(s, x, layer_forward_ops(x),
+                                                      layer_backward_ops(x)));
+    lb.fwd_of.assign(s.model.layers, ids.layer_fwd);
+    lb.bwd_of.assign(s.model.layers, ids.layer_bwd);
+  } else {
+    std::map<std::string, int> known;  // block signature -> block id
+    auto block_for = [&](const char* name, std::vector<Op> ops) {
+      const std::string sig = std::string(name) + '#' + signature(ops);
+      auto it = known.find(sig);
+      if (it != known.end()) return it->second;
+      const int id = add_block(w, name, std::move(ops));
+      known.emplace(sig, id);
+      return id;
+    };
+    for (int i = 0; i < s.model.layers; ++i) {
+      const LayerShape xi = make_layer_shape(s, i);
+      std::vector<Op> fwd = attention_forward_ops(xi);
+      std::vector<Op> mlp_fwd, mlp_bwd;
+      if (s.model.is_moe_layer(i)) {
+        const ExpertLoad load = draw_expert_load(s.model.moe, par.ep, i, s.simulation.seed);
+        mlp_fwd = moe_forward_ops(xi, load);
+        mlp_bwd = moe_backward_ops(xi, load);
+        w.moe_layers.push_back(MoeLayerStats{i, load.imbalance(), load.max_expert_share,
+                                             load.dropped, moe_rank_tokens(xi, load)});
+      } else {
+        mlp_fwd = mlp_forward_ops(xi);
+        mlp_bwd = mlp_backward_ops(xi);
+      }
+      fwd.insert(fwd.end(), mlp_fwd.begin(), mlp_fwd.end());
+      std::vector<Op> bwd = std::move(mlp_bwd);
+      std::vector<Op> attn_bwd = attention_backward_ops(xi);
+      bwd.insert(bwd.end(), attn_bwd.begin(), attn_bwd.end());
+      lb.bwd_of.push_back(block_for("layer.bwd", backward_with_recompute(s, xi, fwd, bwd)));
+      lb.fwd_of.push_back(block_for("layer.fwd", std::move(fwd)));
     }
-    std::vector<Op> bwd = layer_backward_ops(x);
-    ops.insert(ops.end(), bwd.begin(), bwd.end());
-    ids.layer_bwd = add_block(w, "layer.bwd", std::move(ops));
+  }
+  // First model layer of each global chunk k (= chunk·p + stage).
+  std::vector<int> chunk_first(chunks + 1, 0);
+  for (int k = 0; k < chunks; ++k) {
+    chunk_first[k + 1] =
+        chunk_first[k] + (v == 1 ? layers_of_stage[k] : s.model.layers / chunks);
   }
   ids.embedding_fwd = add_block(w, "embedding.fwd", embedding_forward_ops(x));
   ids.embedding_bwd = add_block(w, "embedding.bwd", embedding_backward_ops(x));
-  ids.head_fwd = add_block(w, "head.fwd", head_forward_ops(x));
-  ids.head_bwd = add_block(w, "head.bwd", head_backward_ops(x));
+  {
+    std::vector<Op> head_fwd = head_forward_ops(x);
+    std::vector<Op> head_bwd = head_backward_ops(x);
+    // Multi-token prediction (DeepSeek-V3 §2.2): each of the mtp_layers modules on the last
+    // stage normalises the hidden state and the next token's embedding, projects their
+    // concatenation (2h → h), runs one transformer layer like the model's last, and shares the
+    // output head and its loss. Forward runs after the main head, backward before it.
+    for (int d = 0; d < s.model.mtp_layers; ++d) {
+      const int last = s.model.layers - 1;
+      const LayerShape xl = make_layer_shape(s, last);
+      const double e = x.act_bytes;
+      const double th = static_cast<double>(x.tokens) * static_cast<double>(x.h);
+      std::vector<Op> f = {memory_op("mtp.norms.fwd", 4 * e * th),
+                           gemm_op("mtp.proj.fwd", x.tokens, x.h, 2 * x.h, 1, x.gemm_bytes)};
+      std::vector<Op> layer_f = attention_forward_ops(xl);
+      std::vector<Op> mlp_f, mlp_b;
+      if (s.model.is_moe_layer(last)) {
+        const ExpertLoad load =
+            draw_expert_load(s.model.moe, par.ep, s.model.layers + d, s.simulation.seed);
+        mlp_f = moe_forward_ops(xl, load);
+        mlp_b = moe_backward_ops(xl, load);
+      } else {
+        mlp_f = mlp_forward_ops(xl);
+        mlp_b = mlp_backward_ops(xl);
+      }
+      layer_f.insert(layer_f.end(), mlp_f.begin(), mlp_f.end());
+      std::vector<Op> layer_b = std::move(mlp_b);
+      std::vector<Op> attn_b = attention_backward_ops(xl);
+      layer_b.insert(layer_b.end(), attn_b.begin(), attn_b.end());
+      f.insert(f.end(), layer_f.begin(), layer_f.end());
+      std::vector<Op> hf = head_forward_ops(x);
+      f.insert(f.end(), hf.begin(), hf.end());
+      std::vector<Op> b = head_backward_ops(x);
+      b.insert(b.end(), layer_b.begin(), layer_b.end());
+      b.push_back(gemm_op("mtp.proj.dgrad", x.tokens, 2 * x.h, x.h, 1, x.gemm_bytes));
+      b.push_back(gemm_op("mtp.proj.wgrad", 2 * x.h, x.h, x.tokens, 1, x.gemm_bytes, true));
+      b.push_back(memory_op("mtp.norms.bwd", 8 * e * th));
+      for (Op& op : f) op.name = "mtp" + std::to_string(d) + "." + op.name;
+      for (Op& op : b) op.name = "mtp" + std::to_string(d) + "." + op.name;
+      head_fwd.insert(head_fwd.end(), f.begin(), f.end());
+      b.insert(b.end(), head_bwd.begin(), head_bwd.end());
+      head_bwd = std::move(b);
+    }
+    ids.head_fwd = add_block(w, "head.fwd", std::move(head_fwd));
+    ids.head_bwd = add_block(w, "head.bwd", std::move(head_bwd));
+  }
   // Zero-bubble and DualPipe schedules run each backward block as B then, later, W.
   const bool split = splits_backward(par.schedule);
   const bool dual = par.schedule == Schedule::kDualPipe;
   std::map<int, int> input_block;  // backward (W) block -> its B block
   if (split) {
-    input_block[ids.layer_bwd] = split_off_input_grad(w, ids.layer_bwd);
+    for (int b : lb.bwd_of) {
+      if (input_block.count(b) == 0) input_block[b] = split_off_input_grad(w, b);
+    }
     input_block[ids.head_bwd] = split_off_input_grad(w, ids.head_bwd);
   }
 
   const int grad_bytes = gradient_bytes_per_element(s);
+  const int dp_cp = par.dp * par.cp;    // the gradient-reduction group of dense parameters
+  const int edp = s.model.moe.enabled() ? s.expert_dp() : 1;  // ... and of routed experts
   const Bytes p2p_bytes(x.act_bytes * x.tokens * x.h / (par.sequence_parallel ? par.tp : 1));
   const bool tied_sync = s.model.tied_embeddings && p > 1;
   const int64_t vocab_shard = padded_vocab(s.model, par.tp) / par.tp * s.model.hidden;
@@ -137,11 +297,16 @@ Workload generate_workload(const Scenario& s) {
     prog.stage = stage;
     // DualPipe: rank `stage` holds model stages `stage` (chunk 0) and p−1−stage (chunk 1).
     int64_t params = stage_parameters_per_gpu(s, stage);
-    int rank_layers = layers_of_stage[stage];
+    int64_t expert_params = stage_expert_parameters_per_gpu(s, stage);
+    std::vector<int> rank_layer_ids = stage_layer_ids(s, stage);
     if (dual) {
       params += stage_parameters_per_gpu(s, p - 1 - stage);
-      rank_layers += layers_of_stage[p - 1 - stage];
+      expert_params += stage_expert_parameters_per_gpu(s, p - 1 - stage);
+      for (int l : stage_layer_ids(s, p - 1 - stage)) rank_layer_ids.push_back(l);
     }
+    // Gradients reduce over the data-parallel group, which with context parallelism spans the
+    // dp·cp ranks (Megatron-Core); routed experts over their expert-DP group instead.
+    const int64_t dense_params = params - expert_params;
     const int stage_chunk_layers = layers_of_stage[stage] / v;
     const std::vector<PipelineTask> order = pipeline_order(par.schedule, stage, p, m, v);
     // Last pass of each chunk that produces weight gradients (a whole backward or a W), where
@@ -153,7 +318,11 @@ Workload generate_workload(const Scenario& s) {
         last_grads[order[i].chunk] = static_cast<int>(i);
       }
     }
-    const int64_t layer_params = layer_parameters(s.model) / par.tp;
+    // Gradients of a layer's non-expert parameters (on this GPU) go to the DP buckets; routed
+    // experts are reduced over the expert-DP group at the end (see below).
+    auto dense_layer_params = [&](int layer) {
+      return (layer_parameters(s.model, layer) - expert_parameters(s.model, layer)) / par.tp;
+    };
     const int64_t bucket_params = std::max<int64_t>(1, par.grad_bucket_size.count() / grad_bytes);
     // Where task `t`'s chunk sits in the model: global chunk k (chunk·p + stage; DualPipe: the
     // model stage), its layers, and the stages its input comes from and its output goes to
@@ -213,27 +382,35 @@ Workload generate_workload(const Scenario& s) {
         p2p(StepKind::kSend, q.from, p2p_tag(t.microbatch, q.k - 1, chunks, true), t, true);
       }
     };
-    // The chunk's layers backward: their B blocks (`input`), else their whole backward or W.
+    // The chunk's layers backward (last to first) with blocks `block_of(bwd block)`.
     auto layers_backward = [&](const PipelineTask& t, const Place& q, bool input) {
-      prog.steps.push_back(
-          run(input ? input_block.at(ids.layer_bwd) : ids.layer_bwd, q.layers, t));
+      for (const LayerRun& r : layer_runs(lb, chunk_first[q.k], q.layers, true)) {
+        prog.steps.push_back(run(input ? input_block.at(r.bwd) : r.bwd, r.count, t));
+      }
     };
     // The pass that completes the chunk's weight gradients: layer by layer, issuing a DP
     // bucket whenever the finished layers' gradients fill one, when this is the chunk's last
     // such pass and buckets overlap; else the layers in one go.
     auto layers_gradients = [&](const PipelineTask& t, const Place& q, int i) {
-      if (!(par.overlap_grad_reduce && par.dp > 1 && i == last_grads[t.chunk])) {
+      if (!(par.overlap_grad_reduce && dp_cp > 1 && i == last_grads[t.chunk])) {
         layers_backward(t, q, false);
         return;
       }
-      // Issue a DP bucket whenever the finished layers' gradients fill one (Megatron DDP).
+      // Issue a DP bucket whenever the finished layers' gradients fill one (Megatron DDP);
+      // the backward visits the chunk's layers last to first.
       int64_t pending = 0;
-      int run_layers = 0;
-      for (int layer = 0; layer < q.layers; ++layer) {
+      int run_block = -1, run_layers = 0;
+      for (int j = 0; j < q.layers; ++j) {
+        const int layer = chunk_first[q.k] + q.layers - 1 - j;
+        if (run_layers > 0 && lb.bwd_of[layer] != run_block) {
+          prog.steps.push_back(run(run_block, run_layers, t));
+          run_layers = 0;
+        }
+        run_block = lb.bwd_of[layer];
         ++run_layers;
-        pending += layer_params;
-        if (pending >= bucket_params || layer == q.layers - 1) {
-          prog.steps.push_back(run(ids.layer_bwd, run_layers, t));
+        pending += dense_layer_params(layer);
+        if (pending >= bucket_params || j == q.layers - 1) {
+          prog.steps.push_back(run(run_block, run_layers, t));
           run_layers = 0;
           Step c;
           c.kind = StepKind::kCommAsync;
@@ -253,7 +430,9 @@ Workload generate_workload(const Scenario& s) {
       switch (t.pass) {
         case Pass::kForward:
           if (q.first) prog.steps.push_back(run(ids.embedding_fwd, 1, t));
-          prog.steps.push_back(run(ids.layer_fwd, q.layers, t));
+          for (const LayerRun& r : layer_runs(lb, chunk_first[q.k], q.layers, false)) {
+            prog.steps.push_back(run(r.fwd, r.count, t));
+          }
           if (q.last) prog.steps.push_back(run(ids.head_fwd, 1, t));
           return;
         case Pass::kBackward:
@@ -304,31 +483,48 @@ Workload generate_workload(const Scenario& s) {
       ++i;
     }
     // --- end of iteration: gradient reduction and optimizer ---
-    if (par.dp > 1) {
+    const char* dp_name = par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce";
+    const CollectiveKind dp_kind =
+        par.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+    const bool expert_reduce = expert_params > 0 && edp > 1;
+    if (dp_cp > 1 || expert_reduce) {
       if (par.overlap_grad_reduce) {
-        // The layer buckets above hold only layer gradients; the embedding, final norm and
-        // output layer (or tied copy) go in one last bucket once the backward is done.
-        const int64_t rest = params - layer_parameters(s.model) * rank_layers / par.tp;
-        if (rest > 0) {
+        // The layer buckets above hold only the layers' non-expert gradients; the embedding,
+        // final norm and output layer (or tied copy) go in one last bucket once the backward is
+        // done, and the routed experts' gradients in their own, over the expert-DP group.
+        int64_t rest = dense_params;
+        for (int l : rank_layer_ids) rest -= dense_layer_params(l);
+        if (rest > 0 && dp_cp > 1) {
           Step c;
           c.kind = StepKind::kCommAsync;
-          c.op = collective_op(par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce",
-                               par.distributed_optimizer ? CollectiveKind::kReduceScatter
-                                                         : CollectiveKind::kAllReduce,
-                               GroupKind::kData, Bytes(rest * grad_bytes));
+          c.op = collective_op(dp_name, dp_kind, GroupKind::kData, Bytes(rest * grad_bytes));
+          prog.steps.push_back(c);
+        }
+        if (expert_reduce) {
+          Step c;
+          c.kind = StepKind::kCommAsync;
+          c.op = collective_op(par.distributed_optimizer ? "edp.reducescatter" : "edp.allreduce",
+                               dp_kind, GroupKind::kExpertData, Bytes(expert_params * grad_bytes));
           prog.steps.push_back(c);
         }
         Step wait;
         wait.kind = StepKind::kWaitComm;
         prog.steps.push_back(wait);
       } else {
-        Step c;
-        c.kind = StepKind::kCollective;
-        c.op = collective_op(
-            par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce",
-            par.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-            GroupKind::kData, Bytes(params * grad_bytes));
-        prog.steps.push_back(c);
+        if (dp_cp > 1) {
+          Step c;
+          c.kind = StepKind::kCollective;
+          c.op = collective_op(dp_name, dp_kind, GroupKind::kData,
+                               Bytes((expert_reduce ? dense_params : params) * grad_bytes));
+          prog.steps.push_back(c);
+        }
+        if (expert_reduce) {
+          Step c;
+          c.kind = StepKind::kCollective;
+          c.op = collective_op(par.distributed_optimizer ? "edp.reducescatter" : "edp.allreduce",
+                               dp_kind, GroupKind::kExpertData, Bytes(expert_params * grad_bytes));
+          prog.steps.push_back(c);
+        }
       }
     }
     if (dual) {
@@ -354,7 +550,11 @@ Workload generate_workload(const Scenario& s) {
       prog.steps.push_back(c);
     }
     {
-      const int64_t owned = par.distributed_optimizer ? (params + par.dp - 1) / par.dp : params;
+      // The distributed optimizer owns 1/(dp·cp) of the dense and 1/edp of the expert states.
+      const int64_t owned =
+          par.distributed_optimizer
+              ? (dense_params + dp_cp - 1) / dp_cp + (expert_params + edp - 1) / edp
+              : params;
       std::vector<Op> ops;
       // Multi-tensor Adam: unscale + norm, update of fp32 master weights and moments, copy to
       // half-precision weights; `optimizer_bytes_per_param` bytes of HBM traffic per parameter.
@@ -368,11 +568,18 @@ Workload generate_workload(const Scenario& s) {
       r.block = static_cast<int>(w.blocks.size()) - 1;
       prog.steps.push_back(r);
     }
-    if (par.distributed_optimizer && par.dp > 1) {
+    if (par.distributed_optimizer && dp_cp > 1) {
       Step c;
       c.kind = StepKind::kCollective;
       c.op = collective_op("dp.allgather.params", CollectiveKind::kAllGather, GroupKind::kData,
-                           Bytes(params * x.act_bytes));
+                           Bytes((expert_reduce ? dense_params : params) * x.act_bytes));
+      prog.steps.push_back(c);
+    }
+    if (par.distributed_optimizer && expert_params > 0 && edp > 1) {
+      Step c;
+      c.kind = StepKind::kCollective;
+      c.op = collective_op("edp.allgather.params", CollectiveKind::kAllGather,
+                           GroupKind::kExpertData, Bytes(expert_params * x.act_bytes));
       prog.steps.push_back(c);
     }
     Step sync;

@@ -13,9 +13,15 @@
 
 namespace preflight {
 
-// Parameters held by one GPU of pipeline stage `stage` (its TP shard of its layers, plus the
-// embedding on the first stage and the output layer / tied copy on the last).
+// Parameters held by one GPU of pipeline stage `stage`: its layers' non-expert parameters / tp
+// (attention, norms, dense MLPs, shared experts, routers), its routed experts / (ep·etp), the
+// embedding on the first stage, the output layer / tied copy and any MTP modules on the last.
 int64_t stage_parameters_per_gpu(const Scenario& s, int stage);
+
+// The routed-expert part of stage_parameters_per_gpu: the stage's routed experts (and those of
+// MTP modules on the last stage) / (ep·etp). Their gradients are reduced over the expert-DP
+// group (Scenario::expert_dp() ranks), not over dp·cp.
+int64_t stage_expert_parameters_per_gpu(const Scenario& s, int stage);
 
 // Bytes per gradient element in the DP reduction: fp32 for bf16/fp8 training (Megatron
 // accumulates and all-reduces main grads in fp32), fp16 for fp16 training.

@@ -1,0 +1,188 @@
+#include "workload/moe_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace preflight {
+namespace {
+
+struct MoeTraffic {
+  double tokens_in = 0;    // T_r: tokens entering the block on this rank
+  double rank_tokens = 0;  // tokens the busiest rank's experts compute
+  int64_t per_expert = 0;  // mean tokens per local expert on that rank (grouped-GEMM M)
+  Bytes dispatch;          // all-to-all buffer (or all-gather size)
+  Bytes etp_gather;        // expert-TP all-gather size
+};
+
+MoeTraffic traffic(const LayerShape& x, const ExpertLoad& load) {
+  MoeTraffic t;
+  const double e = x.act_bytes;
+  const double h = static_cast<double>(x.h);
+  t.tokens_in = static_cast<double>(x.tp > 1 ? x.tokens / x.tp : x.tokens);
+  const double copies = t.tokens_in * static_cast<double>(x.top_k);
+  const double received = copies * static_cast<double>(x.ep) * load.max_rank_share;
+  t.rank_tokens = received * static_cast<double>(x.etp);
+  t.per_expert = static_cast<int64_t>(std::ceil(t.rank_tokens / static_cast<double>(x.local_experts)));
+  if (x.allgather_dispatcher) {
+    t.dispatch = round_bytes(e * h * t.tokens_in * static_cast<double>(x.ep));
+  } else {
+    t.dispatch = round_bytes(e * h * std::max(copies * (1 - load.dropped), received));
+  }
+  t.etp_gather = round_bytes(e * h * t.rank_tokens);
+  return t;
+}
+
+// "moe.experts.fc1.fwd[1.83x]": the busiest rank's load over the mean, shown in the trace.
+std::string tag(const char* name, const ExpertLoad& load) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "[%.2fx]", load.imbalance());
+  return std::string(name) + buf;
+}
+
+Op named(Op op, const std::string& name) {
+  op.name = name;
+  return op;
+}
+
+}  // namespace
+
+double moe_rank_tokens(const LayerShape& x, const ExpertLoad& load) {
+  return traffic(x, load).rank_tokens;
+}
+
+std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
+  std::vector<Op> ops;
+  const MoeTraffic t = traffic(x, load);
+  const double e = x.act_bytes;
+  const double h = static_cast<double>(x.h);
+  const double te = static_cast<double>(x.elementwise_tokens);
+  const int64_t tin = static_cast<int64_t>(t.tokens_in);
+  const double copies = t.tokens_in * static_cast<double>(x.top_k);
+  ops.push_back(memory_op("ln2.fwd", 2 * e * te * h));
+  // Router: logits GEMM, then softmax/sigmoid + top-k over E scores in fp32 (read, write, index).
+  ops.push_back(gemm_op("moe.router.fwd", tin, x.experts, x.h, 1, x.act_bytes));
+  ops.push_back(memory_op("moe.router.topk", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
+  // Permute: gather each token copy into its expert's contiguous block (read + write).
+  ops.push_back(memory_op("moe.permute.fwd", 2 * e * copies * h));
+  if (x.ep > 1) {
+    ops.push_back(x.allgather_dispatcher
+                      ? collective_op("ep.allgather.dispatch", CollectiveKind::kAllGather,
+                                      GroupKind::kExpert, t.dispatch)
+                      : collective_op("ep.alltoall.dispatch", CollectiveKind::kAllToAll,
+                                      GroupKind::kExpert, t.dispatch));
+  }
+  if (x.etp > 1) {
+    ops.push_back(collective_op("etp.allgather", CollectiveKind::kAllGather,
+                                GroupKind::kExpertTensor, t.etp_gather));
+  }
+  const double rt = t.rank_tokens;
+  const double f = static_cast<double>(x.expert_ffn_per_rank);
+  ops.push_back(named(gemm_op("moe.experts.fc1.fwd", t.per_expert, x.expert_fc1_out, x.h,
+                              x.local_experts, x.gemm_bytes),
+                      tag("moe.experts.fc1.fwd", load)));
+  ops.push_back(memory_op("moe.experts.act.fwd", (x.swiglu ? 3 : 2) * e * rt * f));
+  ops.push_back(named(gemm_op("moe.experts.fc2.fwd", t.per_expert, x.h, x.expert_ffn_per_rank,
+                              x.local_experts, x.gemm_bytes),
+                      tag("moe.experts.fc2.fwd", load)));
+  if (x.etp > 1) {
+    ops.push_back(collective_op("etp.reducescatter", CollectiveKind::kReduceScatter,
+                                GroupKind::kExpertTensor, t.etp_gather));
+  }
+  if (x.ep > 1) {
+    ops.push_back(x.allgather_dispatcher
+                      ? collective_op("ep.reducescatter.combine", CollectiveKind::kReduceScatter,
+                                      GroupKind::kExpert, t.dispatch)
+                      : collective_op("ep.alltoall.combine", CollectiveKind::kAllToAll,
+                                      GroupKind::kExpert, t.dispatch));
+  }
+  // Unpermute and the gate-weighted sum of the k copies of each token.
+  ops.push_back(memory_op("moe.unpermute.fwd", 2 * e * copies * h + e * t.tokens_in * h));
+  if (x.shared_ffn_per_rank > 0) {
+    // Shared experts: a dense TP MLP over every token (its SP gather and reduce-scatter).
+    LayerShape s = x;
+    s.ffn_per_rank = x.shared_ffn_per_rank;
+    s.fc1_out = x.swiglu ? 2 * s.ffn_per_rank : s.ffn_per_rank;
+    std::vector<Op> shared = mlp_forward_ops(s);
+    // Keep FC1 .. the TP collective; ln2 and the residual are the layer's own.
+    for (size_t i = 1; i + 1 < shared.size(); ++i) {
+      shared[i].name = "shared." + shared[i].name;
+      ops.push_back(shared[i]);
+    }
+  }
+  ops.push_back(memory_op("mlp.residual", (x.dropout ? 3 * e + 1 : 3 * e) * te * h));
+  return ops;
+}
+
+std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
+  std::vector<Op> ops;
+  const MoeTraffic t = traffic(x, load);
+  const double e = x.act_bytes;
+  const double h = static_cast<double>(x.h);
+  const double te = static_cast<double>(x.elementwise_tokens);
+  const int64_t tin = static_cast<int64_t>(t.tokens_in);
+  const double copies = t.tokens_in * static_cast<double>(x.top_k);
+  const double rt = t.rank_tokens;
+  const double f = static_cast<double>(x.expert_ffn_per_rank);
+  ops.push_back(memory_op("mlp.residual.bwd", (x.dropout ? 3 * e + 1 : 2 * e) * te * h));
+  if (x.shared_ffn_per_rank > 0) {
+    LayerShape s = x;
+    s.ffn_per_rank = x.shared_ffn_per_rank;
+    s.fc1_out = x.swiglu ? 2 * s.ffn_per_rank : s.ffn_per_rank;
+    std::vector<Op> shared = mlp_backward_ops(s);
+    // Drop the residual (first) and ln2 (last) kernels: the layer's own.
+    for (size_t i = 1; i + 1 < shared.size(); ++i) {
+      shared[i].name = "shared." + shared[i].name;
+      ops.push_back(shared[i]);
+    }
+  }
+  ops.push_back(memory_op("moe.unpermute.bwd", 2 * e * copies * h + e * t.tokens_in * h));
+  if (x.ep > 1) {
+    ops.push_back(x.allgather_dispatcher
+                      ? collective_op("ep.allgather.combine.grad", CollectiveKind::kAllGather,
+                                      GroupKind::kExpert, t.dispatch)
+                      : collective_op("ep.alltoall.combine.grad", CollectiveKind::kAllToAll,
+                                      GroupKind::kExpert, t.dispatch));
+  }
+  if (x.etp > 1) {
+    ops.push_back(collective_op("etp.allgather.grad", CollectiveKind::kAllGather,
+                                GroupKind::kExpertTensor, t.etp_gather));
+  }
+  ops.push_back(named(gemm_op("moe.experts.fc2.dgrad", t.per_expert, x.expert_ffn_per_rank, x.h,
+                              x.local_experts, x.gemm_bytes),
+                      tag("moe.experts.fc2.dgrad", load)));
+  ops.push_back(named(gemm_op("moe.experts.fc2.wgrad", x.h, x.expert_ffn_per_rank, t.per_expert,
+                              x.local_experts, x.gemm_bytes, true),
+                      tag("moe.experts.fc2.wgrad", load)));
+  ops.push_back(memory_op("moe.experts.act.bwd", (x.swiglu ? 5 : 3) * e * rt * f));
+  ops.push_back(named(gemm_op("moe.experts.fc1.dgrad", t.per_expert, x.h, x.expert_fc1_out,
+                              x.local_experts, x.gemm_bytes),
+                      tag("moe.experts.fc1.dgrad", load)));
+  ops.push_back(named(gemm_op("moe.experts.fc1.wgrad", x.h, x.expert_fc1_out, t.per_expert,
+                              x.local_experts, x.gemm_bytes, true),
+                      tag("moe.experts.fc1.wgrad", load)));
+  if (x.etp > 1) {
+    ops.push_back(collective_op("etp.reducescatter.grad", CollectiveKind::kReduceScatter,
+                                GroupKind::kExpertTensor, t.etp_gather));
+  }
+  if (x.ep > 1) {
+    ops.push_back(x.allgather_dispatcher
+                      ? collective_op("ep.reducescatter.dispatch.grad",
+                                      CollectiveKind::kReduceScatter, GroupKind::kExpert,
+                                      t.dispatch)
+                      : collective_op("ep.alltoall.dispatch.grad", CollectiveKind::kAllToAll,
+                                      GroupKind::kExpert, t.dispatch));
+  }
+  ops.push_back(memory_op("moe.permute.bwd", 2 * e * copies * h));
+  ops.push_back(memory_op("moe.router.topk.bwd", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
+  ops.push_back(gemm_op("moe.router.dgrad", tin, x.h, x.experts, 1, x.act_bytes));
+  ops.push_back(gemm_op("moe.router.wgrad", x.h, x.experts, tin, 1, x.act_bytes, true));
+  // Norm backward reads grad, input and the residual gradient, writes the gradient: 4e·T·h.
+  Op ln2 = memory_op("ln2.bwd", 4 * e * te * h);
+  ln2.wait_comm = x.tp > 1;  // the shared experts' async TP reduction of the input gradient
+  ops.push_back(ln2);
+  return ops;
+}
+
+}  // namespace preflight

@@ -1,0 +1,132 @@
+#include "workload/moe_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "config/loader.h"
+
+namespace preflight {
+namespace {
+
+// A small MoE: 16 layers, 64 experts top-8 of 1408, one shared expert, on 8 nodes of 8 H100s.
+Scenario moe_scenario(const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> set = {
+      "model.name=moe-test",
+      "model.layers=16",
+      "model.hidden=2048",
+      "model.heads=16",
+      "model.ffn_hidden=8192",
+      "model.vocab=32000",
+      "model.activation=swiglu",
+      "model.norm=rmsnorm",
+      "model.position_embedding=rope",
+      "model.linear_bias=false",
+      "model.dropout=false",
+      "model.tied_embeddings=false",
+      "model.moe.experts=64",
+      "model.moe.top_k=8",
+      "model.moe.expert_ffn_hidden=1408",
+      "cluster.preset=dgx-h100",
+      "cluster.nodes=8",
+      "training.seq_len=4096",
+      "training.global_batch=64",
+      "parallelism.pp=1",
+      "parallelism.ep=8",
+  };
+  set.insert(set.end(), extra.begin(), extra.end());
+  StatusOr<Scenario> s = load_scenario_text("model: {}\ncluster: {}\ntraining: {}\n", "t", set);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+const Op* find(const std::vector<Op>& ops, const std::string& prefix) {
+  for (const Op& op : ops) {
+    if (op.name.rfind(prefix, 0) == 0) return &op;
+  }
+  return nullptr;
+}
+
+TEST(MoeOps, BalancedRoutingMatchesAnalyticFlopsAndBytes) {
+  const Scenario s = moe_scenario();
+  const LayerShape x = make_layer_shape(s, 0);
+  const ExpertLoad load = draw_expert_load(s.model.moe, 8, 0, 0);
+  const std::vector<Op> ops = moe_forward_ops(x, load);
+  const double T = 4096, k = 8, h = 2048, F = 1408;
+  // Expert GEMMs: each token copy goes through FC1 (2F wide, SwiGLU) and FC2 (F).
+  const Op* fc1 = find(ops, "moe.experts.fc1.fwd");
+  const Op* fc2 = find(ops, "moe.experts.fc2.fwd");
+  ASSERT_NE(fc1, nullptr);
+  ASSERT_NE(fc2, nullptr);
+  EXPECT_DOUBLE_EQ(fc1->flops.count(), 2 * T * k * h * 2 * F);
+  EXPECT_DOUBLE_EQ(fc2->flops.count(), 2 * T * k * F * h);
+  EXPECT_EQ(fc1->batch, 8);  // 64 experts / ep 8, one grouped GEMM
+  EXPECT_EQ(fc1->name, "moe.experts.fc1.fwd[1.00x]");
+  // Dispatch and combine all-to-alls move each token copy once: T·k·h·2 bytes per rank.
+  const Op* dispatch = find(ops, "ep.alltoall.dispatch");
+  const Op* combine = find(ops, "ep.alltoall.combine");
+  ASSERT_NE(dispatch, nullptr);
+  ASSERT_NE(combine, nullptr);
+  EXPECT_EQ(dispatch->comm_bytes.count(), static_cast<int64_t>(T * k * h * 2));
+  EXPECT_EQ(dispatch->category, Category::kEpComm);
+  EXPECT_EQ(combine->comm_bytes, dispatch->comm_bytes);
+  // The router scores every token against every expert.
+  const Op* router = find(ops, "moe.router.fwd");
+  ASSERT_NE(router, nullptr);
+  EXPECT_DOUBLE_EQ(router->flops.count(), 2 * T * h * 64);
+}
+
+TEST(MoeOps, SkewedRoutingIsSetByTheBusiestRank) {
+  const Scenario s = moe_scenario({"model.moe.routing=zipf", "model.moe.zipf_exponent=1.2"});
+  const LayerShape x = make_layer_shape(s, 2);
+  const ExpertLoad load = draw_expert_load(s.model.moe, 8, 2, 0);
+  ASSERT_GT(load.max_rank_factor(), 1.1);
+  const std::vector<Op> ops = moe_forward_ops(x, load);
+  const Op* fc1 = find(ops, "moe.experts.fc1.fwd");
+  ASSERT_NE(fc1, nullptr);
+  // The busiest rank computes ep·T·k·ρ_max tokens, split evenly over its 8 experts (rounded up).
+  const double tokens = 4096.0 * 8 * 8 * load.max_rank_share;
+  EXPECT_EQ(fc1->m, static_cast<int64_t>(std::ceil(tokens / 8)));
+  EXPECT_EQ(moe_rank_tokens(x, load), tokens);
+  // Its all-to-all receives that many token copies, more than it sends.
+  const Op* dispatch = find(ops, "ep.alltoall.dispatch");
+  ASSERT_NE(dispatch, nullptr);
+  EXPECT_EQ(dispatch->comm_bytes.count(), std::llround(tokens * 2048 * 2));
+}
+
+TEST(MoeOps, BackwardHasTwiceTheExpertFlopsAndNamesWeightGradients) {
+  const Scenario s = moe_scenario({"model.moe.shared_experts=1"});
+  const LayerShape x = make_layer_shape(s, 0);
+  const ExpertLoad load = draw_expert_load(s.model.moe, 8, 0, 0);
+  double fwd = 0, bwd = 0;
+  for (const Op& op : moe_forward_ops(x, load)) {
+    if (op.name.rfind("moe.experts", 0) == 0 && op.type == OpType::kGemm) fwd += op.flops.count();
+  }
+  int wgrads = 0;
+  for (const Op& op : moe_backward_ops(x, load)) {
+    if (op.name.rfind("moe.experts", 0) == 0 && op.type == OpType::kGemm) bwd += op.flops.count();
+    if (op.name.find(".wgrad") != std::string::npos) ++wgrads;
+  }
+  EXPECT_DOUBLE_EQ(bwd, 2 * fwd);
+  EXPECT_GE(wgrads, 5);  // two expert GEMMs, the router, the shared expert's FC1 and FC2
+}
+
+TEST(MoeOps, ExpertTensorParallelGathersTokens) {
+  const Scenario s = moe_scenario({"parallelism.tp=2", "parallelism.sequence_parallel=true",
+                                   "parallelism.etp=2", "parallelism.ep=4"});
+  const LayerShape x = make_layer_shape(s, 0);
+  EXPECT_EQ(x.etp, 2);
+  EXPECT_EQ(x.expert_ffn_per_rank, 704);
+  const ExpertLoad load = draw_expert_load(s.model.moe, 4, 0, 0);
+  const std::vector<Op> ops = moe_forward_ops(x, load);
+  ASSERT_NE(find(ops, "etp.allgather"), nullptr);
+  ASSERT_NE(find(ops, "etp.reducescatter"), nullptr);
+  // Per rank the expert FLOPs equal the TP-1 case's share: T/tp tokens in, ×ep×etp/ep·...
+  const Op* fc2 = find(ops, "moe.experts.fc2.fwd");
+  ASSERT_NE(fc2, nullptr);
+  // tokens in = T/tp = 2048; EP rank computes 2048·8 copies, ×etp after the gather, F/etp wide.
+  EXPECT_DOUBLE_EQ(fc2->flops.count(), 2.0 * 2048 * 8 * 2 * 704 * 2048);
+}
+
+}  // namespace
+}  // namespace preflight
