@@ -284,6 +284,38 @@ Workload generate_workload(const Scenario& s) {
     }
     input_block[ids.head_bwd] = split_off_input_grad(w, ids.head_bwd);
   }
+  // DualPipe overlaps the forward of one micro-batch with the backward of another so that each
+  // one's expert all-to-alls run behind the other's compute (DeepSeek-V3 §3.2.1, Figure 4).
+  // Inside a pair, blocks run in a copy whose EP all-to-alls are asynchronous on the
+  // communication stream; the pair ends by waiting for that stream. The pair then costs about
+  // max(compute, all-to-all) instead of their sum: the ideal overlap, without the SMs DeepSeek
+  // reserves for communication (20 of 132) slowing the compute.
+  std::map<int, int> overlapped;  // block -> its copy with asynchronous EP all-to-alls
+  auto overlapped_block = [&](int block) {
+    auto it = overlapped.find(block);
+    if (it != overlapped.end()) return it->second;
+    Block copy = w.blocks[block];
+    bool any = false;
+    for (Op& op : copy.ops) {
+      if (op.type == OpType::kCollective && op.group == GroupKind::kExpert) {
+        op.async = true;
+        any = true;
+      }
+    }
+    int id = block;
+    if (any) {
+      w.blocks.push_back(std::move(copy));
+      id = static_cast<int>(w.blocks.size()) - 1;
+    }
+    overlapped.emplace(block, id);
+    return id;
+  };
+  int pair_sync = -1;  // a no-op kernel that waits for the communication stream
+  if (dual && s.model.moe.enabled() && par.ep > 1) {
+    Op wait = memory_op("dualpipe.pair.wait", 0, Category::kEpComm);
+    wait.wait_comm = true;
+    pair_sync = add_block(w, "dualpipe.pair.wait", {wait});
+  }
 
   const int grad_bytes = gradient_bytes_per_element(s);
   const int dp_cp = par.dp * par.cp;    // the gradient-reduction group of dense parameters
@@ -470,14 +502,21 @@ Workload generate_workload(const Scenario& s) {
       }
       // DualPipe's overlapped pair (a forward and a backward of the other direction): both
       // inputs arrive before either runs, both outputs leave after both ran. One compute stream
-      // runs them back to back; what overlapping them hides (each one's communication behind
-      // the other's compute) is not modelled.
+      // runs them back to back, their expert all-to-alls behind them (see overlapped_block).
       PREFLIGHT_CHECK(i + 1 < order.size());
       const PipelineTask& u = order[i + 1];
       receive(t);
       receive(u);
+      const size_t pair_start = prog.steps.size();
       compute(t, static_cast<int>(i));
       compute(u, static_cast<int>(i + 1));
+      if (pair_sync >= 0) {
+        for (size_t k = pair_start; k < prog.steps.size(); ++k) {
+          Step& st = prog.steps[k];
+          if (st.kind == StepKind::kRun) st.block = overlapped_block(st.block);
+        }
+        prog.steps.push_back(run(pair_sync, 1, u));
+      }
       send(t);
       send(u);
       ++i;
