@@ -1,0 +1,190 @@
+// Every issue-6 model preset runs end to end on a matching cluster with a published-style
+// strategy and gives a believable breakdown; routing skew and DualPipe move the time the
+// expected way; invalid combinations are clear one-line errors.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/loader.h"
+#include "simulate/simulate.h"
+
+namespace preflight {
+namespace {
+
+struct Case {
+  const char* model;
+  const char* cluster;
+  int nodes;
+  std::vector<std::string> set;
+};
+
+std::vector<std::string> with_common(const Case& c) {
+  std::vector<std::string> set = {
+      std::string("model.preset=") + c.model, std::string("cluster.preset=") + c.cluster,
+      "cluster.nodes=" + std::to_string(c.nodes), "training.seq_len=4096",
+      "parallelism.sequence_parallel=false", "parallelism.distributed_optimizer=true"};
+  set.insert(set.end(), c.set.begin(), c.set.end());
+  return set;
+}
+
+std::vector<Case> published_style() {
+  return {
+      {"deepseek-v2-lite", "dgx-h100", 8,
+       {"training.global_batch=512", "parallelism.tp=1", "parallelism.pp=1", "parallelism.dp=64",
+        "parallelism.ep=8"}},
+      // DeepSeek-V3 report §3.2: PP 16, EP 64 (over 8 nodes), ZeRO-1, DualPipe.
+      {"deepseek-v3", "dgx-h100", 128,
+       {"training.global_batch=2048", "parallelism.tp=1", "parallelism.pp=16",
+        "parallelism.dp=64", "parallelism.ep=64", "parallelism.first_stage_layers=4",
+        "parallelism.last_stage_layers=1", "parallelism.schedule=dualpipe"}},
+      {"qwen3-30b-a3b", "dgx-h100", 8,
+       {"training.global_batch=512", "parallelism.tp=1", "parallelism.pp=2", "parallelism.dp=32",
+        "parallelism.ep=8"}},
+      // Two GB200 NVL72 racks: TP 4 and EP 8 inside the NVLink domain.
+      {"qwen3-235b-a22b", "gb200-nvl72", 2,
+       {"training.global_batch=576", "parallelism.tp=4", "parallelism.sequence_parallel=true",
+        "parallelism.pp=2", "parallelism.dp=18", "parallelism.ep=8", "parallelism.etp=1"}},
+      {"mixtral-8x7b", "dgx-h100", 8,
+       {"training.global_batch=512", "parallelism.tp=2", "parallelism.sequence_parallel=true",
+        "parallelism.pp=1", "parallelism.dp=32", "parallelism.ep=8", "parallelism.etp=1"}},
+      {"mixtral-8x22b", "dgx-h100", 32,
+       {"training.global_batch=1024", "parallelism.tp=4", "parallelism.sequence_parallel=true",
+        "parallelism.pp=4", "parallelism.dp=16", "parallelism.ep=8", "parallelism.etp=1"}},
+      {"gpt-oss-120b", "dgx-h100", 8,
+       {"training.global_batch=512", "parallelism.tp=1", "parallelism.pp=4", "parallelism.dp=16",
+        "parallelism.ep=16"}},
+      {"llama4-scout", "dgx-h100", 8,
+       {"training.global_batch=512", "parallelism.tp=4", "parallelism.sequence_parallel=true",
+        "parallelism.pp=2", "parallelism.dp=8", "parallelism.ep=16", "parallelism.etp=1"}},
+      {"llama4-maverick", "dgx-h100", 32,
+       {"training.global_batch=1024", "parallelism.tp=4", "parallelism.sequence_parallel=true",
+        "parallelism.pp=4", "parallelism.dp=16", "parallelism.ep=16", "parallelism.etp=1"}},
+      {"grok-1", "dgx-h100", 16,
+       {"training.global_batch=512", "parallelism.tp=8", "parallelism.sequence_parallel=true",
+        "parallelism.pp=8", "parallelism.dp=2", "parallelism.ep=8", "parallelism.etp=1"}},
+      {"kimi-k2", "dgx-h100", 128,
+       {"training.global_batch=2048", "parallelism.tp=1", "parallelism.pp=16",
+        "parallelism.dp=64", "parallelism.ep=64", "parallelism.first_stage_layers=4",
+        "parallelism.last_stage_layers=1", "parallelism.schedule=dualpipe"}},
+      {"nemotron4-15b", "dgx-h100", 8,
+       {"training.global_batch=512", "parallelism.tp=2", "parallelism.sequence_parallel=true",
+        "parallelism.pp=1", "parallelism.dp=32"}},
+      // Nemotron-4 340B report: TP 8, PP 12, interleaved, on 768 H100s.
+      {"nemotron4-340b", "dgx-h100", 96,
+       {"training.global_batch=768", "parallelism.tp=8", "parallelism.sequence_parallel=true",
+        "parallelism.pp=12", "parallelism.vpp=8", "parallelism.schedule=interleaved",
+        "parallelism.dp=8"}},
+  };
+}
+
+StatusOr<SimulationReport> run(const std::vector<std::string>& set) {
+  StatusOr<Scenario> s = load_scenario("", set);
+  if (!s.ok()) return s.status();
+  return simulate(*s);
+}
+
+TEST(ModelPresets, EachRunsWithAPublishedStyleStrategy) {
+  for (const Case& c : published_style()) {
+    SCOPED_TRACE(c.model);
+    StatusOr<SimulationReport> r = run(with_common(c));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_GT(r->iteration_time_s, 0);
+    EXPECT_GT(r->mfu, 0.05);
+    EXPECT_LT(r->mfu, 0.75);
+    const Breakdown& b = r->execution.stages[r->execution.critical_stage].breakdown;
+    if (r->scenario.model.moe.enabled()) {
+      EXPECT_GT(b.ep_comm.to_seconds(), 0) << "EP all-to-all shown separately";
+      EXPECT_LT(r->active_parameters, r->parameters);
+      EXPECT_FALSE(r->moe_layers.empty());
+    } else {
+      EXPECT_EQ(b.ep_comm.to_seconds(), 0);
+    }
+  }
+}
+
+TEST(ModelPresets, ContextParallelCommunicationIsShownSeparately) {
+  StatusOr<SimulationReport> r =
+      run({"model.preset=llama3-70b", "cluster.preset=dgx-h100", "cluster.nodes=16",
+           "training.seq_len=32768", "training.global_batch=64", "parallelism.tp=8",
+           "parallelism.sequence_parallel=true", "parallelism.pp=2", "parallelism.cp=4",
+           "parallelism.dp=2", "parallelism.distributed_optimizer=true"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Breakdown& b = r->execution.stages[r->execution.critical_stage].breakdown;
+  EXPECT_GE(b.cp_comm.to_seconds(), 0);
+  bool ring = false;
+  for (const CollectiveStats& c : r->execution.stages[0].collectives) {
+    ring |= c.name == "cp.ring.kv" && c.count > 0;
+  }
+  EXPECT_TRUE(ring);
+}
+
+TEST(ModelPresets, ZipfRoutingSlowsA64ExpertModel) {
+  const std::vector<std::string> base = {
+      "model.preset=deepseek-v2-lite", "cluster.preset=dgx-h100", "cluster.nodes=8",
+      "training.seq_len=4096", "training.global_batch=512", "parallelism.tp=1",
+      "parallelism.sequence_parallel=false", "parallelism.pp=1", "parallelism.dp=64",
+      "parallelism.ep=8", "parallelism.distributed_optimizer=true"};
+  StatusOr<SimulationReport> uniform = run(base);
+  std::vector<std::string> skewed = base;
+  skewed.push_back("model.moe.routing=zipf");
+  skewed.push_back("model.moe.zipf_exponent=1.2");
+  StatusOr<SimulationReport> zipf = run(skewed);
+  ASSERT_TRUE(uniform.ok() && zipf.ok());
+  EXPECT_GT(zipf->iteration_time_s, uniform->iteration_time_s * 1.1);
+  EXPECT_GT(zipf->moe_layers[0].imbalance, 1.2);
+  EXPECT_DOUBLE_EQ(uniform->moe_layers[0].imbalance, 1.0);
+}
+
+TEST(ModelPresets, DualPipeHidesExpertAllToAllsBehindThePairedCompute) {
+  Case c = published_style()[1];  // DeepSeek-V3
+  std::vector<std::string> dual = with_common(c);
+  std::vector<std::string> zb = dual;
+  zb.push_back("parallelism.schedule=zb_h1");
+  StatusOr<SimulationReport> d = run(dual);
+  StatusOr<SimulationReport> z = run(zb);
+  ASSERT_TRUE(d.ok() && z.ok());
+  EXPECT_LT(d->iteration_time_s, z->iteration_time_s);
+}
+
+TEST(ModelPresets, InvalidCombinationsAreClearErrors) {
+  auto error = [](const std::vector<std::string>& set) {
+    StatusOr<Scenario> s = load_scenario("", set);
+    return s.ok() ? std::string("ok") : s.status().message();
+  };
+  const std::vector<std::string> moe = {"model.preset=mixtral-8x7b", "cluster.preset=dgx-h100",
+                                        "cluster.nodes=8", "parallelism.tp=1",
+                                        "parallelism.sequence_parallel=false",
+                                        "parallelism.pp=1", "parallelism.dp=64",
+                                        "training.global_batch=512"};
+  auto with = [&](std::vector<std::string> set, const std::string& extra) {
+    set.push_back(extra);
+    return set;
+  };
+  EXPECT_NE(error(with(moe, "parallelism.ep=3")).find("parallelism.ep: 3: expected a divisor of "
+                                                      "model.moe.experts (8)"),
+            std::string::npos);
+  EXPECT_NE(error(with(moe, "parallelism.ep=16")).find("model.moe.experts"), std::string::npos);
+  EXPECT_NE(error({"model.preset=llama3-8b", "cluster.preset=dgx-h100", "cluster.nodes=1",
+                   "training.seq_len=1000",
+                   "training.global_batch=8", "parallelism.tp=1",
+                   "parallelism.sequence_parallel=false", "parallelism.pp=1", "parallelism.cp=8",
+                   "parallelism.dp=1"})
+                .find("parallelism.cp: 8: expected training.seq_len (1000) to be a multiple"),
+            std::string::npos);
+  EXPECT_NE(error({"model.preset=deepseek-v2-lite", "model.mla.v_head_dim=0",
+                   "cluster.preset=dgx-h100"})
+                .find("model.mla"),
+            std::string::npos);
+  EXPECT_NE(error({"model.preset=deepseek-v2-lite", "model.mla.kv_lora_rank=100000",
+                   "cluster.preset=dgx-h100"})
+                .find("model.mla.kv_lora_rank: 100000"),
+            std::string::npos);
+  EXPECT_NE(error({"cluster.preset=dgx-h100", "training.precision=nvfp4"})
+                .find("training.precision: nvfp4"),
+            std::string::npos);
+  EXPECT_NE(error(with(moe, "parallelism.ep=1")).find("ok"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace preflight
