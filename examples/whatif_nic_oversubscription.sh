@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What-if: GPT-3 175B on 1,024 H100s (128 DGX H100 nodes, rail-optimized fat tree) with 100, 200
 # and 400 Gb/s per GPU and 1:1, 2:1 and 4:1 leaf-to-spine oversubscription, on the flow-level
-# network (every pipeline transfer and DP ring of the iteration shares the fabric).
+# network (every pipeline transfer and every collective whose group spans nodes shares the
+# fabric, as the transfers of the algorithm NCCL chose).
 # Usage: examples/whatif_nic_oversubscription.sh [path/to/preflight]
 set -euo pipefail
 bin=${1:-build/preflight}
