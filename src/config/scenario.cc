@@ -253,6 +253,25 @@ Status validate_scenario(const Scenario& s) {
     return invalid_argument("training.seq_len: " + str(t.seq_len) +
                             ": expected a multiple of tp with sequence parallelism");
   }
+  // Overlap switches (docs/workload.md, "Overlap switches and sharded data parallelism").
+  if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel) {
+    return invalid_argument("parallelism.tp_comm_overlap: true needs sequence_parallel: true "
+                            "(Transformer Engine overlaps its all-gathers and reduce-scatters)");
+  }
+  if (p.overlap_param_gather && !p.distributed_optimizer) {
+    return invalid_argument("parallelism.overlap_param_gather: true needs "
+                            "distributed_optimizer: true (as Megatron)");
+  }
+  if (p.overlap_param_gather && !p.overlap_grad_reduce) {
+    return invalid_argument("parallelism.overlap_param_gather: true needs "
+                            "overlap_grad_reduce: true (as Megatron)");
+  }
+  if (p.overlap_p2p && p.schedule != Schedule::kInterleaved) {
+    return invalid_argument(std::string("parallelism.overlap_p2p: true needs schedule: "
+                                        "interleaved (Megatron turns --overlap-p2p-comm off "
+                                        "with the others; schedule ") +
+                            to_string(p.schedule) + ")");
+  }
   const GpuConfig& g = s.cluster.gpu;
   const bool fp8_family = t.precision == Precision::kFp8 ||
                           t.precision == Precision::kFp8Blockwise ||

@@ -92,6 +92,7 @@ class StageRunner final : public EventHandler {
   SimTime tp_start;
   bool tp_pending() const { return tp_busy || !tp_queue.empty(); }
   void start_network_op();
+  void start_async_send(size_t send_step);
   void start_next_bucket();
   void launch_bucket();
   void start_next_tp();
@@ -421,9 +422,14 @@ void StageRunner::occupy(SimTime start, SimTime end, Category busy, SimTime reas
 }
 
 // Payloads: 0 resume, 1 start the current network op, 2 start the front DP bucket, 3 start the
-// front of the TP stream's queue, 4 the TP stream's front (not carried by the transport) ended.
+// front of the TP stream's queue, 4 the TP stream's front (not carried by the transport) ended,
+// kAsyncSend + i start the asynchronous send of step i.
+constexpr int64_t kAsyncSend = 16;
+
 void StageRunner::on_event(int64_t payload) {
-  if (payload == 1) {
+  if (payload >= kAsyncSend) {
+    start_async_send(static_cast<size_t>(payload - kAsyncSend));
+  } else if (payload == 1) {
     start_network_op();
   } else if (payload == 2) {
     launch_bucket();
@@ -494,6 +500,23 @@ void StageRunner::start_network_op() {
         ++step;
         run_until_blocked();
       });
+}
+
+// A send on its own stream (Step::async_p2p) through the transport: the stage has moved on;
+// the completion only delivers the message.
+void StageRunner::start_async_send(size_t send_step) {
+  Execution& ex = *exec_;
+  const Step& st = ex.w_.stages[stage_].steps[send_step];
+  const SimTime start = ex.sim_.now();
+  const CollectivePlan plan = ex.coll_.p2p(Bytes(1), true);
+  ex.transport_->send(stage_, st.peer, st.bytes, plan.latency, [this, &st, start](SimTime finish) {
+    Execution& e = *exec_;
+    e.send(stage_, st, start, finish);
+    if (e.options_.trace != TraceLevel::kNone) {
+      e.record(stage_, 1, start, finish, st.backward ? "pp.send.grad" : "pp.send.act",
+               st.microbatch, Category::kPpComm);
+    }
+  });
 }
 
 void StageRunner::start_next_bucket() {
@@ -658,6 +681,12 @@ void StageRunner::run_until_blocked() {
       case StepKind::kSend: {
         if (ex.transport_ && ex.groups_.pp.crosses_nodes()) {
           host += launch;
+          if (st.async_p2p) {
+            const SimTime start = std::max(host, compute);
+            ex.sim_.schedule(std::max(start, ex.sim_.now()), this,
+                             kAsyncSend + static_cast<int64_t>(step));
+            break;
+          }
           net_start = std::max(host, compute);
           net_pending = true;
           ex.sim_.schedule(std::max(net_start, ex.sim_.now()), this, 1);
@@ -668,9 +697,11 @@ void StageRunner::run_until_blocked() {
         const SimTime start = std::max(host, compute);
         const SimTime arrival = start + plan.time;
         ex.send(stage_, st, start, arrival);
-        host = arrival;  // Megatron synchronises after batched isend/irecv
-        sync_until = arrival;
-        sync_reason = Category::kPpComm;
+        if (!st.async_p2p) {
+          host = arrival;  // Megatron synchronises after batched isend/irecv
+          sync_until = arrival;
+          sync_reason = Category::kPpComm;
+        }
         if (trace != TraceLevel::kNone) {
           ex.record(stage_, 1, start, arrival, st.backward ? "pp.send.grad" : "pp.send.act",
                     st.microbatch, Category::kPpComm);
@@ -694,7 +725,9 @@ void StageRunner::run_until_blocked() {
           if (ready > transfer_from) result.breakdown.pp_comm += ready - transfer_from;
           compute = ready;
         }
-        host = std::max(host + launch, compute);  // synchronise
+        // Synchronise, unless the receive is on its own stream: then only the compute stream
+        // waited for the data.
+        host = st.async_p2p ? host + launch : std::max(host + launch, compute);
         break;
       }
       case StepKind::kCollective: {

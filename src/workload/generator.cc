@@ -9,6 +9,7 @@
 #include "workload/expert_routing.h"
 #include "workload/layer_ops.h"
 #include "workload/moe_ops.h"
+#include "workload/overlap_ops.h"
 #include "workload/precision_ops.h"
 #include "workload/schedule.h"
 
@@ -339,6 +340,7 @@ Workload generate_workload(const Scenario& s) {
     // Gradients reduce over the data-parallel group, which with context parallelism spans the
     // dp·cp ranks (Megatron-Core); routed experts over their expert-DP group instead.
     const int64_t dense_params = params - expert_params;
+    const bool expert_reduce = expert_params > 0 && edp > 1;
     const int stage_chunk_layers = layers_of_stage[stage] / v;
     const std::vector<PipelineTask> order = pipeline_order(par.schedule, stage, p, m, v);
     // Last pass of each chunk that produces weight gradients (a whole backward or a W), where
@@ -356,6 +358,87 @@ Workload generate_workload(const Scenario& s) {
       return (layer_parameters(s.model, layer) - expert_parameters(s.model, layer)) / par.tp;
     };
     const int64_t bucket_params = std::max<int64_t>(1, par.grad_bucket_size.count() / grad_bytes);
+    // Routed-expert parameters of a layer on this GPU, reduced and gathered over expert-DP.
+    auto expert_layer_params = [&](int layer) {
+      return expert_parameters(s.model, layer) / (int64_t{par.ep} * s.expert_tp());
+    };
+    // Sharded data parallelism. ZeRO-3 (FSDP) shards each layer's weights over the DP group:
+    // every micro-batch gathers a layer's parameters before its forward and again before its
+    // backward, one layer ahead, and reduce-scatters its gradients after its backward. The
+    // embedding, output layer and MTP modules (the "rest") are reduced and gathered once per
+    // iteration, as with the distributed optimizer, which ZeRO-3 implies.
+    const bool zero3 = par.zero_stage == 3 && (dp_cp > 1 || expert_reduce);
+    const bool sharded = par.distributed_optimizer || zero3;
+    int64_t rest_dense = dense_params, rest_expert = expert_params;
+    for (int l : rank_layer_ids) {
+      rest_dense -= dense_layer_params(l);
+      rest_expert -= expert_layer_params(l);
+    }
+    // A DP-stream collective (kCommAsync) of `count` parameters of `bytes_per` bytes each.
+    auto dp_async = [&](const char* name, CollectiveKind kind, GroupKind group, int64_t count,
+                        int bytes_per, const PipelineTask* t) {
+      Step c;
+      c.kind = StepKind::kCommAsync;
+      c.op = collective_op(name, kind, group, Bytes(count * bytes_per));
+      if (t != nullptr) {
+        c.microbatch = t->microbatch;
+        c.chunk = t->chunk;
+        c.backward = t->backward;
+      }
+      prog.steps.push_back(c);
+    };
+    auto wait_dp = [&] {
+      Step wait;
+      wait.kind = StepKind::kWaitComm;
+      prog.steps.push_back(wait);
+    };
+    // Half-precision parameters all-gathered (dense over DP, routed experts over expert-DP).
+    auto gather = [&](const char* dense_name, const char* expert_name, int64_t dense,
+                      int64_t experts, const PipelineTask* t) {
+      if (dp_cp > 1 && dense > 0) {
+        dp_async(dense_name, CollectiveKind::kAllGather, GroupKind::kData, dense, x.act_bytes, t);
+      }
+      if (expert_reduce && experts > 0) {
+        dp_async(expert_name, CollectiveKind::kAllGather, GroupKind::kExpertData, experts,
+                 x.act_bytes, t);
+      }
+    };
+    auto zero3_collectives = [&](int layer, bool all_gather, const PipelineTask& t) {
+      if (all_gather) {
+        gather("dp.allgather.layer", "edp.allgather.layer", dense_layer_params(layer),
+               expert_layer_params(layer), &t);
+        return;
+      }
+      if (dp_cp > 1 && dense_layer_params(layer) > 0) {
+        dp_async("dp.reducescatter.layer", CollectiveKind::kReduceScatter, GroupKind::kData,
+                 dense_layer_params(layer), grad_bytes, &t);
+      }
+      if (expert_reduce && expert_layer_params(layer) > 0) {
+        dp_async("edp.reducescatter.layer", CollectiveKind::kReduceScatter, GroupKind::kExpertData,
+                 expert_layer_params(layer), grad_bytes, &t);
+      }
+    };
+    // One ZeRO-3 pass over `layers` (in execution order), layer l running block_of(l): with
+    // `all_gather`, the first layer's gather, then before each layer a wait for everything
+    // issued (its gather, prefetched during the previous layer), the previous layer's
+    // reduce-scatter (with `reduce`) and the next layer's gather; without, each layer's
+    // reduce-scatter after it (a W pass, which needs no weights). One DP stream carries both,
+    // in issue order, standing in for their sharing of the links.
+    auto zero3_pass = [&](const PipelineTask& t, const std::vector<int>& layers, auto block_of,
+                          bool all_gather, bool reduce) {
+      const size_t n = layers.size();
+      if (all_gather && n > 0) zero3_collectives(layers[0], true, t);
+      for (size_t j = 0; j < n; ++j) {
+        if (all_gather) {
+          wait_dp();
+          if (reduce && j > 0) zero3_collectives(layers[j - 1], false, t);
+          if (j + 1 < n) zero3_collectives(layers[j + 1], true, t);
+        }
+        prog.steps.push_back(run(block_of(layers[j]), 1, t));
+        if (reduce && !all_gather) zero3_collectives(layers[j], false, t);
+      }
+      if (all_gather && reduce && n > 0) zero3_collectives(layers[n - 1], false, t);
+    };
     // Where task `t`'s chunk sits in the model: global chunk k (chunk·p + stage; DualPipe: the
     // model stage), its layers, and the stages its input comes from and its output goes to
     // (DualPipe's chunk 1 runs from rank p−1 down to rank 0).
@@ -387,6 +470,7 @@ Workload generate_workload(const Scenario& s) {
       st.peer = peer;
       st.tag = tag;
       st.bytes = p2p_bytes;
+      st.async_p2p = par.overlap_p2p;
       st.microbatch = t.microbatch;
       st.chunk = t.chunk;
       st.backward = backward;
@@ -414,8 +498,20 @@ Workload generate_workload(const Scenario& s) {
         p2p(StepKind::kSend, q.from, p2p_tag(t.microbatch, q.k - 1, chunks, true), t, true);
       }
     };
+    // The model layers of the chunk at `q`, first to last (or last to first).
+    auto chunk_layers = [&](const Place& q, bool backward) {
+      std::vector<int> layers;
+      for (int j = 0; j < q.layers; ++j) layers.push_back(chunk_first[q.k] + j);
+      if (backward) std::reverse(layers.begin(), layers.end());
+      return layers;
+    };
     // The chunk's layers backward (last to first) with blocks `block_of(bwd block)`.
     auto layers_backward = [&](const PipelineTask& t, const Place& q, bool input) {
+      if (zero3 && input) {
+        zero3_pass(t, chunk_layers(q, true), [&](int l) { return input_block.at(lb.bwd_of[l]); },
+                   true, false);
+        return;
+      }
       for (const LayerRun& r : layer_runs(lb, chunk_first[q.k], q.layers, true)) {
         prog.steps.push_back(run(input ? input_block.at(r.bwd) : r.bwd, r.count, t));
       }
@@ -424,6 +520,11 @@ Workload generate_workload(const Scenario& s) {
     // bucket whenever the finished layers' gradients fill one, when this is the chunk's last
     // such pass and buckets overlap; else the layers in one go.
     auto layers_gradients = [&](const PipelineTask& t, const Place& q, int i) {
+      if (zero3) {
+        // A whole backward gathers and reduces; a W pass (split schedules) only reduces.
+        zero3_pass(t, chunk_layers(q, true), [&](int l) { return lb.bwd_of[l]; }, !split, true);
+        return;
+      }
       if (!(par.overlap_grad_reduce && dp_cp > 1 && i == last_grads[t.chunk])) {
         layers_backward(t, q, false);
         return;
@@ -457,13 +558,94 @@ Workload generate_workload(const Scenario& s) {
         }
       }
     };
+    // Overlapped parameter all-gather (overlap_param_gather, Megatron's distributed optimizer):
+    // in the steady state the gather of the parameters the last optimizer step updated runs
+    // during this iteration's first forward of each chunk. Buckets of grad_bucket_size follow
+    // the layers in the order of their first use (chunks in the order of their first forward);
+    // the first bucket also holds the rest (embedding, output layer, MTP) and is issued when
+    // the iteration starts; the first forward of each chunk waits for each of its buckets before
+    // the bucket's first layer and then issues the next bucket (MCore's forward pre-hook), so
+    // only the first bucket, and any bucket slower than the layers before it, is exposed. Under
+    // ZeRO-3 the layers are gathered per micro-batch and the one bucket holds the rest.
+    const bool param_gather = par.overlap_param_gather && sharded && (dp_cp > 1 || expert_reduce);
+    struct ParamBucket {
+      int chunk = 0, first_layer = 0, layers = 0;
+      int64_t dense = 0, experts = 0;
+    };
+    std::vector<ParamBucket> buckets;
+    std::vector<bool> gathered(std::max(v, 2), false);
+    size_t next_bucket = 0;
+    auto issue_bucket = [&] {
+      if (next_bucket >= buckets.size()) return;
+      const ParamBucket& b = buckets[next_bucket++];
+      gather("dp.allgather.params", "edp.allgather.params", b.dense, b.experts, nullptr);
+    };
+    if (param_gather) {
+      std::vector<int> chunk_order;
+      for (const PipelineTask& t : order) {
+        if (t.pass == Pass::kForward &&
+            std::find(chunk_order.begin(), chunk_order.end(), t.chunk) == chunk_order.end()) {
+          chunk_order.push_back(t.chunk);
+        }
+      }
+      for (int c : chunk_order) {
+        const Place q = place(make_task(Pass::kForward, 0, c));
+        ParamBucket b{c, chunk_first[q.k], 0, 0, 0};
+        for (int j = 0; j < q.layers && !zero3; ++j) {
+          const int layer = chunk_first[q.k] + j;
+          ++b.layers;
+          b.dense += dense_layer_params(layer);
+          b.experts += expert_layer_params(layer);
+          if (b.dense + b.experts >= bucket_params || j == q.layers - 1) {
+            buckets.push_back(b);
+            b = ParamBucket{c, layer + 1, 0, 0, 0};
+          }
+        }
+        if (zero3 && buckets.empty()) buckets.push_back(b);
+      }
+      if (buckets.empty() && !chunk_order.empty()) {
+        buckets.push_back(ParamBucket{chunk_order.front(), 0, 0, 0, 0});
+      }
+      if (!buckets.empty()) {
+        buckets.front().dense += rest_dense;
+        buckets.front().experts += rest_expert;
+      }
+      issue_bucket();  // when the iteration starts
+    }
     auto compute = [&](const PipelineTask& t, int i) {
       const Place q = place(t);
       switch (t.pass) {
         case Pass::kForward:
+          if (param_gather && !gathered[t.chunk]) {
+            // The chunk's first forward: each bucket's wait, the next bucket, its layers.
+            gathered[t.chunk] = true;
+            bool embedded = !q.first;
+            for (const ParamBucket& b : buckets) {
+              if (b.chunk != t.chunk) continue;
+              wait_dp();
+              issue_bucket();
+              if (!embedded) prog.steps.push_back(run(ids.embedding_fwd, 1, t));
+              embedded = true;
+              for (const LayerRun& r : layer_runs(lb, b.first_layer, b.layers, false)) {
+                prog.steps.push_back(run(r.fwd, r.count, t));
+              }
+            }
+            if (!embedded) prog.steps.push_back(run(ids.embedding_fwd, 1, t));
+            if (zero3) {
+              zero3_pass(t, chunk_layers(q, false), [&](int l) { return lb.fwd_of[l]; }, true,
+                         false);
+            }
+            if (q.last) prog.steps.push_back(run(ids.head_fwd, 1, t));
+            return;
+          }
           if (q.first) prog.steps.push_back(run(ids.embedding_fwd, 1, t));
-          for (const LayerRun& r : layer_runs(lb, chunk_first[q.k], q.layers, false)) {
-            prog.steps.push_back(run(r.fwd, r.count, t));
+          if (zero3) {
+            zero3_pass(t, chunk_layers(q, false), [&](int l) { return lb.fwd_of[l]; }, true,
+                       false);
+          } else {
+            for (const LayerRun& r : layer_runs(lb, chunk_first[q.k], q.layers, false)) {
+              prog.steps.push_back(run(r.fwd, r.count, t));
+            }
           }
           if (q.last) prog.steps.push_back(run(ids.head_fwd, 1, t));
           return;
@@ -522,46 +704,47 @@ Workload generate_workload(const Scenario& s) {
       ++i;
     }
     // --- end of iteration: gradient reduction and optimizer ---
-    const char* dp_name = par.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce";
+    if (zero3) wait_dp();  // the last layers' reduce-scatters
+    const char* dp_name = sharded ? "dp.reducescatter" : "dp.allreduce";
     const CollectiveKind dp_kind =
-        par.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-    const bool expert_reduce = expert_params > 0 && edp > 1;
+        sharded ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+    // What the end of the iteration reduces and gathers: all the stage's gradients, or under
+    // ZeRO-3 the rest (the layers' were reduce-scattered after each backward).
+    const int64_t end_dense = zero3 ? rest_dense : expert_reduce ? dense_params : params;
+    const int64_t end_expert = zero3 ? rest_expert : expert_params;
     if (dp_cp > 1 || expert_reduce) {
       if (par.overlap_grad_reduce) {
         // The layer buckets above hold only the layers' non-expert gradients; the embedding,
         // final norm and output layer (or tied copy) go in one last bucket once the backward is
         // done, and the routed experts' gradients in their own, over the expert-DP group.
-        int64_t rest = dense_params;
-        for (int l : rank_layer_ids) rest -= dense_layer_params(l);
-        if (rest > 0 && dp_cp > 1) {
+        if (rest_dense > 0 && dp_cp > 1) {
           Step c;
           c.kind = StepKind::kCommAsync;
-          c.op = collective_op(dp_name, dp_kind, GroupKind::kData, Bytes(rest * grad_bytes));
+          c.op = collective_op(dp_name, dp_kind, GroupKind::kData, Bytes(rest_dense * grad_bytes));
           prog.steps.push_back(c);
         }
-        if (expert_reduce) {
+        if (expert_reduce && end_expert > 0) {
           Step c;
           c.kind = StepKind::kCommAsync;
-          c.op = collective_op(par.distributed_optimizer ? "edp.reducescatter" : "edp.allreduce",
-                               dp_kind, GroupKind::kExpertData, Bytes(expert_params * grad_bytes));
+          c.op = collective_op(sharded ? "edp.reducescatter" : "edp.allreduce", dp_kind,
+                               GroupKind::kExpertData, Bytes(end_expert * grad_bytes));
           prog.steps.push_back(c);
         }
         Step wait;
         wait.kind = StepKind::kWaitComm;
         prog.steps.push_back(wait);
       } else {
-        if (dp_cp > 1) {
+        if (dp_cp > 1 && end_dense > 0) {
           Step c;
           c.kind = StepKind::kCollective;
-          c.op = collective_op(dp_name, dp_kind, GroupKind::kData,
-                               Bytes((expert_reduce ? dense_params : params) * grad_bytes));
+          c.op = collective_op(dp_name, dp_kind, GroupKind::kData, Bytes(end_dense * grad_bytes));
           prog.steps.push_back(c);
         }
-        if (expert_reduce) {
+        if (expert_reduce && end_expert > 0) {
           Step c;
           c.kind = StepKind::kCollective;
-          c.op = collective_op(par.distributed_optimizer ? "edp.reducescatter" : "edp.allreduce",
-                               dp_kind, GroupKind::kExpertData, Bytes(expert_params * grad_bytes));
+          c.op = collective_op(sharded ? "edp.reducescatter" : "edp.allreduce", dp_kind,
+                               GroupKind::kExpertData, Bytes(end_expert * grad_bytes));
           prog.steps.push_back(c);
         }
       }
@@ -575,7 +758,7 @@ Workload generate_workload(const Scenario& s) {
       Step c;
       c.kind = StepKind::kCollective;
       c.tag = -2 - std::min(stage, p - 1 - stage);  // one rendezvous per pair
-      const int64_t shard = par.distributed_optimizer ? (params + par.dp - 1) / par.dp : params;
+      const int64_t shard = sharded ? (params + par.dp - 1) / par.dp : params;
       c.op = collective_op("dualpipe.grad.allreduce", CollectiveKind::kAllReduce,
                            GroupKind::kEmbedding, Bytes(shard * grad_bytes));
       prog.steps.push_back(c);
@@ -591,9 +774,7 @@ Workload generate_workload(const Scenario& s) {
     {
       // The distributed optimizer owns 1/(dp·cp) of the dense and 1/edp of the expert states.
       const int64_t owned =
-          par.distributed_optimizer
-              ? (dense_params + dp_cp - 1) / dp_cp + (expert_params + edp - 1) / edp
-              : params;
+          sharded ? (dense_params + dp_cp - 1) / dp_cp + (expert_params + edp - 1) / edp : params;
       std::vector<Op> ops;
       // Multi-tensor Adam: unscale + norm, update of fp32 master weights and moments, copy to
       // half-precision weights; `optimizer_bytes_per_param` bytes of HBM traffic per parameter.
@@ -607,18 +788,20 @@ Workload generate_workload(const Scenario& s) {
       r.block = static_cast<int>(w.blocks.size()) - 1;
       prog.steps.push_back(r);
     }
-    if (par.distributed_optimizer && dp_cp > 1) {
+    // The updated parameters' all-gather (or, with overlap_param_gather, the next iteration's
+    // buckets, issued at the start of this one: see above).
+    if (sharded && !param_gather && dp_cp > 1 && end_dense > 0) {
       Step c;
       c.kind = StepKind::kCollective;
       c.op = collective_op("dp.allgather.params", CollectiveKind::kAllGather, GroupKind::kData,
-                           Bytes((expert_reduce ? dense_params : params) * x.act_bytes));
+                           Bytes(end_dense * x.act_bytes));
       prog.steps.push_back(c);
     }
-    if (par.distributed_optimizer && expert_params > 0 && edp > 1) {
+    if (sharded && !param_gather && expert_reduce && end_expert > 0) {
       Step c;
       c.kind = StepKind::kCollective;
       c.op = collective_op("edp.allgather.params", CollectiveKind::kAllGather,
-                           GroupKind::kExpertData, Bytes(expert_params * x.act_bytes));
+                           GroupKind::kExpertData, Bytes(end_expert * x.act_bytes));
       prog.steps.push_back(c);
     }
     Step sync;
@@ -628,6 +811,9 @@ Workload generate_workload(const Scenario& s) {
   }
   // Low-precision linear layers: quantize kernels and narrower GEMM operands (precision_ops.h).
   for (Block& b : w.blocks) apply_precision(s, &b.ops);
+  // TP communication pipelined with its GEMMs (overlap_ops.h); after precision, which finds each
+  // cast's sequence-parallel all-gather as the blocking op right before its GEMM.
+  for (Block& b : w.blocks) apply_tp_comm_overlap(s, &b.ops);
   return w;
 }
 

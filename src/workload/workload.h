@@ -85,7 +85,9 @@ struct Block {
 enum class StepKind : uint8_t {
   kRun,         // run `block` `repeat` times on the compute stream
   kSend,        // send `bytes` to `peer` (a stage); the host waits for completion (Megatron)
-  kRecv,        // wait for the matching send from `peer`, then synchronise the host
+                // unless `async_p2p`
+  kRecv,        // wait for the matching send from `peer`, then synchronise the host (unless
+                // `async_p2p`: only the compute stream waits for the data)
   kCollective,  // a blocking collective on the compute stream (`op`)
   kCommAsync,   // a DP collective on the DP stream, overlapping compute (`op`)
   kWaitComm,    // the compute stream waits for the DP stream
@@ -99,6 +101,9 @@ struct Step {
   int peer = -1;        // stage index for kSend/kRecv
   int64_t tag = 0;      // matches a kSend with its kRecv; names a cross-stage collective
   Bytes bytes;          // kSend/kRecv
+  // kSend/kRecv on their own stream (parallelism.overlap_p2p, Megatron --overlap-p2p-comm):
+  // the host does not wait for the send, nor synchronise after the receive.
+  bool async_p2p = false;
   Op op;                // kCollective/kCommAsync
   int microbatch = -1;  // for the trace
   int chunk = 0;        // model chunk (virtual stage) for the trace
