@@ -43,6 +43,47 @@ TEST(ListPresets, ContainsTheDocumentedPresets) {
   }
 }
 
+TEST(ListPresets, ContainsTheMoeAndMlaModels) {
+  const std::set<std::string> models = [] {
+    const std::vector<std::string> v = names_of("models");
+    return std::set<std::string>(v.begin(), v.end());
+  }();
+  for (const char* name :
+       {"deepseek-v2-lite", "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b", "mixtral-8x7b",
+        "mixtral-8x22b", "gpt-oss-120b", "llama4-scout", "llama4-maverick", "grok-1", "kimi-k2",
+        "nemotron4-15b", "nemotron4-340b"}) {
+    EXPECT_TRUE(models.count(name)) << name << " missing";
+  }
+}
+
+TEST(LoadModelPreset, DeepSeekV3HasMlaMoeAndMtp) {
+  // DeepSeek-V3 report §2 / config.json: 61 layers, the first 3 dense, 256 routed experts top-8
+  // plus 1 shared, MLA with r_q 1536 and r_kv 512, one MTP module.
+  StatusOr<ModelConfig> m = load_model_preset("deepseek-v3");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->layers, 61);
+  EXPECT_EQ(m->moe.experts, 256);
+  EXPECT_EQ(m->moe.top_k, 8);
+  EXPECT_EQ(m->moe.shared_experts, 1);
+  EXPECT_EQ(m->moe.dense_layers, 3);
+  EXPECT_FALSE(m->is_moe_layer(2));
+  EXPECT_TRUE(m->is_moe_layer(3));
+  EXPECT_EQ(m->mla.q_lora_rank, 1536);
+  EXPECT_EQ(m->mla.kv_lora_rank, 512);
+  EXPECT_EQ(m->mtp_layers, 1);
+}
+
+TEST(LoadModelPreset, GptOssHasWindowsSinksAndExplicitHeadDim) {
+  StatusOr<ModelConfig> m = load_model_preset("gpt-oss-120b");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->head_dim(), 64);  // 64 heads × 64 = 4096 against hidden 2880
+  EXPECT_EQ(m->sliding_window, 128);
+  EXPECT_EQ(m->sliding_window_pattern, 2);
+  EXPECT_TRUE(m->attention_sinks);
+  EXPECT_EQ(m->moe.experts, 128);
+  EXPECT_EQ(m->moe.top_k, 4);
+}
+
 TEST(ListPresets, EveryPresetHasADescription) {
   for (const PresetInfo& p : list_presets()) {
     EXPECT_FALSE(p.description.empty()) << p.kind << "/" << p.name;

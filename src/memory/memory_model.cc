@@ -25,6 +25,8 @@ double as_double(Bytes b) { return static_cast<double>(b.count()); }
 
 // One layer's activation bytes per GPU for one micro-batch, split the way recompute uses them
 // (docs/memory.md §2). Activations are 2-byte (fp16/bf16) tensors, dropout masks 1 byte.
+// With context parallelism every rank holds s/cp of each sequence (Megatron/Transformer Engine
+// split it into 2·cp load-balanced chunks), so every per-token term is per s/cp tokens.
 struct LayerBytes {
   double kept = 0;        // saved for backward without recompute, attention core excluded
   double core = 0;        // attention core: softmax (+ dropout) of the unfused core, or the fp32
@@ -33,12 +35,13 @@ struct LayerBytes {
   double gradients = 0;   // activation gradients alive while one layer runs backward
 };
 
-LayerBytes layer_bytes(const Scenario& sc) {
+LayerBytes layer_bytes(const Scenario& sc, bool moe_layer) {
   const ModelConfig& m = sc.model;
   const ParallelismConfig& par = sc.parallelism;
   const double s = sc.training.seq_len;
+  const double s_local = s / par.cp;  // queries (and their activations) on one CP rank
   const double b = sc.training.micro_batch;
-  const double tokens = s * b;
+  const double tokens = s_local * b;
   const double h = m.hidden;
   const double t = par.tp;
   const double d_h = m.head_dim();
@@ -52,26 +55,65 @@ LayerBytes layer_bytes(const Scenario& sc) {
 
   LayerBytes l;
   // Whole under TP: inputs of norm 1, QKV, norm 2 and FC1 (2 B each); two dropout masks (1 B).
+  // On an MoE layer "FC1's input" is the router's and the shared experts' input.
   const double replicated = tokens * h * (8.0 + (m.dropout ? 2.0 : 0.0)) / whole;
-  // Split by TP: Q, K, V (inputs of the core), the projection input, the MLP's saved tensors
-  // (GELU: its input and FC2's input; SwiGLU: gate and up, and FC2's input).
-  const double sharded =
-      2.0 * tokens * q + 4.0 * tokens * kv + 2.0 * tokens * q + (swiglu ? 6.0 : 4.0) * tokens * f;
-  l.kept = replicated + sharded;
+  // Split by TP: Q, K, V (inputs of the core) and the projection input. MLA (DeepSeek-V2 §2.1)
+  // keeps the up-projected Q and K of d_qk = d_nope + d_rope per head (the decoupled RoPE key
+  // broadcast to every head), V and the projection input of d_v, and, whole under TP, its
+  // latents: c_Q before and after its norm (2·r_q), c_KV with the RoPE key before its norm
+  // (r_kv + d_rope) and c_KV after it (r_kv).
+  double attention = 2.0 * tokens * q + 4.0 * tokens * kv + 2.0 * tokens * q;
+  double latents = 0;
+  double flash_grad = 4.0 * tokens * q + 2.0 * tokens * (q + 2.0 * kv);
+  if (m.mla.enabled()) {
+    const MlaConfig& a = m.mla;
+    const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    const double v = a.v_head_dim;
+    attention = 4.0 * tokens * heads * qk + 4.0 * tokens * heads * v;
+    latents = 2.0 * tokens *
+              (2.0 * a.q_lora_rank + (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank) /
+              whole;
+    flash_grad = 4.0 * tokens * heads * qk + 2.0 * tokens * heads * (2.0 * qk + v);
+  }
+  // The MLP's saved tensors (GELU: its input and FC2's input; SwiGLU: gate and up, and FC2's
+  // input), and the largest gradient pair of its backward.
+  double mlp = (swiglu ? 6.0 : 4.0) * tokens * f;
+  double mlp_grad = (swiglu ? 4.0 : 2.0) * tokens * f;
+  if (moe_layer) {
+    // Megatron-Core MoE (docs/user-guide/features/moe.md; DeepSeek-V3 report §3.3): each GPU
+    // routes its T/t tokens (MoE with TP runs sequence parallel) and its local experts receive,
+    // with a balanced router, k·T/t token copies from every rank of its ETP group: k·T·etp/t.
+    // A skewed router loads the busiest EP rank more (max load / mean); not modelled here (1).
+    const MoeConfig& e = m.moe;
+    const double etp = sc.expert_tp();
+    const double dispatched = e.top_k * tokens * etp / t;
+    const double f_e = static_cast<double>(e.expert_ffn_hidden) / etp;
+    const double shared_ffn =
+        e.shared_expert_ffn_hidden > 0 ? e.shared_expert_ffn_hidden : e.expert_ffn_hidden;
+    const double f_s = static_cast<double>(e.shared_experts) * shared_ffn / t;
+    mlp = (swiglu ? 6.0 : 4.0) * tokens * f_s        // shared experts, split by TP
+          + 4.0 * tokens * e.experts / whole         // fp32 router logits / scores
+          + 2.0 * dispatched * h                     // dispatched tokens: the experts' FC1 input
+          + (swiglu ? 6.0 : 4.0) * dispatched * f_e  // the experts' FC1 outputs, FC2 input
+          + 2.0 * dispatched * h;  // expert outputs the combine weights (for the scores' grad)
+    mlp_grad = std::max((swiglu ? 4.0 : 2.0) * tokens * f_s,
+                        (swiglu ? 4.0 : 2.0) * dispatched * f_e + 4.0 * dispatched * h);
+  }
+  l.kept = replicated + (attention + mlp) + latents;
   if (sc.training.flash_attention) {
-    l.core = 4.0 * heads * s * b;  // fp32 log-sum-exp per head and token
+    l.core = 4.0 * heads * s_local * b;  // fp32 log-sum-exp per head and token
   } else {
-    // Softmax output (2 B), dropout mask (1 B) and dropout output (2 B) per score.
-    l.core = (m.dropout ? 5.0 : 2.0) * heads * s * s * b;
+    // Softmax output (2 B), dropout mask (1 B) and dropout output (2 B) per score: each of the
+    // s/cp queries against all s keys (a sliding window is masked, not skipped, here).
+    l.core = (m.dropout ? 5.0 : 2.0) * heads * s_local * s * b;
   }
   l.checkpoint = 2.0 * tokens * h / whole;
   // Backward: the gradients of the layer's output and input, plus the largest intermediate
   // gradient pair (scores of the unfused core, FlashAttention's fp32 dQ accumulator and
-  // dQ/dK/dV, or the MLP's FC1 output).
-  const double core_grad = sc.training.flash_attention
-                               ? 4.0 * tokens * q + 2.0 * tokens * (q + 2.0 * kv)
-                               : (m.dropout ? 4.0 : 2.0) * heads * s * s * b;
-  const double mlp_grad = (swiglu ? 4.0 : 2.0) * tokens * f;
+  // dQ/dK/dV, or the MLP's FC1 output; on an MoE layer the experts' FC1 output and the
+  // dispatched tokens' in and out).
+  const double core_grad =
+      sc.training.flash_attention ? flash_grad : (m.dropout ? 4.0 : 2.0) * heads * s_local * s * b;
   l.gradients = 4.0 * tokens * h / whole + std::max(core_grad, mlp_grad);
   return l;
 }
@@ -230,18 +272,57 @@ struct ModelStates {
 
 // Megatron mixed precision with Adam: half-precision weights (2 B), main gradients (4 B fp32
 // for bf16/fp8, 2 B for fp16), fp32 master weights + m + v (12 B); fp16 copies its gradients
-// to fp32 for the step (4 B). ZeRO k shards the first k of {optimizer, gradients, weights}
-// over the DP group.
-ModelStates model_states(const Scenario& sc, int64_t params) {
+// to fp32 for the step (4 B). ZeRO k shards the first k of {optimizer, gradients, weights}:
+// `params` less `expert_params` over the DP×CP group (CP ranks hold the same weights; Megatron's
+// distributed optimizer shards over data_parallel_group_with_context_parallel), the routed
+// experts' `expert_params` over the expert-DP group of tp·cp·dp/(ep·etp) ranks that hold the
+// same experts (Megatron-Core MoE: the expert distributed optimizer).
+ModelStates model_states(const Scenario& sc, int64_t params, int64_t expert_params = 0) {
   const int zero = effective_zero_stage(sc);
-  const int dp = sc.parallelism.dp;
-  const double n = static_cast<double>(params);
+  const int dp = sc.parallelism.dp * sc.parallelism.cp;
+  const int edp = sc.expert_dp();
+  const double n = static_cast<double>(params - expert_params);
+  const double e = static_cast<double>(expert_params);
+  auto sharded = [&](int stage) {
+    return shard(n, zero >= stage, dp) + shard(e, zero >= stage, edp);
+  };
   ModelStates st;
-  st.weights = 2.0 * shard(n, zero >= 3, dp);
-  st.gradients = gradient_bytes_per_element(sc) * shard(n, zero >= 2, dp);
-  st.optimizer = 12.0 * shard(n, zero >= 1, dp);
-  if (sc.training.precision == Precision::kFp16) st.step_copy = 4.0 * shard(n, zero >= 1, dp);
+  st.weights = 2.0 * sharded(3);
+  st.gradients = gradient_bytes_per_element(sc) * sharded(2);
+  st.optimizer = 12.0 * sharded(1);
+  if (sc.training.precision == Precision::kFp16) st.step_copy = 4.0 * sharded(1);
   return st;
+}
+
+// Activations of every layer kind, saved for backward, and what each kind's backward adds.
+struct LayerKinds {
+  LayerBytes dense, moe;
+  double dense_saved = 0, moe_saved = 0;
+};
+
+LayerKinds layer_kinds(const Scenario& sc) {
+  LayerKinds k;
+  k.dense = layer_bytes(sc, false);
+  k.moe = sc.model.moe.enabled() ? layer_bytes(sc, true) : k.dense;
+  k.dense_saved = saved_per_layer(sc, k.dense);
+  k.moe_saved = saved_per_layer(sc, k.moe);
+  return k;
+}
+
+int moe_layers_of(const Scenario& sc, const std::vector<int>& layers) {
+  return static_cast<int>(
+      std::count_if(layers.begin(), layers.end(), [&](int i) { return sc.model.is_moe_layer(i); }));
+}
+
+// One model chunk's layer activations on `stage` for one micro-batch. Interleaved chunks of one
+// stage that differ in kind (DeepSeek's leading dense layers) count as their mean.
+double chunk_layer_bytes(const Scenario& sc, const LayerKinds& k, int stage) {
+  const std::vector<int> layers = stage_layer_ids(sc, stage);
+  const int v = sc.parallelism.vpp;
+  const int moe = moe_layers_of(sc, layers);
+  const int dense = static_cast<int>(layers.size()) - moe;
+  if (moe == 0) return k.dense_saved * (dense / v);
+  return (k.dense_saved * dense + k.moe_saved * moe) / v;
 }
 
 }  // namespace
@@ -251,7 +332,16 @@ int effective_zero_stage(const Scenario& s) {
 }
 
 Bytes layer_activation_bytes(const Scenario& s) {
-  return to_bytes(saved_per_layer(s, layer_bytes(s)));
+  const LayerKinds k = layer_kinds(s);
+  const ModelConfig& m = s.model;
+  int moe = 0;
+  for (int i = 0; i < m.layers; ++i) moe += m.is_moe_layer(i) ? 1 : 0;
+  if (moe == 0) return to_bytes(k.dense_saved);
+  return to_bytes((k.dense_saved * (m.layers - moe) + k.moe_saved * moe) / m.layers);
+}
+
+Bytes layer_activation_bytes(const Scenario& s, int layer) {
+  return to_bytes(saved_per_layer(s, layer_bytes(s, s.model.is_moe_layer(layer))));
 }
 
 Bytes model_state_bytes(const Scenario& s, int64_t params) {
@@ -265,28 +355,45 @@ MemoryReport estimate_memory(const Scenario& sc) {
   const TrainingConfig& tr = sc.training;
   const int p = par.pp;
   const int v = par.vpp;
-  const double tokens = static_cast<double>(tr.seq_len) * tr.micro_batch;
+  // Tokens of one micro-batch on one CP rank.
+  const double tokens = static_cast<double>(tr.seq_len) * tr.micro_batch / par.cp;
   const double h = model.hidden;
   const double whole = par.sequence_parallel ? par.tp : 1.0;
   const double vocab_shard = static_cast<double>(padded_vocab(model, par.tp) / par.tp);
 
-  const LayerBytes layer = layer_bytes(sc);
-  const double per_layer = saved_per_layer(sc, layer);
+  const LayerKinds kinds = layer_kinds(sc);
   const std::vector<int> layers_of_stage = stage_layers(sc);
   // First stage: token ids (int64) and the embedding dropout mask. Last stage: inputs of the
-  // final norm and of the output layer.
+  // final norm and of the output layer, and each multi-token-prediction module (DeepSeek-V3
+  // §2.2, on the last stage as in Megatron): its block like the last layer, the two normed
+  // inputs of its projection (2·T·2h) and its own final-norm and output-layer inputs.
   const double embedding = 8.0 * tokens + (model.dropout ? tokens * h / whole : 0.0);
-  const double head = 4.0 * tokens * h / whole;
-  // Logits per token: fp32 copy the loss keeps for backward (4 B) + the GEMM's half output (2 B).
-  const double logits_fp32 = 4.0 * tokens * vocab_shard;
+  double mtp = 0;
+  if (model.mtp_layers > 0) {
+    const double block = model.is_moe_layer(model.layers - 1) ? kinds.moe_saved : kinds.dense_saved;
+    mtp = model.mtp_layers * (block + 8.0 * tokens * h / whole);
+  }
+  const double head = 4.0 * tokens * h / whole + mtp;
+  // Logits per token: fp32 copy the loss keeps for backward (4 B) + the GEMM's half output (2 B);
+  // each MTP module's loss keeps its own fp32 logits too.
+  const double heads_with_loss = 1.0 + model.mtp_layers;
+  const double logits_fp32 = 4.0 * tokens * vocab_shard * heads_with_loss;
   const double logits_half = 2.0 * tokens * vocab_shard;
 
   double comm = 0;
   if (par.dp > 1) comm += as_double(par.grad_bucket_size);
   if (par.sequence_parallel) comm += 2.0 * tokens * h;  // all-gathered layer input
   if (effective_zero_stage(sc) >= 3 && par.dp > 1) {
-    // The layer being run and the one prefetched, gathered in half precision.
-    comm += 2.0 * 2.0 * static_cast<double>(layer_parameters(model) / par.tp);
+    // The layer being run and the one prefetched, gathered in half precision: the largest
+    // layer's share of one GPU (non-expert / tp + routed experts / (ep·etp)).
+    const int64_t expert_ranks = int64_t{par.ep} * sc.expert_tp();
+    int64_t largest = 0;
+    for (int i = 0; i < model.layers; ++i) {
+      const int64_t experts = expert_parameters(model, i);
+      largest = std::max(largest,
+                         (layer_parameters(model, i) - experts) / par.tp + experts / expert_ranks);
+    }
+    comm += 2.0 * 2.0 * static_cast<double>(largest);
   }
 
   MemoryReport report;
@@ -294,7 +401,7 @@ MemoryReport estimate_memory(const Scenario& sc) {
   for (int stage = 0; stage < p; ++stage) {
     const bool first = stage == 0;
     const bool last = stage == p - 1;
-    const double chunk_bytes = per_layer * (layers_of_stage[stage] / v);
+    const double chunk_bytes = chunk_layer_bytes(sc, kinds, stage);
     // DualPipe: rank `stage` holds model stages `stage` and p−1−stage (chunks 0 and 1), so
     // twice the parameters, and either chunk may hold the embedding or the head.
     const bool dual = par.schedule == Schedule::kDualPipe;
@@ -302,9 +409,10 @@ MemoryReport estimate_memory(const Scenario& sc) {
     for (int c = 0; c < (dual ? 2 : 1); ++c) {
       const int ms = dual ? dualpipe_model_stage(stage, c, p) : stage;
       ChunkActivations a;
-      a.layer_bytes = per_layer * layers_of_stage[ms];  // v = 1 for the split schedules
+      a.layer_bytes = chunk_layer_bytes(sc, kinds, ms);  // v = 1 for the split schedules
       a.bytes = a.layer_bytes + (ms == 0 ? embedding : 0.0) + (ms == p - 1 ? head : 0.0);
-      a.w_layer_bytes = layer.kept * layers_of_stage[ms];
+      const int moe = moe_layers_of(sc, stage_layer_ids(sc, ms));
+      a.w_layer_bytes = kinds.dense.kept * (layers_of_stage[ms] - moe) + kinds.moe.kept * moe;
       a.w_bytes = a.w_layer_bytes + (ms == p - 1 ? head : 0.0);
       a.head = ms == p - 1;
       chunk_acts.push_back(a);
@@ -314,8 +422,12 @@ MemoryReport estimate_memory(const Scenario& sc) {
         split ? in_flight_split(sc, stage, chunk_acts, logits_fp32, logits_half)
               : in_flight(sc, stage, chunk_bytes, first ? embedding : 0.0, last ? head : 0.0);
     int64_t params = stage_parameters_per_gpu(sc, stage);
-    if (dual) params += stage_parameters_per_gpu(sc, p - 1 - stage);
-    const ModelStates st = model_states(sc, params);
+    int64_t expert_params = stage_expert_parameters_per_gpu(sc, stage);
+    if (dual) {
+      params += stage_parameters_per_gpu(sc, p - 1 - stage);
+      expert_params += stage_expert_parameters_per_gpu(sc, p - 1 - stage);
+    }
+    const ModelStates st = model_states(sc, params, expert_params);
 
     StageMemory mem;
     mem.stage = stage;
@@ -341,8 +453,21 @@ MemoryReport estimate_memory(const Scenario& sc) {
     mem.logits_and_loss = to_bytes(logits);
     mem.comm_buffers = to_bytes(comm);
     const double activations = as_double(mem.activations);
-    const double transient =
-        std::max({logits, backward_working_set(sc, layer), st.step_copy - activations, 0.0});
+    // The backward of the stage's largest layer kind.
+    int moe_layers = moe_layers_of(sc, stage_layer_ids(sc, stage));
+    int rank_layers = layers_of_stage[stage];
+    if (dual) {
+      moe_layers += moe_layers_of(sc, stage_layer_ids(sc, p - 1 - stage));
+      rank_layers += layers_of_stage[p - 1 - stage];
+    }
+    double layer_backward = backward_working_set(sc, kinds.dense);
+    if (moe_layers > 0) {
+      layer_backward = backward_working_set(sc, kinds.moe);
+      if (moe_layers < rank_layers) {
+        layer_backward = std::max(layer_backward, backward_working_set(sc, kinds.dense));
+      }
+    }
+    const double transient = std::max({logits, layer_backward, st.step_copy - activations, 0.0});
     mem.transient = to_bytes(transient);
     mem.framework = to_bytes(as_double(tr.framework_overhead) +
                              tr.allocator_fragmentation * (activations + transient));

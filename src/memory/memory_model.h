@@ -5,9 +5,12 @@
 //
 // Sources (docs/memory.md has every formula): activations per layer from Korthikanti et al.
 // 2022, "Reducing Activation Recomputation in Large Transformer Models", §4 (GPT blocks), with
-// the same accounting carried to FlashAttention, SwiGLU and GQA; 18 bytes per parameter for
+// the same accounting carried to FlashAttention, SwiGLU, GQA, MLA (DeepSeek-V2 §2.1), MoE layers
+// (Megatron-Core's MoE guide: router, token dispatch, grouped experts, combine; DeepSeek-V3
+// report §3) and context parallelism (s/cp tokens per rank); 18 bytes per parameter for
 // mixed-precision Adam and its sharded forms from Megatron-LM's distributed-optimizer table and
-// Rajbhandari et al. 2020 (ZeRO); in-flight micro-batches by walking pipeline_order().
+// Rajbhandari et al. 2020 (ZeRO), routed experts sharded over ep·etp and their optimizer states
+// over the expert-DP group; in-flight micro-batches by walking pipeline_order().
 #pragma once
 
 #include <vector>
@@ -22,6 +25,7 @@ namespace preflight {
 // peak = steady + transient; headroom = capacity − peak (negative when it does not fit).
 struct StageMemory {
   int stage = 0;
+  // Sharded by ZeRO over dp·cp, and, for routed experts, over the expert-DP group.
   Bytes weights;    // half-precision parameters (2 B each; ÷dp under ZeRO-3)
   Bytes gradients;  // main gradients: fp32 (bf16/fp8 training) or fp16 (÷dp under ZeRO ≥ 2)
   Bytes optimizer;  // fp32 master weights + Adam m and v, 12 B/param (÷dp under ZeRO ≥ 1)
@@ -59,13 +63,20 @@ struct MemoryReport {
 MemoryReport estimate_memory(const Scenario& s);
 
 // Activations one transformer layer keeps for backward, per GPU, for one micro-batch, under the
-// scenario's TP, SP, recompute, attention kernel and model (Korthikanti et al. 2022 terms).
-// Oracle (GPT, unfused attention, dropout, TP t, no SP, no recompute): s·b·h·(10 + 24/t +
-// 5·a·s/(h·t)). REQUIRES: validate_scenario(s).ok().
+// scenario's TP, SP, CP, recompute, attention kernel and model (Korthikanti et al. 2022 terms):
+// the mean over the model's layers (dense and MoE layers differ). Oracle (GPT, unfused
+// attention, dropout, TP t, no SP, no recompute): s·b·h·(10 + 24/t + 5·a·s/(h·t)).
+// REQUIRES: validate_scenario(s).ok().
 Bytes layer_activation_bytes(const Scenario& s);
 
-// Bytes of weights + gradients + optimizer states per GPU for `params` parameters on one GPU
-// under the scenario's precision and sharding (18·params for bf16 Adam without sharding).
+// The same for layer `layer` (0-based): a dense layer, or an MoE layer with its router,
+// dispatched tokens, expert intermediates and combine input (balanced router).
+// REQUIRES: validate_scenario(s).ok(), 0 <= layer < s.model.layers.
+Bytes layer_activation_bytes(const Scenario& s, int layer);
+
+// Bytes of weights + gradients + optimizer states per GPU for `params` dense (non-expert)
+// parameters on one GPU under the scenario's precision and sharding over dp·cp (18·params for
+// bf16 Adam without sharding).
 Bytes model_state_bytes(const Scenario& s, int64_t params);
 
 // The ZeRO stage in effect: parallelism.zero_stage, at least 1 with distributed_optimizer.
