@@ -59,6 +59,15 @@ void add_simulate_command(CLI::App& app, int* exit_code) {
       "TP 8 / PP 16 / DP 8); --set overrides any key, e.g.\n"
       "  preflight simulate --set model.preset=llama3-70b --set cluster.preset=dgx-h100 \\\n"
       "      --set cluster.nodes=64 --set parallelism.tp=8 --set parallelism.pp=4\n"
+      "A MoE model with expert parallelism and a skewed router:\n"
+      "  preflight simulate --set model.preset=mixtral-8x7b --set cluster.preset=dgx-h100 \\\n"
+      "      --set cluster.nodes=8 --set parallelism.tp=2 --set parallelism.pp=1 \\\n"
+      "      --set parallelism.dp=32 --set parallelism.ep=8 --set parallelism.etp=1 \\\n"
+      "      --set model.moe.routing=zipf --set model.moe.zipf_exponent=1.2\n"
+      "Parallelism keys: tp, pp, dp, cp (+cp_kind ring|a2a), ep (+etp), vpp, schedule "
+      "(gpipe|1f1b|interleaved|zb_h1|zb_h2|dualpipe), sequence_parallel, recompute, "
+      "distributed_optimizer, zero_stage, overlap switches; precision: bf16|fp16|fp8|"
+      "fp8_blockwise|mxfp8|nvfp4.\n"
       "Scenario sections: model, cluster, training, parallelism, collectives, simulation (see "
       "README).");
   cmd->add_option("scenario", args->scenario, "Scenario YAML file (default: built-in scenario)");
