@@ -25,6 +25,40 @@ struct ValidateArgs {
   bool summary_only = false;
 };
 
+nlohmann::json finite_or_null(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+}
+
+// Ranking accuracy per job: a row per job for sets with a few jobs (the multi-node set), one line
+// for sets with many (the single-node set: --json lists them).
+void print_ranking(const std::vector<SetMetrics>& sets) {
+  constexpr size_t kMaxListed = 12;
+  std::printf(
+      "\nranking within each job (same model, GPUs, global batch; only the strategy "
+      "differs):\nregret = measured time of Preflight's first-ranked strategy over the "
+      "fastest measured, target <= %.0f%%\n",
+      kRegretTargetPct);
+  std::printf("%-8s %-10s %5s %6s %5s %9s %8s %s\n", "set", "model", "gpus", "batch", "rows",
+              "Spearman", "regret", "<=5%");
+  for (const SetMetrics& m : sets) {
+    int within = 0;
+    double sum = 0, worst = 0;
+    for (const GroupMetrics& g : m.jobs) {
+      within += g.regret_pct <= kRegretTargetPct;
+      sum += g.regret_pct;
+      worst = std::max(worst, g.regret_pct);
+      if (m.jobs.size() > kMaxListed) continue;
+      std::printf("%-8s %-10s %5d %6d %5d %9.3f %7.2f%% %s\n", m.set.c_str(), g.model.c_str(),
+                  g.gpus, g.global_batch, g.rows, g.spearman, g.regret_pct,
+                  g.regret_pct <= kRegretTargetPct ? "yes" : "no");
+    }
+    if (m.jobs.empty()) continue;
+    std::printf("%-8s %d of %zu jobs within %.0f%%; regret mean %.2f%%, max %.2f%%%s\n",
+                m.set.c_str(), within, m.jobs.size(), kRegretTargetPct, sum / m.jobs.size(), worst,
+                m.jobs.size() > kMaxListed ? " (--json lists every job)" : "");
+  }
+}
+
 int run(const ValidateArgs& a) {
   const std::string dir = a.data_dir.empty() ? find_data_dir() : a.data_dir;
   std::vector<std::string> sets = a.datasets;
@@ -87,6 +121,7 @@ int run(const ValidateArgs& a) {
                   m.set.c_str(), m.rows, m.mape_pct, m.mdape_pct, m.p90_pct, m.bias_pct,
                   m.within10_pct, m.spearman, m.spearman_min, m.groups);
     }
+    print_ranking(result->sets);
     auto print_constants = [](const char* label, const std::vector<double>& c) {
       std::printf("%s", label);
       for (size_t i = 0; i < c.size(); ++i) {
@@ -116,6 +151,30 @@ int run(const ValidateArgs& a) {
                   {"spearman_min", std::isfinite(m.spearman_min) ? nlohmann::json(m.spearman_min)
                                                                  : nlohmann::json(nullptr)},
                   {"spearman_groups", m.groups}};
+      nlohmann::json groups = nlohmann::json::array();
+      int within = 0;
+      double worst = 0;
+      for (const GroupMetrics& g : m.jobs) {
+        groups.push_back({{"model", g.model},
+                          {"gpus", g.gpus},
+                          {"hidden", g.hidden},
+                          {"layers", g.layers},
+                          {"heads", g.heads},
+                          {"global_batch", g.global_batch},
+                          {"seq_len", g.seq_len},
+                          {"rows", g.rows},
+                          {"spearman", finite_or_null(g.spearman)},
+                          {"regret_pct", finite_or_null(g.regret_pct)},
+                          {"within_target", g.regret_pct <= kRegretTargetPct},
+                          {"predicted_best_line", g.predicted_best_line},
+                          {"measured_best_line", g.measured_best_line}});
+        within += g.regret_pct <= kRegretTargetPct;
+        worst = std::max(worst, std::isfinite(g.regret_pct) ? g.regret_pct : INFINITY);
+      }
+      j[m.set]["groups"] = groups;
+      j[m.set]["regret_target_pct"] = kRegretTargetPct;
+      j[m.set]["groups_within_target"] = within;
+      j[m.set]["regret_max_pct"] = m.jobs.empty() ? nlohmann::json(nullptr) : finite_or_null(worst);
     }
     nlohmann::json preds = nlohmann::json::array();
     for (const RowPrediction& p : result->rows) {

@@ -125,6 +125,20 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return std::clamp(r, -1.0, 1.0);
 }
 
+double ranking_regret_pct(const std::vector<double>& predicted,
+                          const std::vector<double>& measured) {
+  assert(predicted.size() == measured.size());
+  std::size_t pick = predicted.size();
+  for (std::size_t i = 0; i < predicted.size(); ++i) {
+    if (std::isnan(predicted[i])) continue;
+    if (pick == predicted.size() || predicted[i] < predicted[pick]) pick = i;
+  }
+  if (pick == predicted.size()) return std::numeric_limits<double>::quiet_NaN();
+  const double best = *std::min_element(measured.begin(), measured.end());
+  assert(best > 0.0);
+  return 100.0 * (measured[pick] - best) / best;
+}
+
 std::vector<int> kfold_assignment(int n, int k, uint64_t seed) {
   assert(k >= 2 && k <= n);
   std::vector<int> folds(static_cast<std::size_t>(n));

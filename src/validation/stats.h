@@ -47,6 +47,15 @@ std::vector<double> ranks_with_ties(const std::vector<double>& x);
 // REQUIRES: x.size() == y.size(); no NaN in x or y.
 double spearman(const std::vector<double>& x, const std::vector<double>& y);
 
+// Returns the regret of choosing by `predicted`, in percent: with i the index of the smallest
+// predicted value (the first on ties; NaN predictions are never chosen) and m the smallest
+// measured value, 100 * (measured[i] - m) / m. 0 means the prediction picks the truly fastest
+// configuration; 7 means its pick is 7% slower than the best measured one. Returns NaN (quiet)
+// when the input is empty or every prediction is NaN.
+// REQUIRES: predicted.size() == measured.size(); every measured[i] > 0; no NaN in measured.
+double ranking_regret_pct(const std::vector<double>& predicted,
+                          const std::vector<double>& measured);
+
 // Returns a vector of n fold indices in [0, k): element i is the fold of item i. Every fold gets
 // either floor(n / k) or ceil(n / k) items (the first n % k folds get the extra one), and the
 // assignment is a Fisher-Yates shuffle driven by std::mt19937_64 seeded with `seed`, with an

@@ -120,6 +120,24 @@ TEST(Spearman, OfFewerThanTwoPointsIsNaN) {
   EXPECT_TRUE(std::isnan(spearman({1.0}, {2.0})));
 }
 
+TEST(RankingRegret, IsZeroWhenThePredictedFastestIsTheMeasuredFastest) {
+  // The predictions are all 20% high but keep the order: the pick (index 1) is the fastest.
+  EXPECT_EQ(ranking_regret_pct({120.0, 96.0, 144.0}, {100.0, 80.0, 120.0}), 0.0);
+}
+
+TEST(RankingRegret, IsTheExcessOfThePickOverTheFastest) {
+  // Predicted fastest: index 2 (70), measured 90; fastest measured 80: (90 - 80) / 80 = 12.5%.
+  EXPECT_NEAR(ranking_regret_pct({100.0, 85.0, 70.0}, {100.0, 80.0, 90.0}), 12.5, 1e-12);
+}
+
+TEST(RankingRegret, BreaksPredictionTiesByFirstIndexAndSkipsNaN) {
+  // Index 0's prediction is NaN; indices 1 and 2 tie at 50 and index 1 (measured 110) is picked.
+  // The fastest measured is still index 0 (90): (110 - 90) / 90 = 22.2%.
+  EXPECT_NEAR(ranking_regret_pct({NAN, 50.0, 50.0}, {90.0, 110.0, 100.0}), 100.0 * 20 / 90, 1e-12);
+  EXPECT_TRUE(std::isnan(ranking_regret_pct({NAN, NAN}, {1.0, 2.0})));
+  EXPECT_TRUE(std::isnan(ranking_regret_pct({}, {})));
+}
+
 // Returns how many items kfold_assignment put in each of the k folds.
 std::vector<int> fold_sizes(const std::vector<int>& folds, int k) {
   std::vector<int> sizes(static_cast<std::size_t>(k), 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <thread>
 #include <tuple>
@@ -99,6 +100,55 @@ std::vector<double> fit(const std::vector<Scenario>& scenarios, const std::vecto
   return r.x;
 }
 
+// "GPT 3.6B": GPT-2 vocabulary, learned positions, FFN 4h (the dev set's models):
+// 12·L·h² + 13·L·h weights and biases per layer, (V + s)·h embeddings, the final LayerNorm.
+std::string model_label(const DatasetRow& r) {
+  const double h = r.hidden, l = r.layers;
+  const double params = 12 * l * h * h + 13 * l * h + (50257.0 + r.seq_len) * h + 2 * h;
+  const double b = params / 1e9;
+  char text[32];
+  std::snprintf(text, sizeof(text), b >= 100 ? "GPT %.0fB" : b >= 1 ? "GPT %.1fB" : "GPT %.2gB", b);
+  return text;
+}
+
+// Ranking accuracy of every job (same model, GPUs, global batch and sequence length) with >= 2
+// rows.
+std::vector<GroupMetrics> job_metrics(const std::vector<const RowPrediction*>& list) {
+  using Key = std::tuple<int, int, int, int, int, int>;
+  std::map<Key, std::vector<const RowPrediction*>> jobs;
+  for (const RowPrediction* r : list) {
+    const DatasetRow& d = r->row;
+    jobs[{d.gpus, d.hidden, d.layers, d.heads, d.global_batch, d.seq_len}].push_back(r);
+  }
+  std::vector<GroupMetrics> out;
+  for (const auto& [key, rows] : jobs) {
+    if (rows.size() < 2) continue;
+    GroupMetrics g;
+    const DatasetRow& first = rows[0]->row;
+    g.model = model_label(first);
+    std::tie(g.gpus, g.hidden, g.layers, g.heads, g.global_batch, g.seq_len) = key;
+    g.rows = static_cast<int>(rows.size());
+    std::vector<double> pred, meas;
+    size_t best_pred = rows.size(), best_meas = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      pred.push_back(rows[i]->predicted_ms);
+      meas.push_back(rows[i]->row.measured_ms);
+      if (std::isfinite(pred[i]) && (best_pred == rows.size() || pred[i] < pred[best_pred])) {
+        best_pred = i;
+      }
+      if (meas[i] < meas[best_meas]) best_meas = i;
+    }
+    g.regret_pct = ranking_regret_pct(pred, meas);
+    g.predicted_best_line = best_pred < rows.size() ? rows[best_pred]->row.line : 0;
+    g.measured_best_line = rows[best_meas]->row.line;
+    bool all_finite = true;
+    for (double p : pred) all_finite = all_finite && std::isfinite(p);
+    g.spearman = rows.size() >= 3 && all_finite ? spearman(pred, meas) : NAN;
+    out.push_back(g);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<SetMetrics> compute_metrics(const std::vector<RowPrediction>& rows) {
@@ -141,6 +191,7 @@ std::vector<SetMetrics> compute_metrics(const std::vector<RowPrediction>& rows) 
     }
     m.spearman = m.groups > 0 ? sum / m.groups : NAN;
     if (m.groups == 0) m.spearman_min = NAN;
+    m.jobs = job_metrics(list);
     out.push_back(m);
   }
   return out;

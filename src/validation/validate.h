@@ -1,6 +1,7 @@
 // `preflight validate`: predicts every measured row of the dev set and reports the error (MAPE,
 // median, p90, bias) per set and Spearman's rank correlation within each group of rows that share
-// a model and a GPU count. Calibration fits the handful of global GPU constants with a physical
+// a model and a GPU count, and per job (GroupMetrics) the regret of choosing the strategy Preflight
+// ranks fastest. Calibration fits the handful of global GPU constants with a physical
 // meaning (GEMM efficiency ceiling, memory-bound efficiency, host launch overhead, collective
 // latency) by bounded Nelder–Mead on the mean of the per-set MAPEs; `folds` > 1 makes it k-fold
 // cross-validated: each row is predicted by constants fitted without its fold.
@@ -30,6 +31,20 @@ struct RowPrediction {
   int fold = -1;
 };
 
+// Ranking accuracy within one job: rows that train the same model on the same number of GPUs
+// with the same global batch and sequence length, and differ only in strategy (TP, PP, DP,
+// micro-batch). On the multi-node dev set each model × GPU-count group is one job.
+struct GroupMetrics {
+  std::string model;  // "GPT 3.6B": parameters from the row's shape (12·L·h² + ...), rounded
+  int hidden = 0, layers = 0, heads = 0, gpus = 0, global_batch = 0, seq_len = 0;
+  int rows = 0;
+  double spearman = 0;    // of predicted vs measured times; NaN below 3 rows or when constant
+  double regret_pct = 0;  // (measured time of the row predicted fastest − the fastest measured
+                          // time) / the fastest measured × 100 (stats.h ranking_regret_pct)
+  int predicted_best_line = 0;  // CSV line of the row Preflight ranks fastest
+  int measured_best_line = 0;   // CSV line of the fastest measured row
+};
+
 struct SetMetrics {
   std::string set;
   int rows = 0;
@@ -37,7 +52,13 @@ struct SetMetrics {
   int groups = 0;       // groups (same model and GPU count) with >= 3 rows
   double spearman = 0;  // mean over groups
   double spearman_min = 0;
+  std::vector<GroupMetrics> jobs;  // every job with >= 2 rows, ordered by (gpus, hidden, layers,
+                                   // heads, global batch, sequence length)
 };
+
+// The largest acceptable regret of a job: Preflight's first-ranked strategy within 5% of the
+// best measured one.
+constexpr double kRegretTargetPct = 5.0;
 
 struct ValidationOptions {
   int folds = 0;           // 0/1: no cross-validation
@@ -62,7 +83,8 @@ std::vector<double> predict_ms(const std::vector<Scenario>& scenarios,
 StatusOr<ValidationResult> run_validation(const std::vector<DatasetRow>& rows,
                                           const ValidationOptions& options);
 
-// Per-set metrics of predictions (groups for Spearman: same hidden, layers, heads and GPUs).
+// Per-set metrics of predictions (groups for Spearman: same hidden, layers, heads and GPUs;
+// `jobs` additionally split them by global batch and sequence length).
 std::vector<SetMetrics> compute_metrics(const std::vector<RowPrediction>& rows);
 
 }  // namespace preflight
