@@ -24,5 +24,6 @@ void add_memory_command(CLI::App& app, int* exit_code);
 void add_collective_command(CLI::App& app, int* exit_code);
 void add_validate_command(CLI::App& app, int* exit_code);
 void add_topology_command(CLI::App& app, int* exit_code);
+void add_search_command(CLI::App& app, int* exit_code);
 
 }  // namespace preflight::cli

@@ -1,0 +1,280 @@
+// `preflight search [SCENARIO.yaml] [--gpus N] [--top K] [--objective time|cost|mfu] [--jobs J]
+// [--space key=v1,v2,...]... [--csv FILE] [--json FILE] [--tokens 1T]`: every valid
+// parallelization strategy of the scenario's model on its cluster, ranked.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <thread>
+
+#include "cli/common.h"
+#include "config/loader.h"
+#include "report/report.h"
+#include "search/cost.h"
+#include "search/process_group.h"
+#include "search/search.h"
+#include "search/search_report.h"
+
+namespace preflight::cli {
+namespace {
+
+struct SearchArgs {
+  std::string scenario;
+  std::vector<std::string> overrides;
+  std::vector<std::string> space;
+  int gpus = 0;
+  int top = 10;
+  std::string objective = "time";
+  int jobs = std::max(1u, std::thread::hardware_concurrency());
+  double price = -1;
+  std::string tokens;
+  std::string csv;
+  std::string json;
+  bool quiet = false;
+};
+
+// The scenario the candidates are built from. With --gpus N the cluster is re-read for N GPUs
+// under a stand-in strategy that is valid for any GPU count (TP 1, DP = gcd(N, global batch),
+// PP = the rest, uneven stages if PP does not divide the layers); only its cluster is kept.
+StatusOr<Scenario> load_base(const SearchArgs& a) {
+  std::vector<std::string> overrides = a.overrides;
+  if (a.price >= 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "cluster.gpu_hour_price=%.17g", a.price);
+    overrides.push_back(buf);
+  }
+  PREFLIGHT_ASSIGN_OR_RETURN(Scenario base, load_scenario(a.scenario, overrides));
+  if (a.gpus == 0 || a.gpus == base.cluster.total_gpus()) return base;
+  const int per_node = base.cluster.gpus_per_node;
+  if (a.gpus < 0 || a.gpus % per_node != 0) {
+    return invalid_argument("--gpus " + std::to_string(a.gpus) +
+                            ": expected a positive multiple of cluster.gpus_per_node (" +
+                            std::to_string(per_node) + ")");
+  }
+  const int dp = std::gcd(a.gpus, base.training.global_batch);
+  const int pp = a.gpus / dp;
+  const int layers = base.model.layers;
+  if (pp > layers) {
+    return invalid_argument("--gpus " + std::to_string(a.gpus) + ": training.global_batch " +
+                            std::to_string(base.training.global_batch) +
+                            " leaves too few data-parallel replicas for " + std::to_string(layers) +
+                            " layers; expected a global batch with more factors in common");
+  }
+  const int first = pp > 1 && layers % pp != 0 ? layers - (pp - 1) : 0;
+  for (const std::string& o :
+       {"cluster.nodes=" + std::to_string(a.gpus / per_node),
+        "cluster.gpus=" + std::to_string(a.gpus), std::string("parallelism.tp=1"),
+        std::string("parallelism.cp=1"), std::string("parallelism.ep=1"),
+        std::string("parallelism.etp=0"), std::string("parallelism.vpp=1"),
+        std::string("parallelism.schedule=1f1b"),
+        std::string("parallelism.sequence_parallel=false"),
+        std::string("parallelism.overlap_p2p=false"),
+        std::string("parallelism.tp_comm_overlap=false"), "parallelism.dp=" + std::to_string(dp),
+        "parallelism.pp=" + std::to_string(pp),
+        "parallelism.first_stage_layers=" + std::to_string(first),
+        std::string("parallelism.last_stage_layers=0"), std::string("training.micro_batch=1")}) {
+    overrides.push_back(o);
+  }
+  StatusOr<Scenario> resized = load_scenario(a.scenario, overrides);
+  if (!resized.ok()) return resized.status().with_prefix("--gpus " + std::to_string(a.gpus) + ": ");
+  base.cluster = resized->cluster;
+  return base;
+}
+
+// A one-line bar on stderr, redrawn when the percentage changes; only on a terminal.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
+  void update(int64_t done, int64_t total) {
+    if (!enabled_ || total <= 0) return;
+    const int percent = static_cast<int>(100 * done / total);
+    if (percent == last_percent_ && done != total) return;
+    last_percent_ = percent;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const int filled = percent * 30 / 100;
+    std::fprintf(stderr, "\r[%s%s] %3d %%  %s/%s candidates  %.0f/s ",
+                 std::string(filled, '#').c_str(), std::string(30 - filled, '.').c_str(), percent,
+                 with_commas(done).c_str(), with_commas(total).c_str(),
+                 elapsed > 0 ? done / elapsed : 0.0);
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (enabled_ && last_percent_ >= 0) std::fputs("\r\033[K", stderr);
+  }
+
+ private:
+  bool enabled_;
+  int last_percent_ = -1;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+void print_summary(const Scenario& base, const SearchArgs& a, const SearchResult& r,
+                   const TrainingCost* budget, int processes, double seconds) {
+  std::printf("Preflight search: %s on %s x %s (global batch %s x %s tokens), objective: %s\n",
+              base.model.name.c_str(), with_commas(r.gpus).c_str(), base.cluster.gpu.name.c_str(),
+              with_commas(base.training.global_batch).c_str(),
+              with_commas(base.training.seq_len).c_str(), a.objective.c_str());
+  std::printf(
+      "space: %s combinations, %s valid, %s fit in memory and were simulated on the "
+      "analytical network",
+      with_commas(r.combinations).c_str(), with_commas(r.candidates).c_str(),
+      with_commas(r.evaluated).c_str());
+  if (r.reevaluated > 0) {
+    std::printf("; the best %d again on the %s network", r.reevaluated, r.final_network.c_str());
+  }
+  std::printf("\nrejected:\n");
+  std::vector<std::pair<std::string, int64_t>> reasons(r.rejected.begin(), r.rejected.end());
+  std::stable_sort(reasons.begin(), reasons.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  for (const auto& [reason, count] : reasons) {
+    std::printf("  %9s  %s\n", with_commas(count).c_str(), reason.c_str());
+  }
+  std::printf("\n");
+  std::fputs(format_search_table(r, a.top).c_str(), stdout);
+  if (budget != nullptr) {
+    const double days = budget->time_s / 86400;
+    std::printf("\ntraining %s tokens with rank 1: %s iterations, %.1f days, %s GPU-hours",
+                a.tokens.c_str(), with_commas(budget->iterations).c_str(), days,
+                with_commas(static_cast<int64_t>(budget->gpu_hours + 0.5)).c_str());
+    if (budget->usd > 0) {
+      std::printf(", $%s at $%.2f per GPU-hour",
+                  with_commas(static_cast<int64_t>(budget->usd + 0.5)).c_str(),
+                  base.cluster.gpu_hour_price);
+    }
+    std::printf("\n");
+  }
+  const double rate = r.evaluate_seconds > 0 ? r.candidates / r.evaluate_seconds : 0.0;
+  std::printf(
+      "\nsearched in %.1f s on %d thread%s x %d process%s: %s candidates checked and %s "
+      "simulated in %.1f s (%.0f candidates/s)",
+      seconds, a.jobs, a.jobs == 1 ? "" : "s", processes, processes == 1 ? "" : "es",
+      with_commas(r.candidates).c_str(), with_commas(r.evaluated).c_str(), r.evaluate_seconds,
+      rate);
+  if (r.reevaluated > 0) {
+    std::printf(", the best %d on the %s network in %.1f s", r.reevaluated, r.final_network.c_str(),
+                r.reevaluate_seconds);
+  }
+  std::printf("\n");
+}
+
+int run(const SearchArgs& a) {
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<ProcessGroup> group = make_process_group_from_environment();
+  const bool root = group->rank() == 0;
+  StatusOr<Scenario> base = load_base(a);
+  if (!base.ok()) return root ? fail(base.status()) : kExitBadInput;
+  SearchSpace space;
+  for (const std::string& axis : a.space) {
+    Status s = set_space_axis(&space, axis);
+    if (!s.ok()) return root ? fail(s) : kExitBadInput;
+  }
+  StatusOr<Objective> objective = parse_objective(a.objective);
+  if (!objective.ok()) return root ? fail(objective.status()) : kExitBadInput;
+  double token_budget = 0;
+  if (!a.tokens.empty()) {
+    StatusOr<double> t = parse_token_count(a.tokens);
+    if (!t.ok()) return root ? fail(t.status()) : kExitBadInput;
+    token_budget = *t;
+  }
+  const bool to_stdout = a.json == "-" || a.csv == "-";
+  ProgressBar bar(root && !a.quiet && isatty(2));
+  SearchOptions options;
+  options.objective = *objective;
+  options.jobs = a.jobs;
+  options.top_k = a.top;
+  options.group = group.get();
+  options.on_progress = [&bar](int64_t done, int64_t total) { bar.update(done, total); };
+  StatusOr<SearchResult> r = search(*base, space, options);
+  bar.finish();
+  if (!r.ok()) return root ? fail(r.status()) : kExitBadInput;
+  if (!r->root) return kExitOk;
+
+  TrainingCost budget;
+  const StrategyResult& best = r->results.front();
+  if (token_budget > 0) {
+    budget = training_cost(r->gpus, base->cluster.gpu_hour_price, best.iteration_time_s,
+                           r->tokens_per_iteration, token_budget);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!a.quiet && !to_stdout) {
+    print_summary(*base, a, *r, token_budget > 0 ? &budget : nullptr, group->size(), seconds);
+  }
+  if (!a.csv.empty()) {
+    Status s = write_output(a.csv, search_to_csv(*r));
+    if (!s.ok()) return fail(s);
+  }
+  if (!a.json.empty()) {
+    nlohmann::json j = search_to_json(*r);
+    j["objective"] = a.objective;
+    if (token_budget > 0) {
+      j["training_budget"] = {{"tokens", budget.tokens},
+                              {"iterations", budget.iterations},
+                              {"time_s", budget.time_s},
+                              {"gpu_hours", budget.gpu_hours},
+                              {"usd", budget.usd}};
+    }
+    j["scenario"] = scenario_to_json(*base);
+    Status s = write_output(a.json, j.dump(2) + "\n");
+    if (!s.ok()) return fail(s);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<SearchArgs>();
+  auto* cmd = app.add_subcommand(
+      "search",
+      "Find the fastest (or cheapest) parallelization strategy: enumerate every combination of "
+      "TP, PP, CP, EP, VPP and schedule, micro-batch, recompute, sequence parallelism and "
+      "distributed optimizer / ZeRO, reject the invalid ones and those that do not fit in HBM "
+      "(counting why), simulate the rest on J threads on the analytical network, simulate the "
+      "best K again on the scenario's network when it is `flow`, and print the ranked table.\n"
+      "Examples:\n"
+      "  preflight search                                # GPT-3 175B on 1,024 A100s\n"
+      "  preflight search --gpus 512 --top 5 --tokens 300B\n"
+      "  preflight search examples/llama3-70b-h100.yaml --objective cost --price 2.5\n"
+      "  preflight search --space parallelism.tp=4,8 --space recompute=selective,full \\\n"
+      "      --set simulation.network=flow --csv ranked.csv --json ranked.json\n"
+      "  mpirun -np 4 preflight search ...             # split over 4 processes (MPI build)\n"
+      "Space axes (--space key=v1,v2,...): tp, pp, cp, ep, vpp, micro_batch, recompute, "
+      "sequence_parallel, distributed_optimizer, zero_stage, schedule; defaults in "
+      "docs/search.md.");
+  cmd->add_option("scenario", args->scenario, "Scenario YAML file (default: built-in scenario)");
+  cmd->add_option("--set", args->overrides,
+                  "Override a key: section.key=value (repeatable), e.g. "
+                  "simulation.network=flow to re-rank the best K on the flow network")
+      ->take_all();
+  cmd->add_option("--gpus", args->gpus,
+                  "GPUs to search on (default: the scenario's cluster); a multiple of "
+                  "cluster.gpus_per_node");
+  cmd->add_option("--space", args->space,
+                  "Values of one axis, e.g. parallelism.tp=4,8 or micro_batch=1,2 (repeatable)")
+      ->take_all();
+  cmd->add_option("--top", args->top, "Strategies to print and re-evaluate (default 10)");
+  cmd->add_option("--objective", args->objective,
+                  "Rank by iteration time, cost per token or MFU (default time)")
+      ->check(CLI::IsMember({"time", "cost", "mfu"}));
+  cmd->add_option("--jobs,-j", args->jobs,
+                  "Worker threads per process (default: the CPU count); results do not depend "
+                  "on it");
+  cmd->add_option("--price", args->price,
+                  "USD per GPU-hour (default: the cluster preset's gpu_hour_price)");
+  cmd->add_option("--tokens", args->tokens,
+                  "Token budget, e.g. 1T or 300B: time, GPU-hours and dollars to train it with "
+                  "the best strategy");
+  cmd->add_option("--csv", args->csv,
+                  "Write every evaluated strategy, ranked, as CSV ('-': stdout)");
+  cmd->add_option("--json", args->json,
+                  "Write JSON ('-': stdout): evaluated, rejected (by reason), results[] with "
+                  "strategy, iteration_time_s, tokens_per_s, mfu, peak_bytes, cost_per_mtok");
+  cmd->add_flag("--quiet,-q", args->quiet, "Print nothing but errors");
+  cmd->callback([args, exit_code]() { *exit_code = run(*args); });
+}
+
+}  // namespace preflight::cli
