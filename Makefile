@@ -1,13 +1,15 @@
 # Preflight: two commands for a newcomer.
 #   make run   install deps, build (release), simulate the default scenario
-#   make test  install deps, build, run every test (unit, golden, then unit under ASan+UBSan)
-# Other targets: build, bench, validate, asan, format, clean.
+#   make test  install deps, build, run every test (unit, golden, MPI search, then unit under
+#              ASan+UBSan)
+# Other targets: build, bench, validate, asan, mpi-test, format, clean.
 
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+MPI_BUILD ?= build-mpi
 
-.PHONY: all deps build run test unit golden asan-test asan bench validate format clean
+.PHONY: all deps build run test unit golden asan-test asan mpi-test bench validate format clean
 
 all: build
 
@@ -40,7 +42,16 @@ asan-test: asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
-test: build unit golden asan-test
+# `mpirun -np 2 preflight search` against the single-process search (an MPI build of the CLI).
+$(MPI_BUILD)/build.ninja:
+	cmake -S . -B $(MPI_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPREFLIGHT_MPI=ON \
+	  -DPREFLIGHT_BUILD_BENCH=OFF
+
+mpi-test: deps $(MPI_BUILD)/build.ninja
+	cmake --build $(MPI_BUILD) -j $(JOBS) --target preflight
+	tests/mpi/run_mpi_test.sh $(MPI_BUILD)/preflight
+
+test: build unit golden mpi-test asan-test
 	@echo "make test: all tests passed"
 
 bench: build
@@ -53,4 +64,4 @@ format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(MPI_BUILD)
