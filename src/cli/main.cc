@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   preflight::cli::add_validate_command(app, &exit_code);
   preflight::cli::add_topology_command(app, &exit_code);
   preflight::cli::add_search_command(app, &exit_code);
+  preflight::cli::add_sweep_command(app, &exit_code);
   preflight::cli::add_presets_command(app, &exit_code);
   try {
     app.parse(argc, argv);

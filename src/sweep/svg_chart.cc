@@ -97,7 +97,9 @@ std::string render_bar_chart_svg(const BarChart& chart) {
   const double left = 80, right = legend ? 200 : 30, top_margin = 50, bottom = 80;
   const double plot_width = std::max(400.0, categories * (group_width + group_gap) + group_gap);
   const double plot_height = 300;
-  const double width = left + plot_width + right, height = top_margin + plot_height + bottom;
+  // Wide enough for the title (15px bold: about 9px a character).
+  const double width = std::max(left + plot_width + right, chart.title.size() * 9.0 + 40);
+  const double height = top_margin + plot_height + bottom;
   auto y_of = [&](double v) { return top_margin + plot_height * (1 - v / top); };
 
   std::string o;
@@ -107,7 +109,7 @@ std::string render_bar_chart_svg(const BarChart& chart) {
        "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   o += "<rect x=\"0\" y=\"0\" width=\"" + fmt("%.0f", width) + "\" height=\"" +
        fmt("%.0f", height) + "\" fill=\"white\"/>\n";
-  o += "<text x=\"" + fmt("%.1f", left + plot_width / 2) +
+  o += "<text x=\"" + fmt("%.1f", width / 2) +
        "\" y=\"28\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" +
        escape(chart.title) + "</text>\n";
 

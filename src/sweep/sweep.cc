@@ -59,10 +59,12 @@ std::string strategy_summary(const Scenario& s) {
   if (p.ep > 1) out += " EP" + std::to_string(p.ep);
   if (p.vpp > 1) out += " VPP" + std::to_string(p.vpp);
   out += " mb" + std::to_string(s.training.micro_batch);
-  if (p.recompute != Recompute::kNone) out += std::string(" ") + to_string(p.recompute);
-  if (p.schedule != Schedule::kOneFOneB && p.schedule != Schedule::kInterleaved) {
-    out += std::string(" ") + to_string(p.schedule);
-  }
+  if (p.recompute != Recompute::kNone) out += std::string(" recompute=") + to_string(p.recompute);
+  if (p.sequence_parallel) out += " SP";
+  if (p.distributed_optimizer) out += " DistOpt";
+  if (p.zero_stage > 0) out += " ZeRO" + std::to_string(p.zero_stage);
+  const bool implied = p.schedule == (p.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB);
+  if (!implied) out += std::string(" ") + to_string(p.schedule);
   return out;
 }
 

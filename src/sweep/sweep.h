@@ -68,8 +68,9 @@ StatusOr<SweepResult> run_sweep(const std::string& scenario_path,
                                 const std::vector<std::string>& overrides,
                                 const std::vector<SweepAxis>& axes, const SweepOptions& options);
 
-// "TP8 PP16 DP8 mb1": the point's parallelism (CP, EP, VPP, recompute and a non-1F1B schedule
-// when they are not neutral).
+// "TP8 PP16 DP8 mb1 recompute=selective SP DistOpt": the point's parallelism; CP, EP, VPP,
+// recompute, sequence parallelism, the distributed optimizer, ZeRO and the schedule appear when
+// they are not neutral (1F1B, or interleaved with VPP > 1).
 std::string strategy_summary(const Scenario& s);
 
 }  // namespace preflight
