@@ -249,13 +249,15 @@ void add_search_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--set", args->overrides,
                   "Override a key: section.key=value (repeatable), e.g. "
                   "simulation.network=flow to re-rank the best K on the flow network")
-      ->take_all();
+      ->take_all()
+      ->allow_extra_args(false);
   cmd->add_option("--gpus", args->gpus,
                   "GPUs to search on (default: the scenario's cluster); a multiple of "
                   "cluster.gpus_per_node");
   cmd->add_option("--space", args->space,
                   "Values of one axis, e.g. parallelism.tp=4,8 or micro_batch=1,2 (repeatable)")
-      ->take_all();
+      ->take_all()
+      ->allow_extra_args(false);
   cmd->add_option("--top", args->top, "Strategies to print and re-evaluate (default 10)");
   cmd->add_option("--objective", args->objective,
                   "Rank by iteration time, cost per token or MFU (default time)")
