@@ -57,7 +57,11 @@ std::string format_search_table(const SearchResult& r, int top) {
            pad_left(with_commas(static_cast<int64_t>(x.tokens_per_s + 0.5)), 13) +
            pad_left(fmt("%.1f %%", x.mfu * 100), 8) +
            pad_left(fmt("%.1f", static_cast<double>(x.peak_bytes) / (1024.0 * 1024 * 1024)), 10) +
-           pad_left(x.cost.usd > 0 ? fmt("%.2f", x.cost.usd_per_million_tokens) : "-", 10) + "\n";
+           pad_left(x.cost.usd > 0 ? fmt(x.cost.usd_per_million_tokens < 1 ? "%.3f" : "%.2f",
+                                         x.cost.usd_per_million_tokens)
+                                   : "-",
+                    10) +
+           "\n";
   }
   return out;
 }
