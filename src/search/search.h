@@ -70,7 +70,8 @@ struct SearchResult {
 
 // Errors (InvalidArgument, one line each): jobs or top_k below 1; the cost objective without a
 // price; an empty space; no valid combination; nothing that fits in memory; no candidate that
-// simulates. REQUIRES: validate_scenario(base).ok().
+// simulates. REQUIRES: base's model, cluster and training as the loader gives them; its
+// parallelism only adds its values to the default axes and need not fit the cluster.
 StatusOr<SearchResult> search(const Scenario& base, const SearchSpace& space,
                               const SearchOptions& options);
 

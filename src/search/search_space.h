@@ -84,7 +84,7 @@ struct Enumeration {
   std::map<std::string, int64_t> rejected;
 };
 
-// REQUIRES: validate_scenario(base).ok(); axis values as set_space_axis admits them.
+// REQUIRES: base as for search() (search.h); axis values as set_space_axis admits them.
 Enumeration enumerate_strategies(const Scenario& base, const SearchSpace& space);
 
 // The reason a search reports for a failed validation: "validation: " + the key path, and the
