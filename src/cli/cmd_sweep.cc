@@ -151,10 +151,12 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--vary", args->vary,
                   "A key and its values, KEY=V1,V2,... (repeatable; the last key varies "
                   "fastest), e.g. cluster.nic_bandwidth=100Gbps,400Gbps or cluster.nodes=64,128")
-      ->required();
+      ->required()
+      ->allow_extra_args(false);
   cmd->add_option("--set", args->overrides,
                   "Override a key at every point: section.key=value (repeatable)")
-      ->take_all();
+      ->take_all()
+      ->allow_extra_args(false);
   cmd->add_flag(
       "--search", args->search,
       "Re-search each point's best strategy (as `preflight search`) before simulating it; "
@@ -162,7 +164,8 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--space", args->space,
                   "With --search: values of one search axis, e.g. parallelism.tp=4,8 "
                   "(repeatable; see `preflight search --help`)")
-      ->take_all();
+      ->take_all()
+      ->allow_extra_args(false);
   cmd->add_option("--objective", args->objective, "With --search: rank by time, cost or mfu")
       ->check(CLI::IsMember({"time", "cost", "mfu"}));
   cmd->add_option("--top", args->top,

@@ -35,6 +35,12 @@ cmp -s "$tmp/a.txt" "$tmp/b.txt" && cmp -s "$tmp/a.csv" "$tmp/b.csv" && ok || ba
 "$bin" sweep "${base[@]}" --vary training.micro_batch=1,2 --csv - >"$tmp/c.csv"
 [ "$(wc -l <"$tmp/c.csv")" -eq 3 ] && ok || bad "--csv -: $(cat "$tmp/c.csv")"
 
+# A scenario file may follow --vary and --set (each takes one value).
+"$bin" sweep --vary parallelism.pp=2,4 --set training.micro_batch=1 examples/llama3-70b-h100.yaml \
+  --csv - >"$tmp/d.csv" 2>"$tmp/d.err"
+[ "$(wc -l <"$tmp/d.csv")" -eq 3 ] && grep -q "^4,8,4," "$tmp/d.csv" && ok ||
+  bad "scenario after --set: $(cat "$tmp/d.csv" "$tmp/d.err")"
+
 expect_bad() {
   local label=$1 needle=$2
   shift 2
