@@ -1,15 +1,16 @@
 # Preflight: two commands for a newcomer.
 #   make run   install deps, build (release), simulate the default scenario
-#   make test  install deps, build, run every test (unit, golden, MPI search, then unit under
+#   make test  install deps, build, run every test (unit, golden, Python, MPI search, then unit under
 #              ASan+UBSan)
-# Other targets: build, bench, validate, asan, mpi-test, format, clean.
+# Other targets: build, python-test, install, bench, validate, asan, mpi-test, format, clean.
 
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 MPI_BUILD ?= build-mpi
 
-.PHONY: all deps build run test unit golden asan-test asan mpi-test bench validate format clean
+.PHONY: all deps build run test unit golden python-test install asan-test asan mpi-test bench \
+	validate format clean
 
 all: build
 
@@ -31,6 +32,14 @@ unit: build
 golden: build
 	tests/golden/run_golden.sh $(BUILD)/preflight
 
+# The Python module (build/python/preflight*.so) under pytest, with the system python3.
+python-test: build
+	PYTHONPATH=$(BUILD)/python /usr/bin/python3 -m pytest -q python/tests
+
+# The Python module into the system python3's site-packages.
+install: build
+	cmake --install $(BUILD)
+
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_SANITIZE=ON \
 	  -DCMAKE_CXX_FLAGS="-O1"
@@ -51,7 +60,7 @@ mpi-test: deps $(MPI_BUILD)/build.ninja
 	cmake --build $(MPI_BUILD) -j $(JOBS) --target preflight
 	tests/mpi/run_mpi_test.sh $(MPI_BUILD)/preflight
 
-test: build unit golden mpi-test asan-test
+test: build unit golden python-test mpi-test asan-test
 	@echo "make test: all tests passed"
 
 bench: build

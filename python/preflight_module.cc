@@ -1,0 +1,234 @@
+// The Python module `preflight`: simulate, memory, search, collective and presets, each taking a
+// scenario dict or a YAML path (or None for the default scenario) and returning plain dicts with
+// the keys of the matching `preflight ... --json` output. The JSON comes from the same report
+// functions the CLI uses and is handed to Python's json.loads, so the keys agree by construction.
+// Errors raise preflight.Error with the CLI's one-line message (without its "preflight: error: "
+// prefix). The GIL is released while a scenario simulates or a search runs, so threads overlap.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config/loader.h"
+#include "config/presets.h"
+#include "memory/memory_model.h"
+#include "report/collective_table.h"
+#include "report/report.h"
+#include "search/cost.h"
+#include "search/search.h"
+#include "search/search_report.h"
+#include "simulate/simulate.h"
+
+namespace py = pybind11;
+
+namespace preflight {
+namespace {
+
+// preflight.Error, created at import.
+PyObject* g_error = nullptr;
+
+[[noreturn]] void raise(const Status& s) {
+  PyErr_SetString(g_error, s.message().c_str());
+  throw py::error_already_set();
+}
+
+template <typename T>
+T value_or_raise(StatusOr<T> v) {
+  if (!v.ok()) raise(v.status());
+  return std::move(*v);
+}
+
+py::object to_python(const nlohmann::json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+
+// A dict scenario over the default scenario: the sections the dict leaves out come from the
+// default, except `parallelism`, which comes from it only when `cluster` does too (its strategy
+// is sized for the default's 1,024 GPUs); otherwise an omitted `parallelism` is the loader's
+// (TP 1, PP 1, DP over every GPU). `name` and `description` are never inherited.
+std::string dict_scenario_text(const py::dict& scenario) {
+  const std::string json = py::str(py::module_::import("json").attr("dumps")(scenario));
+  YAML::Node given;
+  try {
+    given = YAML::Load(json);  // JSON is YAML
+  } catch (const YAML::Exception& e) {
+    raise(invalid_argument("<dict>: " + e.msg));
+  }
+  const YAML::Node defaults = YAML::Load(value_or_raise(preset_text("scenarios", "default")));
+  YAML::Node merged(YAML::NodeType::Map);
+  for (const auto& kv : given) merged[kv.first.Scalar()] = kv.second;
+  for (const char* section :
+       {"model", "cluster", "training", "parallelism", "collectives", "simulation"}) {
+    if (given[section]) continue;
+    if (std::string(section) == "parallelism" && given["cluster"]) continue;
+    if (defaults[section]) merged[section] = defaults[section];
+  }
+  YAML::Emitter out;
+  out << YAML::DoubleQuoted << YAML::Flow << merged;
+  return out.c_str();
+}
+
+// None: the default scenario; str: a YAML file; dict: see dict_scenario_text.
+Scenario load(const py::object& scenario, const std::vector<std::string>& overrides) {
+  if (scenario.is_none()) return value_or_raise(load_scenario("", overrides));
+  if (py::isinstance<py::str>(scenario)) {
+    return value_or_raise(load_scenario(scenario.cast<std::string>(), overrides));
+  }
+  if (py::isinstance<py::dict>(scenario)) {
+    const std::string text = dict_scenario_text(scenario.cast<py::dict>());
+    return value_or_raise(load_scenario_text(text, "<dict>", overrides));
+  }
+  throw py::type_error("scenario: expected a dict, a path to a YAML file or None");
+}
+
+py::object py_simulate(const py::object& scenario, const std::vector<std::string>& set) {
+  const Scenario s = load(scenario, set);
+  StatusOr<SimulationReport> report = invalid_argument("");
+  {
+    py::gil_scoped_release release;
+    report = simulate(s);
+  }
+  return to_python(report_to_json(value_or_raise(std::move(report))));
+}
+
+py::object py_memory(const py::object& scenario, const std::vector<std::string>& set) {
+  const Scenario s = load(scenario, set);
+  nlohmann::json j;
+  {
+    py::gil_scoped_release release;
+    j = memory_to_json(estimate_memory(s));
+  }
+  j["scenario"] = scenario_to_json(s);
+  return to_python(j);
+}
+
+py::object py_search(const py::object& scenario, const std::vector<std::string>& set,
+                     const std::vector<std::string>& space_axes, const std::string& objective,
+                     int jobs, int top, double price, const std::string& tokens) {
+  std::vector<std::string> overrides = set;
+  if (price >= 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "cluster.gpu_hour_price=%.17g", price);
+    overrides.push_back(buf);
+  }
+  const Scenario base = load(scenario, overrides);
+  SearchSpace space;
+  for (const std::string& axis : space_axes) {
+    Status s = set_space_axis(&space, axis);
+    if (!s.ok()) raise(s);
+  }
+  SearchOptions options;
+  options.objective = value_or_raise(parse_objective(objective));
+  options.jobs = jobs;
+  options.top_k = top;
+  const double token_budget = tokens.empty() ? 0 : value_or_raise(parse_token_count(tokens));
+  StatusOr<SearchResult> result = invalid_argument("");
+  {
+    py::gil_scoped_release release;
+    result = search(base, space, options);
+  }
+  const SearchResult r = value_or_raise(std::move(result));
+  nlohmann::json j = search_to_json(r);
+  j["objective"] = objective;
+  if (token_budget > 0) {
+    const TrainingCost budget =
+        training_cost(r.gpus, base.cluster.gpu_hour_price, r.results.front().iteration_time_s,
+                      r.tokens_per_iteration, token_budget);
+    j["training_budget"] = {{"tokens", budget.tokens},
+                            {"iterations", budget.iterations},
+                            {"time_s", budget.time_s},
+                            {"gpu_hours", budget.gpu_hours},
+                            {"usd", budget.usd}};
+  }
+  j["scenario"] = scenario_to_json(base);
+  return to_python(j);
+}
+
+py::object py_collective(const std::string& cluster, const std::string& op,
+                         const std::string& sizes, int nodes, int gpus_per_node,
+                         const std::vector<std::string>& set) {
+  CollectiveRequest request;
+  request.cluster = cluster;
+  request.op = op;
+  request.sizes = sizes;
+  request.nodes = nodes;
+  request.gpus_per_node = gpus_per_node;
+  request.overrides = set;
+  StatusOr<CollectiveTable> table = invalid_argument("");
+  {
+    py::gil_scoped_release release;
+    table = predict_collective_table(request);
+  }
+  return to_python(collective_table_to_json(value_or_raise(std::move(table))));
+}
+
+py::list py_presets(const std::string& kind) {
+  if (!kind.empty() && kind != "gpus" && kind != "clusters" && kind != "models" &&
+      kind != "scenarios") {
+    raise(invalid_argument("--kind " + kind + ": expected gpus, clusters, models or scenarios"));
+  }
+  py::list out;
+  for (const PresetInfo& p : list_presets()) {
+    if (!kind.empty() && p.kind != kind) continue;
+    py::dict d;
+    d["kind"] = p.kind;
+    d["name"] = p.name;
+    d["description"] = p.description;
+    out.append(d);
+  }
+  return out;
+}
+
+std::string py_preset_text(const std::string& name, const std::string& kind) {
+  for (const char* k : {"gpus", "clusters", "models", "scenarios"}) {
+    if (!kind.empty() && kind != k) continue;
+    StatusOr<std::string> text = preset_text(k, name);
+    if (text.ok()) return *text;
+  }
+  raise(not_found("unknown preset '" + name + "' (see `preflight presets`)"));
+}
+
+}  // namespace
+}  // namespace preflight
+
+PYBIND11_MODULE(preflight, m) {
+  using namespace preflight;
+  m.doc() =
+      "Preflight: predict LLM training iteration time, memory and MFU on GPU clusters.\n"
+      "Each function takes a scenario dict, a path to a scenario YAML file or None (the default "
+      "scenario), plus `set=[\"section.key=value\", ...]` overrides as the CLI's --set, and "
+      "returns the dict that `preflight <command> --json` writes.";
+  g_error =
+      PyErr_NewExceptionWithDoc("preflight.Error", "A Preflight error: the CLI's one-line message.",
+                                PyExc_Exception, nullptr);
+  m.attr("Error") = py::handle(g_error);
+  m.attr("__version__") = PREFLIGHT_VERSION;
+  m.def("simulate", &py_simulate, py::arg("scenario") = py::none(), py::kw_only(),
+        py::arg("set") = std::vector<std::string>{},
+        "Simulates one training iteration: the `preflight simulate --json` document "
+        "(iteration_time_s, tokens_per_s, mfu, breakdown, memory, scenario, ...).");
+  m.def("memory", &py_memory, py::arg("scenario") = py::none(), py::kw_only(),
+        py::arg("set") = std::vector<std::string>{},
+        "Memory per GPU of every pipeline stage: the `preflight memory --json` document.");
+  m.def("search", &py_search, py::arg("scenario") = py::none(), py::kw_only(),
+        py::arg("set") = std::vector<std::string>{}, py::arg("space") = std::vector<std::string>{},
+        py::arg("objective") = "time", py::arg("jobs") = 1, py::arg("top") = 10,
+        py::arg("price") = -1.0, py::arg("tokens") = "",
+        "Ranks every valid strategy of the scenario's model on its cluster: the `preflight "
+        "search --json` document. space: axes as --space ('tp=4,8'); objective: time, cost or "
+        "mfu; jobs: worker threads; top: strategies re-evaluated; price: USD per GPU-hour; "
+        "tokens: a budget such as '1T'.");
+  m.def("collective", &py_collective, py::arg("cluster") = "dgx-h100", py::kw_only(),
+        py::arg("op") = "all_reduce", py::arg("sizes") = "8B:16GiB", py::arg("nodes") = 0,
+        py::arg("gpus_per_node") = 0, py::arg("set") = std::vector<std::string>{},
+        "Predicts an nccl-tests table: the `preflight collective --json` document (op, ranks, "
+        "rows of bytes, time_us, algbw_gbps, busbw_gbps, algorithm, protocol, channels).");
+  m.def("presets", &py_presets, py::arg("kind") = "",
+        "The built-in presets: a list of {kind, name, description}; kind: gpus, clusters, "
+        "models or scenarios (empty: all).");
+  m.def("preset_text", &py_preset_text, py::arg("name"), py::arg("kind") = "",
+        "The YAML text of one preset (as `preflight presets --show NAME`).");
+}

@@ -1,0 +1,190 @@
+"""Tests of the Python module `preflight` (run by `make python-test` and `make test`).
+
+The module is imported from build/python (PYTHONPATH); the CLI beside it, build/preflight, is the
+oracle for keys and error messages.
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import preflight
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLE = os.path.join(ROOT, "examples", "gpt3-13b-one-node.yaml")
+SMALL = {"model": {"preset": "llama3-8b"}, "cluster": {"preset": "dgx-h100", "gpus": 8}}
+
+
+def cli_path():
+    # build/python/preflight*.so -> build/preflight
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(preflight.__file__))),
+                        "preflight")
+
+
+def run_cli(*args):
+    cli = cli_path()
+    if not os.path.exists(cli):
+        pytest.skip("the preflight CLI is not built beside the module")
+    return subprocess.run([cli, *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def keys(value, prefix=""):
+    """Every key path of a JSON value (list items collapsed to [])."""
+    out = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.add(prefix + k)
+            out |= keys(v, prefix + k + ".")
+    elif isinstance(value, list):
+        for v in value:
+            out |= keys(v, prefix + "[].")
+    return out
+
+
+def test_simulate_dict_gives_a_positive_iteration_time():
+    r = preflight.simulate(SMALL)
+    assert r["iteration_time_s"] > 0
+    assert r["scenario"]["model"]["name"].lower().startswith("llama")
+
+
+def test_simulate_dict_takes_omitted_sections_from_the_default_scenario():
+    r = preflight.simulate(SMALL)
+    # training comes from the default scenario; parallelism is the loader's (DP over 8 GPUs).
+    assert r["scenario"]["training"]["global_batch"] == 1536
+    p = r["scenario"]["parallelism"]
+    assert (p["tp"], p["pp"], p["dp"]) == (1, 1, 8)
+
+
+def test_simulate_path_matches_the_cli_json_exactly_in_keys_and_figures():
+    r = preflight.simulate(EXAMPLE)
+    cli = run_cli("simulate", EXAMPLE, "--json", "-")
+    assert cli.returncode == 0, cli.stderr
+    expected = json.loads(cli.stdout)
+    expected.pop("wall_seconds", None)
+    got = dict(r)
+    got.pop("wall_seconds", None)
+    assert keys(got) == keys(expected)
+    assert got["iteration_time_s"] == expected["iteration_time_s"]
+
+
+def test_simulate_default_scenario_is_the_cli_default():
+    r = preflight.simulate()
+    cli = run_cli("simulate", "--json", "-")
+    assert cli.returncode == 0, cli.stderr
+    assert r["iteration_time_s"] == json.loads(cli.stdout)["iteration_time_s"]
+
+
+def test_simulate_set_overrides_like_the_cli():
+    r = preflight.simulate(EXAMPLE, set=["training.global_batch=64"])
+    assert r["scenario"]["training"]["global_batch"] == 64
+
+
+def test_memory_matches_the_cli_keys():
+    m = preflight.memory(EXAMPLE)
+    cli = run_cli("memory", EXAMPLE, "--json", "-")
+    assert cli.returncode == 0, cli.stderr
+    assert keys(m) == keys(json.loads(cli.stdout))
+    assert m["stages"] and "fits" in m
+
+
+def test_collective_matches_the_cli_json():
+    c = preflight.collective("dgx-h100", op="all_gather", sizes="1MiB,1GiB")
+    cli = run_cli("collective", "--cluster", "dgx-h100", "--op", "all_gather", "--sizes",
+                  "1MiB,1GiB", "--json", "-")
+    assert cli.returncode == 0, cli.stderr
+    assert c == json.loads(cli.stdout)
+    assert [row["bytes"] for row in c["rows"]] == [1 << 20, 1 << 30]
+
+
+def test_presets_lists_every_kind():
+    presets = preflight.presets()
+    kinds = {p["kind"] for p in presets}
+    assert kinds == {"gpus", "clusters", "models", "scenarios"}
+    assert any(p["name"] == "llama3-8b" for p in preflight.presets("models"))
+    assert "hidden" in preflight.preset_text("llama3-8b")
+
+
+def test_search_on_a_tiny_space():
+    r = preflight.search(SMALL, space=["tp=1,2", "pp=1", "micro_batch=1",
+                                       "recompute=full"], top=2, jobs=2)
+    assert r["results"]
+    assert r["objective"] == "time"
+    best = r["results"][0]
+    assert best["iteration_time_s"] > 0
+
+
+def test_search_matches_the_cli_keys(tmp_path):
+    path = tmp_path / "small.yaml"
+    path.write_text(json.dumps(SMALL | {"training": {"global_batch": 64}}))
+    args = ["--space", "tp=1,2", "--space", "pp=1", "--top", "2", "--jobs", "1"]
+    r = preflight.search(str(path), space=["tp=1,2", "pp=1"], top=2, jobs=1)
+    cli = run_cli("search", str(path), *args, "--json", "-")
+    assert cli.returncode == 0, cli.stderr
+    expected = json.loads(cli.stdout)
+    assert keys(r) == keys(expected)
+    assert r["results"] == expected["results"]
+
+
+@pytest.mark.parametrize("call, cli_args", [
+    (lambda: preflight.simulate("no/such.yaml"), ["simulate", "no/such.yaml"]),
+    (lambda: preflight.simulate(None, set=["parallelism.tp=3"]),
+     ["simulate", "--set", "parallelism.tp=3"]),
+    (lambda: preflight.memory(None, set=["nonsense"]), ["memory", "--set", "nonsense"]),
+    (lambda: preflight.collective("no-such-cluster"),
+     ["collective", "--cluster", "no-such-cluster"]),
+    (lambda: preflight.collective("dgx-h100", op="gather"),
+     ["collective", "--op", "gather"]),
+    (lambda: preflight.search(None, space=["tp=banana"]), ["search", "--space", "tp=banana"]),
+])
+def test_errors_raise_preflight_error_with_the_cli_message(call, cli_args):
+    with pytest.raises(preflight.Error) as e:
+        call()
+    cli = run_cli(*cli_args)
+    assert cli.returncode == 2
+    assert cli.stderr.strip() == "preflight: error: " + str(e.value)
+
+
+def test_dict_errors_name_the_dict():
+    with pytest.raises(preflight.Error, match=r"^<dict>: .*model"):
+        preflight.simulate({"model": {"preset": "no-such-model"}, "cluster": {"preset": "dgx-h100"}})
+    with pytest.raises(preflight.Error, match="unknown section"):
+        preflight.simulate({"modle": {}})
+
+
+def test_error_is_an_exception_and_bad_types_raise_type_error():
+    assert issubclass(preflight.Error, Exception)
+    with pytest.raises(TypeError):
+        preflight.simulate(42)
+
+
+def test_two_threads_simulate_at_once_and_agree():
+    expected = preflight.simulate(EXAMPLE)["iteration_time_s"]
+    results, errors = [], []
+
+    def work():
+        try:
+            results.append(preflight.simulate(EXAMPLE)["iteration_time_s"])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert results == [expected, expected]
+
+
+def test_the_nic_sweep_example_writes_a_png_headless(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "sweep.png"
+    module_dir = os.path.dirname(os.path.abspath(preflight.__file__))
+    env = dict(os.environ, MPLBACKEND="Agg", DISPLAY="", PYTHONPATH=module_dir)
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", "sweep_nics.py"),
+                        str(out)], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,139 @@
+#include "report/collective_table.h"
+
+#include <memory>
+#include <sstream>
+
+#include "collective/collective_model.h"
+#include "network/network_backend.h"
+#include "network/placement.h"
+
+namespace preflight {
+
+StatusOr<std::vector<Bytes>> parse_collective_sizes(const std::string& text) {
+  std::vector<Bytes> out;
+  const size_t colon = text.find(':');
+  if (colon != std::string::npos) {
+    StatusOr<Bytes> lo = parse_bytes(text.substr(0, colon));
+    StatusOr<Bytes> hi = parse_bytes(text.substr(colon + 1));
+    if (!lo.ok()) return invalid_argument("--sizes: " + lo.status().message());
+    if (!hi.ok()) return invalid_argument("--sizes: " + hi.status().message());
+    if (lo->count() < 1 || hi->count() < lo->count()) {
+      return invalid_argument("--sizes " + text + ": expected MIN:MAX with 1B <= MIN <= MAX");
+    }
+    for (int64_t b = lo->count(); b <= hi->count() && out.size() < 64; b *= 2)
+      out.push_back(Bytes(b));
+    return out;
+  }
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    StatusOr<Bytes> b = parse_bytes(item);
+    if (!b.ok()) return invalid_argument("--sizes: " + b.status().message());
+    if (b->count() < 1) return invalid_argument("--sizes: " + item + ": expected at least 1B");
+    out.push_back(*b);
+  }
+  if (out.empty()) return invalid_argument("--sizes: expected MIN:MAX or a list such as 1MiB,1GiB");
+  return out;
+}
+
+StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& request) {
+  std::vector<std::string> overrides = request.overrides;
+  if (request.nodes > 0) overrides.push_back("cluster.nodes=" + std::to_string(request.nodes));
+  if (request.gpus_per_node > 0) {
+    overrides.push_back("cluster.gpus_per_node=" + std::to_string(request.gpus_per_node));
+  }
+  CollectiveTable table;
+  PREFLIGHT_ASSIGN_OR_RETURN(table.setup, load_collective_setup(request.cluster, overrides));
+  const ClusterConfig& c = table.setup.cluster;
+  PREFLIGHT_ASSIGN_OR_RETURN(std::vector<Bytes> sizes, parse_collective_sizes(request.sizes));
+  PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
+                             make_network_backend("analytical", c));
+  // The whole cluster is one communicator, as nccl-tests runs it: every GPU of every node.
+  GroupPlacement g;
+  g.size = c.total_gpus();
+  g.nodes = c.nodes;
+  g.per_node = c.gpus_per_node;
+  g.sharing_nic = 1;
+  if (g.size < 2) {
+    return invalid_argument("collective: a communicator of " + std::to_string(g.size) +
+                            " GPU has nothing to exchange; expected at least 2 GPUs");
+  }
+  PREFLIGHT_ASSIGN_OR_RETURN(CollectiveModel model,
+                             CollectiveModel::nccl(c, table.setup.collectives, *network, {g}));
+  struct OpInfo {
+    const char* name;
+    CollectiveKind kind;
+    bool p2p;       // send/recv ring (nccl-tests sendrecv)
+    bool a2a;       // all-to-all
+    double factor;  // busBw = algBw · factor
+  };
+  const int n = g.size;
+  const OpInfo ops[] = {
+      {"all_reduce", CollectiveKind::kAllReduce, false, false,
+       bus_factor(CollectiveKind::kAllReduce, n)},
+      {"all_gather", CollectiveKind::kAllGather, false, false,
+       bus_factor(CollectiveKind::kAllGather, n)},
+      {"reduce_scatter", CollectiveKind::kReduceScatter, false, false,
+       bus_factor(CollectiveKind::kReduceScatter, n)},
+      {"broadcast", CollectiveKind::kBroadcast, false, false, 1.0},
+      {"reduce", CollectiveKind::kBroadcast, false, false, 1.0},
+      {"all_to_all", CollectiveKind::kAllReduce, false, true, static_cast<double>(n - 1) / n},
+      {"send_recv", CollectiveKind::kAllReduce, true, false, 1.0},
+  };
+  const OpInfo* op = nullptr;
+  for (const OpInfo& o : ops) {
+    if (request.op == o.name) op = &o;
+  }
+  if (op == nullptr) {
+    return invalid_argument("--op " + request.op +
+                            ": expected all_reduce, all_gather, reduce_scatter, broadcast, "
+                            "reduce, all_to_all or send_recv");
+  }
+  if (!op->p2p && !op->a2a) PREFLIGHT_RETURN_IF_ERROR(model.check(op->kind, g));
+  table.op = op->name;
+  table.ranks = n;
+  for (Bytes b : sizes) {
+    CollectivePlan p;
+    if (op->p2p) {
+      p = model.p2p(b, c.nodes > 1);
+    } else if (op->a2a) {
+      p = model.all_to_all(g, b);
+    } else {
+      p = model.plan(op->kind, g, b);
+    }
+    CollectiveRow row;
+    row.bytes = b.count();
+    row.time_us = p.time.to_microseconds();
+    row.algbw_gbps =
+        row.time_us > 0 ? static_cast<double>(b.count()) / (row.time_us * 1e-6) * 1e-9 : 0;
+    row.busbw_gbps = row.algbw_gbps * op->factor;
+    row.algorithm = to_string(p.algorithm);
+    row.protocol = p.protocol;
+    row.channels = p.channels;
+    table.rows.push_back(row);
+  }
+  return table;
+}
+
+nlohmann::json collective_table_to_json(const CollectiveTable& t) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const CollectiveRow& r : t.rows) {
+    rows.push_back({{"bytes", r.bytes},
+                    {"time_us", r.time_us},
+                    {"algbw_gbps", r.algbw_gbps},
+                    {"busbw_gbps", r.busbw_gbps},
+                    {"algorithm", r.algorithm},
+                    {"protocol", r.protocol},
+                    {"channels", r.channels}});
+  }
+  const ClusterConfig& c = t.setup.cluster;
+  return nlohmann::json{{"op", t.op},
+                        {"ranks", t.ranks},
+                        {"nodes", c.nodes},
+                        {"gpus_per_node", c.gpus_per_node},
+                        {"cluster", c.name},
+                        {"nccl_version", t.setup.collectives.nccl_version},
+                        {"model", t.setup.collectives.model},
+                        {"rows", rows}};
+}
+
+}  // namespace preflight
