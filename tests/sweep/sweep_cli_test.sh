@@ -3,7 +3,8 @@
 # thread count, and each bad input exiting 2 with one line on stderr naming what was wrong.
 # Usage: tests/sweep/sweep_cli_test.sh path/to/preflight
 set -uo pipefail
-bin=${1:-build/preflight}
+bin=$(realpath "${1:-build/preflight}")
+cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0
