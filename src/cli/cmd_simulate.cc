@@ -1,8 +1,10 @@
-// `preflight simulate [SCENARIO.yaml] [--set k=v]... [--json FILE] [--trace FILE]`
+// `preflight simulate [SCENARIO.yaml] [--set k=v]... [--workload simai:FILE] [--json FILE]
+// [--trace FILE]`
 #include <cstdio>
 
 #include "cli/common.h"
 #include "config/loader.h"
+#include "interop/simai_workload.h"
 #include "report/report.h"
 #include "simulate/simulate.h"
 
@@ -15,27 +17,80 @@ struct SimulateArgs {
   std::string json;
   std::string trace;
   std::string trace_level = "blocks";
+  std::string workload;  // "simai:FILE": run an imported SimAI/AICB workload
   bool quiet = false;
 };
 
+// For an imported workload only the scenario's cluster, collectives and network matter: the
+// workload header replaces its parallelism. When the scenario's own parallelism does not fit
+// its cluster (e.g. --set cluster.nodes=2 on the default), load it again with a neutral one
+// (tp = pp = 1, dp = global batch = the GPU count, found by trying), on one node when the
+// header's all_gpus decides the GPU count anyway.
+StatusOr<Scenario> load_cluster_scenario(const SimulateArgs& a, bool header_gpus) {
+  StatusOr<Scenario> first = load_scenario(a.scenario, a.overrides);
+  if (first.ok()) return first;
+  std::vector<std::string> o = {
+      "parallelism.tp=1", "parallelism.pp=1", "parallelism.cp=1", "parallelism.ep=1",
+      "parallelism.etp=0", "parallelism.vpp=1", "parallelism.schedule=1f1b",
+      "parallelism.first_stage_layers=0", "parallelism.last_stage_layers=0",
+      "parallelism.sequence_parallel=false", "parallelism.tp_comm_overlap=false",
+      "parallelism.overlap_param_gather=false", "parallelism.overlap_p2p=false",
+      "parallelism.zero_stage=0", "training.micro_batch=1"};
+  o.insert(o.end(), a.overrides.begin(), a.overrides.end());
+  if (header_gpus) o.push_back("cluster.nodes=1");
+  for (int g = 1; g <= 16384; ++g) {
+    o.push_back("parallelism.dp=" + std::to_string(g));
+    o.push_back("training.global_batch=" + std::to_string(g));
+    StatusOr<Scenario> s = load_scenario(a.scenario, o);
+    o.resize(o.size() - 2);
+    if (s.ok()) return s;
+  }
+  return first;
+}
+
 int run(const SimulateArgs& a) {
-  StatusOr<Scenario> scenario = load_scenario(a.scenario, a.overrides);
+  const bool simai = !a.workload.empty();
+  StatusOr<SimaiWorkload> imported = invalid_argument("unreachable");
+  if (simai) {
+    if (a.workload.rfind("simai:", 0) != 0) {
+      return fail(invalid_argument("--workload: " + a.workload + ": expected simai:FILE"));
+    }
+    imported = load_simai_workload(a.workload.substr(6));
+    if (!imported.ok()) return fail(imported.status());
+  }
+  StatusOr<Scenario> scenario = simai ? load_cluster_scenario(a, imported->all_gpus > 0)
+                                      : load_scenario(a.scenario, a.overrides);
   if (!scenario.ok()) return fail(scenario.status());
   SimulateOptions options;
   if (!a.trace.empty()) {
     options.trace = a.trace_level == "kernels" ? TraceLevel::kKernels : TraceLevel::kBlocks;
   }
-  StatusOr<SimulationReport> report = simulate(*scenario, options);
+  StatusOr<SimulationReport> report = invalid_argument("unreachable");
+  if (simai) {
+    report = simulate_simai(*imported, *scenario, options);
+  } else {
+    report = simulate(*scenario, options);
+  }
   if (!report.ok()) return fail(report.status());
   const bool json_to_stdout = a.json == "-";
   if (!a.quiet && !json_to_stdout) {
-    std::fputs(format_summary(*report).c_str(), stdout);
+    const std::string summary = simai ? format_simai_summary(*report, a.workload.substr(6))
+                                      : format_summary(*report);
+    std::fputs(summary.c_str(), stdout);
     std::printf("\nsimulated in %.2f s (%lld ops, %lld events)\n", report->wall_seconds,
                 static_cast<long long>(report->execution.ops_executed),
                 static_cast<long long>(report->execution.events));
   }
   if (!a.json.empty()) {
-    Status s = write_output(a.json, report_to_json(*report).dump(2) + "\n");
+    nlohmann::json j = report_to_json(*report);
+    if (simai) {
+      const SimaiColumns c = simai_columns(report->execution);
+      j["simai"] = {{"exposed_dp_us", c.exposed_dp_us}, {"exposed_tp_us", c.exposed_tp_us},
+                    {"exposed_ep_us", c.exposed_ep_us}, {"exposed_pp_us", c.exposed_pp_us},
+                    {"bubble_us", c.bubble_us},         {"compute_us", c.compute_us},
+                    {"exposed_comm_us", c.exposed_comm_us}, {"total_us", c.total_us}};
+    }
+    Status s = write_output(a.json, j.dump(2) + "\n");
     if (!s.ok()) return fail(s);
   }
   if (!a.trace.empty()) {
@@ -81,6 +136,10 @@ void add_simulate_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--trace-level", args->trace_level,
                   "Trace detail: blocks (a span per layer and comm op) or kernels (every op)")
       ->check(CLI::IsMember({"blocks", "kernels"}));
+  cmd->add_option("--workload", args->workload,
+                  "Run an imported workload instead of generating one: simai:FILE (a SimAI/AICB "
+                  "workload .txt; tp, pp, ep, ga and the GPU count come from its header, the "
+                  "cluster from the scenario)");
   cmd->add_flag("--quiet,-q", args->quiet, "Print nothing but errors");
   cmd->callback([args, exit_code]() { *exit_code = run(*args); });
 }

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   preflight::cli::add_search_command(app, &exit_code);
   preflight::cli::add_sweep_command(app, &exit_code);
   preflight::cli::add_presets_command(app, &exit_code);
+  preflight::cli::add_export_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

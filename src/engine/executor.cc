@@ -195,7 +195,9 @@ class Execution {
     return t;
   }
 
-  SimTime compute_duration(const Op& op) { return compute_->duration(op); }
+  SimTime compute_duration(const Op& op) {
+    return op.fixed_time.ps() > 0 ? op.fixed_time : compute_->duration(op);
+  }
 
   const GroupPlacement& group(GroupKind g) const {
     switch (g) {

@@ -12,27 +12,16 @@
 
 namespace preflight {
 
-StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& options) {
-  PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
-  const auto wall_start = std::chrono::steady_clock::now();
-  // Simulated time is int64 picoseconds (106 days). Refuse scenarios whose pure compute time
-  // alone, at peak, would exceed 10 days per iteration: their inputs are almost surely wrong.
-  {
-    const double ideal_s =
-        model_flops_per_iteration(s) /
-        (s.cluster.gpu.peak_for(s.training.precision).flops_per_second() * s.cluster.total_gpus());
-    if (!(ideal_s < 864000)) {
-      return invalid_argument(
-          "scenario: one iteration would take more than 10 days even at peak "
-          "FLOP/s (" +
-          std::to_string(ideal_s) +
-          " s); expected a smaller "
-          "global_batch/seq_len or a faster cluster");
-    }
-  }
+namespace {
+
+// Builds the compute, network and collective models for `s`, executes `workload` and derives
+// the figures. An imported workload has no model of ours behind it: no memory estimate and no
+// model FLOPs (MFU, TFLOP/s, parameters stay 0).
+StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workload,
+                                        const SimulateOptions& options, bool imported,
+                                        std::chrono::steady_clock::time_point wall_start) {
   SimulationReport r;
   r.scenario = s;
-  const Workload workload = generate_workload(s);
   std::unique_ptr<ComputeModel> compute = make_roofline_model(s.cluster.gpu, s.training.precision);
   // The network: its figures plan collectives; the flow backend also carries the traffic.
   PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
@@ -79,11 +68,11 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
       }
     }
   }
-  r.memory = estimate_memory(s);
+  if (!imported) r.memory = estimate_memory(s);
   ExecutorOptions exec_options;
   exec_options.launch_overhead = s.cluster.gpu.calibration.launch_overhead;
   exec_options.trace = options.trace;
-  if (options.trace != TraceLevel::kNone) {
+  if (options.trace != TraceLevel::kNone && !imported) {
     // The memory counter track: model states and buffers are resident all iteration; each
     // layer's forward adds its saved activations, its backward frees them.
     exec_options.layer_activation_bytes = layer_activation_bytes(s);
@@ -100,6 +89,12 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
   r.iteration_time_s = r.execution.iteration_time.to_seconds();
   const double tokens = static_cast<double>(s.training.global_batch) * s.training.seq_len;
   r.tokens_per_s = tokens / r.iteration_time_s;
+  if (imported) {
+    r.microbatches = workload.microbatches;
+    r.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return r;
+  }
   r.model_flops = model_flops_per_iteration(s);
   r.peak_tflops = s.cluster.gpu.peak_for(s.training.precision).teraflops();
   r.tflops_per_gpu = r.model_flops / r.iteration_time_s / gpus * 1e-12;
@@ -110,6 +105,34 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
   r.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;
+}
+
+}  // namespace
+
+StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& options) {
+  PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
+  const auto wall_start = std::chrono::steady_clock::now();
+  // Simulated time is int64 picoseconds (106 days). Refuse scenarios whose pure compute time
+  // alone, at peak, would exceed 10 days per iteration: their inputs are almost surely wrong.
+  {
+    const double ideal_s =
+        model_flops_per_iteration(s) /
+        (s.cluster.gpu.peak_for(s.training.precision).flops_per_second() * s.cluster.total_gpus());
+    if (!(ideal_s < 864000)) {
+      return invalid_argument(
+          "scenario: one iteration would take more than 10 days even at peak "
+          "FLOP/s (" +
+          std::to_string(ideal_s) +
+          " s); expected a smaller "
+          "global_batch/seq_len or a faster cluster");
+    }
+  }
+  return run_workload(s, generate_workload(s), options, /*imported=*/false, wall_start);
+}
+
+StatusOr<SimulationReport> simulate_workload(const Scenario& s, const Workload& workload,
+                                             const SimulateOptions& options) {
+  return run_workload(s, workload, options, /*imported=*/true, std::chrono::steady_clock::now());
 }
 
 }  // namespace preflight

@@ -10,6 +10,7 @@
 #include "config/scenario.h"
 #include "engine/executor.h"
 #include "memory/memory_model.h"
+#include "workload/workload.h"
 
 namespace preflight {
 
@@ -38,5 +39,11 @@ struct SimulationReport {
 
 // REQUIRES: validate_scenario(s).ok() (load_scenario guarantees it).
 StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& options = {});
+
+// Runs a workload built elsewhere (an imported SimAI file, interop/simai_workload.h) on `s`'s
+// cluster, network and collectives; `s.parallelism` must describe the workload's groups. No
+// memory estimate and no model FLOPs: memory, MFU, TFLOP/s and parameters stay 0.
+StatusOr<SimulationReport> simulate_workload(const Scenario& s, const Workload& workload,
+                                             const SimulateOptions& options = {});
 
 }  // namespace preflight

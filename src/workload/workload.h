@@ -75,6 +75,9 @@ struct Op {
   // stream, because what it sends arrived by the previous communication (ring attention
   // forwarding the K/V block it just received).
   bool comm_chain = false;
+  // Compute ops: a duration already measured (an imported SimAI workload, interop/); zero lets
+  // the ComputeModel time the op.
+  SimTime fixed_time;
 };
 
 struct Block {

@@ -1,0 +1,771 @@
+#include "interop/simai_workload.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "workload/generator.h"
+#include "workload/schedule.h"
+
+namespace preflight {
+namespace {
+
+// Bounds that keep every later sum inside int64 picoseconds: 1e12 ns (1,000 s) per field,
+// a petabyte per message, ten million layer lines.
+constexpr int64_t kMaxNs = 1'000'000'000'000;
+constexpr int64_t kMaxBytes = 1'000'000'000'000'000;
+constexpr int64_t kMaxLayers = 10'000'000;
+constexpr int64_t kMaxDegree = 1 << 24;
+// An iteration of more than 10 days of compute on one stage is refused, as simulate() does.
+constexpr int64_t kMaxIterationNs = 864'000'000'000'000;
+
+constexpr const char* kHybrid = "HYBRID_TRANSFORMER_FWD_IN_BCKWD";
+constexpr const char* kMicro = "MICRO";
+
+std::vector<std::string> split_ws(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  std::string tok;
+  while (in >> tok) out.push_back(tok);
+  return out;
+}
+
+std::string where(const std::string& file, int line) {
+  return file + ":" + std::to_string(line) + ": ";
+}
+
+Status field_error(const std::string& file, int line, int field, const std::string& token,
+                   const std::string& expected) {
+  std::string shown = token.size() > 40 ? token.substr(0, 40) + "..." : token;
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  }
+  return invalid_argument(where(file, line) + "field " + std::to_string(field) + " '" + shown +
+                          "': expected " + expected);
+}
+
+// An integer in [lo, hi], whole token.
+bool parse_int(const std::string& tok, int64_t lo, int64_t hi, int64_t* out) {
+  int64_t v = 0;
+  const char* end = tok.data() + tok.size();
+  auto [p, ec] = std::from_chars(tok.data(), end, v);
+  if (ec != std::errc() || p != end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+struct CommName {
+  const char* name;
+  CollectiveKind kind;
+};
+constexpr CommName kCommNames[] = {
+    {"ALLREDUCE", CollectiveKind::kAllReduce},
+    {"ALLGATHER", CollectiveKind::kAllGather},
+    {"REDUCESCATTER", CollectiveKind::kReduceScatter},
+    {"ALLTOALL", CollectiveKind::kAllToAll},
+    {"ALLREDUCEALLTOALL", CollectiveKind::kAllToAll},  // read as an all-to-all
+    {"BROADCAST", CollectiveKind::kBroadcast},
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool parse_comm_type(std::string tok, SimaiComm* c) {
+  c->group = SimaiGroup::kDefault;
+  if (ends_with(tok, "_DP_EP")) {
+    c->group = SimaiGroup::kDataExpert;
+    tok.resize(tok.size() - 6);
+  } else if (ends_with(tok, "_EP")) {
+    c->group = SimaiGroup::kExpert;
+    tok.resize(tok.size() - 3);
+  }
+  if (tok == "NONE") {
+    c->none = true;
+    return true;
+  }
+  for (const CommName& n : kCommNames) {
+    if (tok == n.name) {
+      c->none = false;
+      c->kind = n.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string comm_type_name(const SimaiComm& c) {
+  if (c.none) return "NONE";
+  std::string s = "ALLREDUCE";
+  for (const CommName& n : kCommNames) {
+    if (n.kind == c.kind) {
+      s = n.name;
+      break;
+    }
+  }
+  if (c.group == SimaiGroup::kExpert) s += "_EP";
+  if (c.group == SimaiGroup::kDataExpert) s += "_DP_EP";
+  return s;
+}
+
+Status parse_header(const std::vector<std::string>& toks, const std::string& file,
+                    SimaiWorkload* w) {
+  w->policy = toks[0];
+  if (w->policy != kHybrid && w->policy != kMicro) {
+    return field_error(file, 1, 1, toks[0],
+                       "the policy HYBRID_TRANSFORMER_FWD_IN_BCKWD or MICRO");
+  }
+  for (size_t i = 1; i < toks.size(); ++i) {
+    std::string key = toks[i];
+    if (key.size() > 1 && key.back() == ':') {
+      key.pop_back();
+    } else if (key != "pp_comm") {
+      return field_error(file, 1, static_cast<int>(i + 1), toks[i], "a 'key:' token");
+    }
+    if (i + 1 >= toks.size()) {
+      return field_error(file, 1, static_cast<int>(i + 1), toks[i], "a value after the key");
+    }
+    ++i;
+    const std::string& tok = toks[i];
+    const int field = static_cast<int>(i + 1);
+    int64_t v = 0;
+    auto degree = [&](int* out) -> Status {
+      if (!parse_int(tok, 1, kMaxDegree, &v)) {
+        return field_error(file, 1, field, tok, "a positive integer for " + key);
+      }
+      *out = static_cast<int>(v);
+      return Status();
+    };
+    if (key == "model_parallel_NPU_group") {
+      PREFLIGHT_RETURN_IF_ERROR(degree(&w->tp));
+    } else if (key == "ep") {
+      PREFLIGHT_RETURN_IF_ERROR(degree(&w->ep));
+    } else if (key == "pp") {
+      PREFLIGHT_RETURN_IF_ERROR(degree(&w->pp));
+    } else if (key == "vpp") {
+      PREFLIGHT_RETURN_IF_ERROR(degree(&w->vpp));
+    } else if (key == "ga") {
+      PREFLIGHT_RETURN_IF_ERROR(degree(&w->ga));
+    } else if (key == "all_gpus") {
+      PREFLIGHT_RETURN_IF_ERROR(degree(&w->all_gpus));
+    } else if (key == "pp_comm") {
+      if (!parse_int(tok, 0, kMaxBytes, &v)) {
+        return field_error(file, 1, field, tok, "a byte count for pp_comm");
+      }
+      w->pp_comm = v;
+    } else if (!parse_int(tok, INT64_MIN, INT64_MAX, &v)) {
+      // checkpoints, checkpoint_initiates and keys of newer AICB versions: integers, unused.
+      return field_error(file, 1, field, tok, "an integer for " + key);
+    }
+  }
+  return Status();
+}
+
+Status parse_layer(const std::vector<std::string>& f, const std::string& file, int line,
+                   SimaiLayer* l) {
+  if (f.size() != 12) {
+    return invalid_argument(where(file, line) + "expected 12 fields (name, -1, then forward, " +
+                            "input-gradient and weight-gradient compute ns, comm type and " +
+                            "bytes, and the update ns), found " + std::to_string(f.size()));
+  }
+  l->name = f[0];
+  if (!parse_int(f[1], INT64_MIN, INT64_MAX, &l->dependency)) {
+    return field_error(file, line, 2, f[1], "an integer (-1)");
+  }
+  auto ns = [&](int i, int64_t* out) -> Status {
+    if (!parse_int(f[i], 0, kMaxNs, out)) {
+      return field_error(file, line, i + 1, f[i], "a compute time in ns (0 .. 1e12)");
+    }
+    return Status();
+  };
+  auto comm = [&](int i, SimaiComm* out) -> Status {
+    if (!parse_comm_type(f[i], out)) {
+      return field_error(file, line, i + 1, f[i],
+                         "a comm type: NONE, ALLREDUCE, ALLGATHER, REDUCESCATTER or ALLTOALL, "
+                         "optionally with _EP or _DP_EP");
+    }
+    if (!parse_int(f[i + 1], 0, kMaxBytes, &out->bytes)) {
+      return field_error(file, line, i + 2, f[i + 1], "a message size in bytes");
+    }
+    return Status();
+  };
+  PREFLIGHT_RETURN_IF_ERROR(ns(2, &l->fwd_ns));
+  PREFLIGHT_RETURN_IF_ERROR(comm(3, &l->fwd));
+  PREFLIGHT_RETURN_IF_ERROR(ns(5, &l->ig_ns));
+  PREFLIGHT_RETURN_IF_ERROR(comm(6, &l->ig));
+  PREFLIGHT_RETURN_IF_ERROR(ns(8, &l->wg_ns));
+  PREFLIGHT_RETURN_IF_ERROR(comm(9, &l->wg));
+  return ns(11, &l->update_ns);
+}
+
+bool has_comm(const SimaiComm& c) { return !c.none && c.bytes > 0; }
+
+// Iteration-level lines: the leading lines whose forward and input-gradient columns are empty.
+size_t iteration_lines(const SimaiWorkload& w) {
+  if (w.policy == kMicro) return w.layers.size();
+  size_t k = 0;
+  while (k < w.layers.size()) {
+    const SimaiLayer& l = w.layers[k];
+    if (l.fwd_ns > 1 || l.ig_ns > 1 || has_comm(l.fwd) || has_comm(l.ig)) break;
+    ++k;
+  }
+  return k;
+}
+
+bool same_comm(const SimaiComm& a, const SimaiComm& b) {
+  return a.none == b.none && (a.none || (a.kind == b.kind && a.group == b.group)) &&
+         a.bytes == b.bytes;
+}
+
+bool same_line(const SimaiLayer& a, const SimaiLayer& b) {
+  return a.name == b.name && a.fwd_ns == b.fwd_ns && same_comm(a.fwd, b.fwd) &&
+         a.ig_ns == b.ig_ns && same_comm(a.ig, b.ig) && a.wg_ns == b.wg_ns &&
+         same_comm(a.wg, b.wg);
+}
+
+// The micro-batch lines' period and the number of micro-batches: ga copies of one period when
+// the file repeats them, else the whole body once.
+void microbatch_layout(const SimaiWorkload& w, size_t first, size_t* period, int* m) {
+  const size_t n = w.layers.size() - first;
+  *period = n;
+  *m = n == 0 ? 0 : 1;
+  if (n == 0 || w.ga <= 1 || n % static_cast<size_t>(w.ga) != 0) return;
+  const size_t p = n / static_cast<size_t>(w.ga);
+  for (size_t i = first + p; i < w.layers.size(); ++i) {
+    if (!same_line(w.layers[i], w.layers[i - p])) return;
+  }
+  *period = p;
+  *m = w.ga;
+}
+
+Op compute_op(const std::string& name, int64_t ns) {
+  Op op;
+  op.name = name;
+  op.type = OpType::kMemory;
+  op.category = Category::kCompute;
+  op.fixed_time = SimTime::picoseconds(ns * 1000);
+  return op;
+}
+
+// `wg`: the weight-gradient column, where a bare type means the DP group.
+Op comm_op(const std::string& name, const SimaiComm& c, bool wg) {
+  Op op;
+  op.name = name;
+  op.type = OpType::kCollective;
+  op.collective = c.kind;
+  op.comm_bytes = Bytes(c.bytes);
+  switch (c.group) {
+    case SimaiGroup::kDefault:
+      op.group = wg ? GroupKind::kData : GroupKind::kTensor;
+      op.category = wg ? Category::kDpComm : Category::kTpComm;
+      break;
+    case SimaiGroup::kExpert:
+      op.group = GroupKind::kExpert;
+      op.category = Category::kEpComm;
+      break;
+    case SimaiGroup::kDataExpert:
+      op.group = GroupKind::kExpertData;
+      op.category = Category::kDpComm;
+      break;
+  }
+  return op;
+}
+
+}  // namespace
+
+StatusOr<SimaiWorkload> parse_simai_workload(const std::string& text, const std::string& file) {
+  std::vector<std::string> lines;
+  {
+    std::string cur;
+    for (char c : text) {
+      if (c == '\n') {
+        if (!cur.empty() && cur.back() == '\r') cur.pop_back();
+        lines.push_back(std::move(cur));
+        cur.clear();
+      } else {
+        cur.push_back(c);
+      }
+    }
+    if (!cur.empty()) lines.push_back(std::move(cur));
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find('\0') != std::string::npos) {
+      return invalid_argument(where(file, static_cast<int>(i + 1)) +
+                              "expected text, found a NUL byte");
+    }
+  }
+  SimaiWorkload w;
+  if (lines.empty() || split_ws(lines[0]).empty()) {
+    return invalid_argument(where(file, 1) +
+                            "expected a header line (HYBRID_TRANSFORMER_FWD_IN_BCKWD and "
+                            "key: value fields), found " +
+                            (lines.empty() ? "an empty file" : "a blank line"));
+  }
+  PREFLIGHT_RETURN_IF_ERROR(parse_header(split_ws(lines[0]), file, &w));
+  if (lines.size() < 2) {
+    return invalid_argument(where(file, 2) +
+                            "expected the number of layer lines, found the end of the file");
+  }
+  const std::vector<std::string> count = split_ws(lines[1]);
+  int64_t layers = 0;
+  if (count.size() != 1 || !parse_int(count[0], 0, kMaxLayers, &layers)) {
+    return field_error(file, 2, 1, count.empty() ? "" : count[0],
+                       "the number of layer lines alone on the line (0 .. 10000000)");
+  }
+  size_t i = 2;
+  while (static_cast<int64_t>(w.layers.size()) < layers) {
+    if (i >= lines.size()) {
+      return invalid_argument(where(file, static_cast<int>(i + 1)) + "expected " +
+                              std::to_string(layers) + " layer lines (line 2), found " +
+                              std::to_string(w.layers.size()) + ": the file ends early");
+    }
+    const std::vector<std::string> f = split_ws(lines[i]);
+    ++i;
+    if (f.empty()) continue;  // blank lines are whitespace to SimAI's reader
+    SimaiLayer l;
+    PREFLIGHT_RETURN_IF_ERROR(parse_layer(f, file, static_cast<int>(i), &l));
+    w.layers.push_back(std::move(l));
+  }
+  for (; i < lines.size(); ++i) {
+    if (!split_ws(lines[i]).empty()) {
+      return invalid_argument(where(file, static_cast<int>(i + 1)) +
+                              "expected the end of the file after the " +
+                              std::to_string(layers) + " layer lines declared on line 2");
+    }
+  }
+  return w;
+}
+
+StatusOr<SimaiWorkload> load_simai_workload(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found(path + ": cannot open the SimAI workload file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_simai_workload(text.str(), path);
+}
+
+std::string write_simai_workload(const SimaiWorkload& w) {
+  std::string out = w.policy;
+  if (w.policy != kMicro) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  " model_parallel_NPU_group: %d ep: %d pp: %d vpp: %d ga: %d all_gpus: %d "
+                  "checkpoints: 0 checkpoint_initiates: 0 pp_comm: %lld",
+                  w.tp, w.ep, w.pp, w.vpp, w.ga, w.all_gpus, static_cast<long long>(w.pp_comm));
+    out += buf;
+  }
+  out += "\n" + std::to_string(w.layers.size()) + "\n";
+  for (const SimaiLayer& l : w.layers) {
+    std::ostringstream line;
+    line << l.name << '\t' << l.dependency << '\t' << l.fwd_ns << '\t' << comm_type_name(l.fwd)
+         << '\t' << l.fwd.bytes << '\t' << l.ig_ns << '\t' << comm_type_name(l.ig) << '\t'
+         << l.ig.bytes << '\t' << l.wg_ns << '\t' << comm_type_name(l.wg) << '\t' << l.wg.bytes
+         << '\t' << l.update_ns << '\n';
+    out += line.str();
+  }
+  return out;
+}
+
+StatusOr<Scenario> simai_scenario(const SimaiWorkload& w, const Scenario& s) {
+  Scenario r = s;
+  const int gpn = s.cluster.gpus_per_node;
+  const int64_t gpus = w.all_gpus > 0 ? w.all_gpus : s.cluster.total_gpus();
+  const int64_t tp_pp = int64_t{w.tp} * w.pp;
+  if (gpus % tp_pp != 0) {
+    return invalid_argument("SimAI header: all_gpus " + std::to_string(gpus) +
+                            ": expected a multiple of tp·pp = " + std::to_string(tp_pp));
+  }
+  const int64_t dp = gpus / tp_pp;
+  if (dp % w.ep != 0) {
+    return invalid_argument("SimAI header: ep " + std::to_string(w.ep) +
+                            ": expected a divisor of dp = all_gpus/(tp·pp) = " +
+                            std::to_string(dp));
+  }
+  if (gpn <= 0 || gpus % gpn != 0) {
+    return invalid_argument("SimAI header: all_gpus " + std::to_string(gpus) +
+                            ": expected a multiple of cluster.gpus_per_node (" +
+                            std::to_string(gpn) + ")");
+  }
+  r.cluster.nodes = static_cast<int>(gpus / gpn);
+  r.parallelism = ParallelismConfig{};
+  r.parallelism.tp = w.tp;
+  r.parallelism.pp = w.pp;
+  r.parallelism.dp = static_cast<int>(dp);
+  r.parallelism.ep = w.ep;
+  r.parallelism.etp = 0;  // = tp: an EP group takes the same TP rank of ep TP groups
+  size_t period = 0;
+  int m = 0;
+  microbatch_layout(w, iteration_lines(w), &period, &m);
+  r.training.micro_batch = 1;
+  r.training.global_batch = static_cast<int>(std::max(m, 1) * dp);
+  return r;
+}
+
+StatusOr<Workload> simai_to_workload(const SimaiWorkload& w) {
+  const bool micro = w.policy == kMicro;
+  const size_t first = iteration_lines(w);
+  size_t period = 0;
+  int m = 0;
+  microbatch_layout(w, first, &period, &m);
+  {
+    // One stage's compute must stay far inside int64 picoseconds.
+    int64_t total = 0;
+    for (size_t i = 0; i < w.layers.size(); ++i) {
+      const SimaiLayer& l = w.layers[i];
+      const int64_t line = l.fwd_ns + l.ig_ns + l.wg_ns;
+      total += i >= first && i < first + period ? line * m : line;
+      if (total > kMaxIterationNs) {
+        return invalid_argument("SimAI workload: more than 10 days of compute per iteration on "
+                                "one stage; expected smaller compute times");
+      }
+    }
+  }
+  Workload out;
+  out.microbatches = m;
+  // Blocks 0 and 1: one micro-batch's forward (lines in order) and backward (in reverse).
+  Block fwd{"simai.fwd", {}};
+  Block bwd{"simai.bwd", {}};
+  for (size_t i = first; i < first + period; ++i) {
+    const SimaiLayer& l = w.layers[i];
+    if (l.fwd_ns > 0) fwd.ops.push_back(compute_op(l.name + ".fwd", l.fwd_ns));
+    if (has_comm(l.fwd)) fwd.ops.push_back(comm_op(l.name + ".fwd.comm", l.fwd, false));
+  }
+  for (size_t i = first + period; i-- > first;) {
+    const SimaiLayer& l = w.layers[i];
+    if (l.ig_ns > 0) bwd.ops.push_back(compute_op(l.name + ".ig", l.ig_ns));
+    if (has_comm(l.ig)) bwd.ops.push_back(comm_op(l.name + ".ig.comm", l.ig, false));
+    if (l.wg_ns > 0) bwd.ops.push_back(compute_op(l.name + ".wg", l.wg_ns));
+    if (has_comm(l.wg)) {
+      Op op = comm_op(l.name + ".wg.comm", l.wg, true);
+      op.async = true;  // SimAI issues weight-gradient comm non-blocking
+      bwd.ops.push_back(op);
+    }
+  }
+  out.blocks.push_back(std::move(fwd));
+  out.blocks.push_back(std::move(bwd));
+  // One block per iteration-level line with compute.
+  std::vector<int> iter_block(first, -1);
+  for (size_t i = 0; i < first; ++i) {
+    const SimaiLayer& l = w.layers[i];
+    if (l.wg_ns > 0) {
+      iter_block[i] = static_cast<int>(out.blocks.size());
+      out.blocks.push_back(Block{l.name, {compute_op(l.name + ".wg", l.wg_ns)}});
+    }
+  }
+  const int p = w.pp;
+  auto tag = [&](int mb, int stage, bool backward) {
+    return (static_cast<int64_t>(mb) * p + stage) * 2 + (backward ? 1 : 0);
+  };
+  for (int stage = 0; stage < p; ++stage) {
+    Program prog;
+    prog.stage = stage;
+    auto p2p = [&](StepKind kind, int peer, int64_t t, const PipelineTask& task) {
+      Step st;
+      st.kind = kind;
+      st.peer = peer;
+      st.tag = t;
+      st.bytes = Bytes(w.pp_comm);
+      st.microbatch = task.microbatch;
+      st.backward = task.backward;
+      prog.steps.push_back(st);
+    };
+    auto run = [&](int block, const PipelineTask& task) {
+      Step st;
+      st.kind = StepKind::kRun;
+      st.block = block;
+      st.microbatch = task.microbatch;
+      st.backward = task.backward;
+      prog.steps.push_back(st);
+    };
+    if (m > 0) {
+      for (const PipelineTask& t : pipeline_order(Schedule::kOneFOneB, stage, p, m, 1)) {
+        if (!t.backward) {
+          if (stage > 0) p2p(StepKind::kRecv, stage - 1, tag(t.microbatch, stage, false), t);
+          run(0, t);
+          if (stage < p - 1) p2p(StepKind::kSend, stage + 1, tag(t.microbatch, stage + 1, false), t);
+        } else {
+          if (stage < p - 1) p2p(StepKind::kRecv, stage + 1, tag(t.microbatch, stage, true), t);
+          run(1, t);
+          if (stage > 0) p2p(StepKind::kSend, stage - 1, tag(t.microbatch, stage - 1, true), t);
+        }
+      }
+    }
+    // Iteration-level lines: issued last, bottom to top (SimAI's backward order); MICRO files
+    // run top to bottom, each collective blocking.
+    for (size_t j = 0; j < first; ++j) {
+      const size_t i = micro ? j : first - 1 - j;
+      const SimaiLayer& l = w.layers[i];
+      if (iter_block[i] >= 0) {
+        if (!micro && l.wg_ns > 1) {
+          Step wait;  // compute at the end of the iteration (the optimizer) needs its gradients
+          wait.kind = StepKind::kWaitComm;
+          prog.steps.push_back(wait);
+        }
+        Step st;
+        st.kind = StepKind::kRun;
+        st.block = iter_block[i];
+        prog.steps.push_back(st);
+      }
+      if (has_comm(l.wg)) {
+        Step st;
+        st.kind = micro ? StepKind::kCollective : StepKind::kCommAsync;
+        st.op = comm_op(l.name + ".wg.comm", l.wg, true);
+        prog.steps.push_back(st);
+      }
+    }
+    Step wait;
+    wait.kind = StepKind::kWaitComm;
+    prog.steps.push_back(wait);
+    Step sync;
+    sync.kind = StepKind::kHostSync;
+    prog.steps.push_back(sync);
+    out.stages.push_back(std::move(prog));
+  }
+  return out;
+}
+
+namespace {
+
+// A stretch of one pass: compute between two collectives, then the collective (if any).
+struct Segment {
+  int64_t ps = 0;
+  bool has_comm = false;
+  SimaiComm comm;
+  bool async = false;  // a DP-stream collective (the weight-gradient column)
+  std::string name;
+};
+
+// The SimAI comm of `op` in the forward/input-gradient column (wg = false) or the
+// weight-gradient column; false when SimAI cannot express it.
+bool to_simai_comm(const Op& op, bool wg, SimaiComm* c) {
+  if (op.collective == CollectiveKind::kSendRecv) return false;
+  c->none = false;
+  c->kind = op.collective;
+  c->bytes = op.comm_bytes.count();
+  switch (op.group) {
+    case GroupKind::kTensor:
+    case GroupKind::kExpertTensor:  // = the TP group: the export requires etp = tp
+      c->group = SimaiGroup::kDefault;
+      return !wg;
+    case GroupKind::kData:
+      c->group = SimaiGroup::kDefault;
+      return wg;
+    case GroupKind::kExpert:
+      c->group = SimaiGroup::kExpert;
+      return true;
+    case GroupKind::kExpertData:
+      c->group = SimaiGroup::kDataExpert;
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string line_name(const std::string& s) {
+  std::string out;
+  for (char c : s) out.push_back(std::isgraph(static_cast<unsigned char>(c)) ? c : '_');
+  return out.empty() ? "layer" : out;
+}
+
+int64_t to_ns(int64_t ps) { return (ps + 500) / 1000; }
+
+SimTime compute_duration_of(const Op& op, const ComputeModel& compute) {
+  return op.fixed_time.ps() > 0 ? op.fixed_time : compute.duration(op);
+}
+
+}  // namespace
+
+StatusOr<SimaiExport> workload_to_simai(const Scenario& s, const Workload& w,
+                                        const ComputeModel& compute, int stage) {
+  const ParallelismConfig& par = s.parallelism;
+  if (par.cp != 1) {
+    return invalid_argument("export simai: parallelism.cp: " + std::to_string(par.cp) +
+                            ": SimAI has no context-parallel group; expected 1");
+  }
+  if (par.ep > 1 && s.expert_tp() != par.tp) {
+    return invalid_argument("export simai: parallelism.etp: " + std::to_string(s.expert_tp()) +
+                            ": SimAI's EP groups assume expert-TP = tp; expected " +
+                            std::to_string(par.tp));
+  }
+  if (stage < 0 || stage >= static_cast<int>(w.stages.size())) {
+    return invalid_argument("export simai: stage " + std::to_string(stage) +
+                            ": expected 0 .. pp-1 = " + std::to_string(w.stages.size() - 1));
+  }
+  SimaiExport out;
+  SimaiWorkload& sw = out.workload;
+  sw.tp = par.tp;
+  sw.ep = par.ep;
+  sw.pp = par.pp;
+  sw.vpp = s.model.layers;  // AICB's convention: the number of layers
+  sw.ga = std::max(1, s.num_microbatches());
+  sw.all_gpus = s.cluster.total_gpus();
+
+  std::vector<Segment> fwd, bwd, iter;
+  Segment cur_f, cur_b, cur_i;
+  auto close = [](std::vector<Segment>* v, Segment* cur) {
+    v->push_back(*cur);
+    *cur = Segment{};
+  };
+  auto add_comm = [&](const Op& op, bool wg, bool async, std::vector<Segment>* v, Segment* cur) {
+    SimaiComm c;
+    if (!to_simai_comm(op, wg, &c)) {
+      out.dropped.push_back(op.name);
+      return;
+    }
+    cur->has_comm = true;
+    cur->comm = c;
+    cur->async = async;
+    cur->name = op.name;
+    close(v, cur);
+  };
+  for (const Step& st : w.stages[static_cast<size_t>(stage)].steps) {
+    if ((st.kind == StepKind::kSend || st.kind == StepKind::kRecv) && sw.pp_comm == 0) {
+      sw.pp_comm = st.bytes.count();
+    }
+    const bool comm_step = st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync;
+    // Micro-batch 0 stands for all of them; another micro-batch's own collectives (the
+    // gradient buckets overlapped with the last backward) move to the end of the iteration.
+    if (st.microbatch > 0 && !comm_step) continue;
+    const bool iteration = st.microbatch != 0;
+    std::vector<Segment>* v = iteration ? &iter : st.backward ? &bwd : &fwd;
+    Segment* cur = iteration ? &cur_i : st.backward ? &cur_b : &cur_f;
+    switch (st.kind) {
+      case StepKind::kRun: {
+        if (st.block < 0 || st.block >= static_cast<int>(w.blocks.size())) break;
+        for (int r = 0; r < st.repeat; ++r) {
+          for (const Op& op : w.blocks[st.block].ops) {
+            if (op.type == OpType::kCollective) {
+              add_comm(op, iteration, false, v, cur);
+            } else {
+              cur->ps += compute_duration_of(op, compute).ps();
+            }
+          }
+        }
+        break;
+      }
+      case StepKind::kCollective:
+        add_comm(st.op, iteration, false, v, cur);
+        break;
+      case StepKind::kCommAsync:
+        // The weight-gradient column carries non-blocking comm on the DP groups.
+        add_comm(st.op, true, true, v, cur);
+        break;
+      default:
+        break;
+    }
+  }
+  if (cur_f.ps > 0) close(&fwd, &cur_f);
+  if (cur_b.ps > 0) close(&bwd, &cur_b);
+  if (cur_i.ps > 0) close(&iter, &cur_i);
+
+  // Iteration-level lines: in reverse issue order at the top of the file.
+  for (size_t j = iter.size(); j-- > 0;) {
+    const Segment& g = iter[j];
+    SimaiLayer l;
+    l.name = line_name(g.name.empty() ? "optimizer" : g.name);
+    l.wg_ns = to_ns(g.ps);
+    if (g.has_comm) l.wg = g.comm;
+    sw.layers.push_back(l);
+  }
+  // One micro-batch: forward segment i on line i, backward segment j on line n−1−j.
+  const size_t n = std::max(fwd.size(), bwd.size());
+  std::vector<SimaiLayer> period(n);
+  for (size_t i = 0; i < n; ++i) {
+    SimaiLayer& l = period[i];
+    std::string name;
+    if (i < fwd.size()) {
+      l.fwd_ns = to_ns(fwd[i].ps);
+      if (fwd[i].has_comm) l.fwd = fwd[i].comm;
+      name = fwd[i].name;
+    }
+    const size_t j = n - 1 - i;
+    if (j < bwd.size()) {
+      const Segment& g = bwd[j];
+      if (g.async) {
+        l.wg_ns = 0;
+        l.ig_ns = to_ns(g.ps);
+        l.wg = g.comm;
+      } else {
+        l.ig_ns = to_ns(g.ps);
+        if (g.has_comm) l.ig = g.comm;
+      }
+      if (name.empty()) name = g.name;
+    }
+    l.name = line_name(name.empty() ? "layer" : name) + "." + std::to_string(i);
+    // A line with empty forward and input-gradient columns would read as iteration-level.
+    if (i == 0 && l.fwd_ns <= 1 && l.ig_ns <= 1 && !has_comm(l.fwd) && !has_comm(l.ig)) {
+      l.fwd_ns = 2;
+    }
+  }
+  for (int mb = 0; mb < sw.ga; ++mb) {
+    sw.layers.insert(sw.layers.end(), period.begin(), period.end());
+  }
+  return out;
+}
+
+StatusOr<SimulationReport> simulate_simai(const SimaiWorkload& w, const Scenario& base,
+                                          const SimulateOptions& options) {
+  PREFLIGHT_ASSIGN_OR_RETURN(const Scenario s, simai_scenario(w, base));
+  PREFLIGHT_ASSIGN_OR_RETURN(const Workload workload, simai_to_workload(w));
+  return simulate_workload(s, workload, options);
+}
+
+StatusOr<SimaiExport> export_simai(const Scenario& s, int stage) {
+  PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
+  const std::unique_ptr<ComputeModel> compute =
+      make_roofline_model(s.cluster.gpu, s.training.precision);
+  return workload_to_simai(s, generate_workload(s), *compute, stage);
+}
+
+SimaiColumns simai_columns(const ExecutionResult& r) {
+  SimaiColumns c;
+  if (r.stages.empty()) return c;
+  const Breakdown& b = r.stages[static_cast<size_t>(r.critical_stage)].breakdown;
+  auto us = [](SimTime t) { return static_cast<double>(t.ps()) * 1e-6; };
+  c.exposed_dp_us = us(b.dp_comm);
+  c.exposed_tp_us = us(b.tp_comm + b.cp_comm);
+  c.exposed_ep_us = us(b.ep_comm);
+  c.exposed_pp_us = us(b.pp_comm);
+  c.bubble_us = us(b.bubble);
+  c.compute_us = us(b.compute + b.optimizer + b.host_overhead);
+  c.exposed_comm_us = c.exposed_dp_us + c.exposed_tp_us + c.exposed_ep_us + c.exposed_pp_us;
+  c.total_us = us(r.iteration_time);
+  return c;
+}
+
+std::string format_simai_columns(const SimaiColumns& c) {
+  std::string out =
+      "File name, Expose DP comm, Expose DP_EP comm, Expose TP comm, Expose_EP_comm, "
+      "Expose_PP_comm, bubble time, total comp, total exposed comm, Total time\n";
+  auto cell = [&](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0f (%.2f%%)", v, c.total_us > 0 ? 100 * v / c.total_us : 0);
+    return std::string(buf);
+  };
+  char total[32];
+  std::snprintf(total, sizeof total, "%.0f", c.total_us);
+  out += "preflight, " + cell(c.exposed_dp_us) + ", " + cell(0) + ", " + cell(c.exposed_tp_us) +
+         ", " + cell(c.exposed_ep_us) + ", " + cell(c.exposed_pp_us) + ", " + cell(c.bubble_us) +
+         ", " + cell(c.compute_us) + ", " + cell(c.exposed_comm_us) + ", " + total + "\n";
+  return out;
+}
+
+std::string format_simai_summary(const SimulationReport& r, const std::string& file) {
+  const Scenario& s = r.scenario;
+  const ParallelismConfig& p = s.parallelism;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "SimAI workload %s on %d x %s (%d nodes, %s network)\n"
+                "  tp %d, pp %d, dp %d, ep %d, %d micro-batches per iteration (1F1B)\n\n"
+                "iteration time   %.3f s\n",
+                file.c_str(), s.cluster.total_gpus(), s.cluster.gpu.name.c_str(),
+                s.cluster.nodes, s.simulation.network.c_str(), p.tp, p.pp, p.dp, p.ep,
+                r.microbatches, r.iteration_time_s);
+  return std::string(buf) + "\nSimAI EndToEnd columns (us):\n" +
+         format_simai_columns(simai_columns(r.execution));
+}
+
+}  // namespace preflight
