@@ -8,8 +8,11 @@
 #include <pybind11/stl.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/loader.h"
@@ -107,7 +110,7 @@ py::object py_memory(const py::object& scenario, const std::vector<std::string>&
 
 py::object py_search(const py::object& scenario, const std::vector<std::string>& set,
                      const std::vector<std::string>& space_axes, const std::string& objective,
-                     int jobs, int top, double price, const std::string& tokens) {
+                     std::optional<int> jobs, int top, double price, const std::string& tokens) {
   std::vector<std::string> overrides = set;
   if (price >= 0) {
     char buf[64];
@@ -122,7 +125,7 @@ py::object py_search(const py::object& scenario, const std::vector<std::string>&
   }
   SearchOptions options;
   options.objective = value_or_raise(parse_objective(objective));
-  options.jobs = jobs;
+  options.jobs = jobs.value_or(std::max(1u, std::thread::hardware_concurrency()));
   options.top_k = top;
   const double token_budget = tokens.empty() ? 0 : value_or_raise(parse_token_count(tokens));
   StatusOr<SearchResult> result = invalid_argument("");
@@ -215,11 +218,12 @@ PYBIND11_MODULE(preflight, m) {
         "Memory per GPU of every pipeline stage: the `preflight memory --json` document.");
   m.def("search", &py_search, py::arg("scenario") = py::none(), py::kw_only(),
         py::arg("set") = std::vector<std::string>{}, py::arg("space") = std::vector<std::string>{},
-        py::arg("objective") = "time", py::arg("jobs") = 1, py::arg("top") = 10,
+        py::arg("objective") = "time", py::arg("jobs") = py::none(), py::arg("top") = 10,
         py::arg("price") = -1.0, py::arg("tokens") = "",
         "Ranks every valid strategy of the scenario's model on its cluster: the `preflight "
         "search --json` document. space: axes as --space ('tp=4,8'); objective: time, cost or "
-        "mfu; jobs: worker threads; top: strategies re-evaluated; price: USD per GPU-hour; "
+        "mfu; jobs: worker threads (default: the CPU count); top: strategies re-evaluated; price: "
+        "USD per GPU-hour; "
         "tokens: a budget such as '1T'.");
   m.def("collective", &py_collective, py::arg("cluster") = "dgx-h100", py::kw_only(),
         py::arg("op") = "all_reduce", py::arg("sizes") = "8B:16GiB", py::arg("nodes") = 0,

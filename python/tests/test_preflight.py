@@ -109,7 +109,7 @@ def test_presets_lists_every_kind():
 
 def test_search_on_a_tiny_space():
     r = preflight.search(SMALL, space=["tp=1,2", "pp=1", "micro_batch=1",
-                                       "recompute=full"], top=2, jobs=2)
+                                       "recompute=full"], top=2)
     assert r["results"]
     assert r["objective"] == "time"
     best = r["results"][0]
