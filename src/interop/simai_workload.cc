@@ -351,11 +351,11 @@ std::string write_simai_workload(const SimaiWorkload& w) {
   std::string out = w.policy;
   if (w.policy != kMicro) {
     char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  " model_parallel_NPU_group: %d ep: %d pp: %d vpp: %d ga: %d all_gpus: %d "
-                  "checkpoints: 0 checkpoint_initiates: 0 pp_comm: %lld",
-                  w.tp, w.ep, w.pp, w.vpp, w.ga, w.all_gpus, static_cast<long long>(w.pp_comm));
+    std::snprintf(buf, sizeof buf, " model_parallel_NPU_group: %d ep: %d pp: %d vpp: %d ga: %d",
+                  w.tp, w.ep, w.pp, w.vpp, w.ga);
     out += buf;
+    if (w.all_gpus > 0) out += " all_gpus: " + std::to_string(w.all_gpus);  // 0: not given
+    out += " checkpoints: 0 checkpoint_initiates: 0 pp_comm: " + std::to_string(w.pp_comm);
   }
   out += "\n" + std::to_string(w.layers.size()) + "\n";
   for (const SimaiLayer& l : w.layers) {
