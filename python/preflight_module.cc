@@ -22,6 +22,7 @@
 #include "report/report.h"
 #include "search/cost.h"
 #include "search/search.h"
+#include "search/search_base.h"
 #include "search/search_report.h"
 #include "simulate/simulate.h"
 
@@ -52,15 +53,16 @@ py::object to_python(const nlohmann::json& j) {
 // default, except `parallelism`, which comes from it only when `cluster` does too (its strategy
 // is sized for the default's 1,024 GPUs); otherwise an omitted `parallelism` is the loader's
 // (TP 1, PP 1, DP over every GPU). `name` and `description` are never inherited.
-std::string dict_scenario_text(const py::dict& scenario) {
+StatusOr<std::string> dict_scenario_text(const py::dict& scenario) {
   const std::string json = py::str(py::module_::import("json").attr("dumps")(scenario));
   YAML::Node given;
   try {
     given = YAML::Load(json);  // JSON is YAML
   } catch (const YAML::Exception& e) {
-    raise(invalid_argument("<dict>: " + e.msg));
+    return invalid_argument("<dict>: " + e.msg);
   }
-  const YAML::Node defaults = YAML::Load(value_or_raise(preset_text("scenarios", "default")));
+  PREFLIGHT_ASSIGN_OR_RETURN(std::string default_text, preset_text("scenarios", "default"));
+  const YAML::Node defaults = YAML::Load(default_text);
   YAML::Node merged(YAML::NodeType::Map);
   for (const auto& kv : given) merged[kv.first.Scalar()] = kv.second;
   for (const char* section :
@@ -71,20 +73,25 @@ std::string dict_scenario_text(const py::dict& scenario) {
   }
   YAML::Emitter out;
   out << YAML::DoubleQuoted << YAML::Flow << merged;
-  return out.c_str();
+  return std::string(out.c_str());
 }
 
-// None: the default scenario; str: a YAML file; dict: see dict_scenario_text.
-Scenario load(const py::object& scenario, const std::vector<std::string>& overrides) {
-  if (scenario.is_none()) return value_or_raise(load_scenario("", overrides));
+// None: the default scenario; str: a YAML file; dict: see dict_scenario_text. Anything else
+// raises TypeError.
+StatusOr<Scenario> try_load(const py::object& scenario, const std::vector<std::string>& overrides) {
+  if (scenario.is_none()) return load_scenario("", overrides);
   if (py::isinstance<py::str>(scenario)) {
-    return value_or_raise(load_scenario(scenario.cast<std::string>(), overrides));
+    return load_scenario(scenario.cast<std::string>(), overrides);
   }
   if (py::isinstance<py::dict>(scenario)) {
-    const std::string text = dict_scenario_text(scenario.cast<py::dict>());
-    return value_or_raise(load_scenario_text(text, "<dict>", overrides));
+    PREFLIGHT_ASSIGN_OR_RETURN(std::string text, dict_scenario_text(scenario.cast<py::dict>()));
+    return load_scenario_text(text, "<dict>", overrides);
   }
   throw py::type_error("scenario: expected a dict, a path to a YAML file or None");
+}
+
+Scenario load(const py::object& scenario, const std::vector<std::string>& overrides) {
+  return value_or_raise(try_load(scenario, overrides));
 }
 
 py::object py_simulate(const py::object& scenario, const std::vector<std::string>& set) {
@@ -110,14 +117,13 @@ py::object py_memory(const py::object& scenario, const std::vector<std::string>&
 
 py::object py_search(const py::object& scenario, const std::vector<std::string>& set,
                      const std::vector<std::string>& space_axes, const std::string& objective,
-                     std::optional<int> jobs, int top, double price, const std::string& tokens) {
-  std::vector<std::string> overrides = set;
-  if (price >= 0) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "cluster.gpu_hour_price=%.17g", price);
-    overrides.push_back(buf);
-  }
-  const Scenario base = load(scenario, overrides);
+                     std::optional<int> jobs, int top, double price, const std::string& tokens,
+                     int gpus) {
+  const Scenario base = value_or_raise(load_search_base(
+      [&scenario](const std::vector<std::string>& overrides) {
+        return try_load(scenario, overrides);
+      },
+      set, price, gpus));
   SearchSpace space;
   for (const std::string& axis : space_axes) {
     Status s = set_space_axis(&space, axis);
@@ -219,12 +225,12 @@ PYBIND11_MODULE(preflight, m) {
   m.def("search", &py_search, py::arg("scenario") = py::none(), py::kw_only(),
         py::arg("set") = std::vector<std::string>{}, py::arg("space") = std::vector<std::string>{},
         py::arg("objective") = "time", py::arg("jobs") = py::none(), py::arg("top") = 10,
-        py::arg("price") = -1.0, py::arg("tokens") = "",
+        py::arg("price") = -1.0, py::arg("tokens") = "", py::arg("gpus") = 0,
         "Ranks every valid strategy of the scenario's model on its cluster: the `preflight "
         "search --json` document. space: axes as --space ('tp=4,8'); objective: time, cost or "
         "mfu; jobs: worker threads (default: the CPU count); top: strategies re-evaluated; price: "
         "USD per GPU-hour; "
-        "tokens: a budget such as '1T'.");
+        "tokens: a budget such as '1T'; gpus: search on this many GPUs (0: the scenario's).");
   m.def("collective", &py_collective, py::arg("cluster") = "dgx-h100", py::kw_only(),
         py::arg("op") = "all_reduce", py::arg("sizes") = "8B:16GiB", py::arg("nodes") = 0,
         py::arg("gpus_per_node") = 0, py::arg("set") = std::vector<std::string>{},

@@ -128,6 +128,18 @@ def test_search_matches_the_cli_keys(tmp_path):
     assert r["results"] == expected["results"]
 
 
+def test_search_on_another_gpu_count_matches_the_cli(tmp_path):
+    path = tmp_path / "small.yaml"
+    path.write_text(json.dumps(SMALL | {"training": {"global_batch": 64}}))
+    r = preflight.search(str(path), gpus=16, space=["tp=1,2", "pp=1,2"], top=2, jobs=1)
+    cli = run_cli("search", str(path), "--gpus", "16", "--space", "tp=1,2", "--space", "pp=1,2",
+                  "--top", "2", "--jobs", "1", "--json", "-")
+    assert cli.returncode == 0, cli.stderr
+    expected = json.loads(cli.stdout)
+    assert r["gpus"] == 16 == expected["gpus"]
+    assert r["results"] == expected["results"]
+
+
 @pytest.mark.parametrize("call, cli_args", [
     (lambda: preflight.simulate("no/such.yaml"), ["simulate", "no/such.yaml"]),
     (lambda: preflight.simulate(None, set=["parallelism.tp=3"]),
@@ -138,6 +150,7 @@ def test_search_matches_the_cli_keys(tmp_path):
     (lambda: preflight.collective("dgx-h100", op="gather"),
      ["collective", "--op", "gather"]),
     (lambda: preflight.search(None, space=["tp=banana"]), ["search", "--space", "tp=banana"]),
+    (lambda: preflight.search(None, gpus=12), ["search", "--gpus", "12"]),
 ])
 def test_errors_raise_preflight_error_with_the_cli_message(call, cli_args):
     with pytest.raises(preflight.Error) as e:

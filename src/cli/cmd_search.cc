@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <numeric>
 #include <thread>
 
 #include "cli/common.h"
@@ -15,6 +14,7 @@
 #include "search/cost.h"
 #include "search/process_group.h"
 #include "search/search.h"
+#include "search/search_base.h"
 #include "search/search_report.h"
 
 namespace preflight::cli {
@@ -34,54 +34,6 @@ struct SearchArgs {
   std::string json;
   bool quiet = false;
 };
-
-// The scenario the candidates are built from. With --gpus N the cluster is re-read for N GPUs
-// under a stand-in strategy that is valid for any GPU count (TP 1, DP = gcd(N, global batch),
-// PP = the rest, uneven stages if PP does not divide the layers); only its cluster is kept.
-StatusOr<Scenario> load_base(const SearchArgs& a) {
-  std::vector<std::string> overrides = a.overrides;
-  if (a.price >= 0) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "cluster.gpu_hour_price=%.17g", a.price);
-    overrides.push_back(buf);
-  }
-  PREFLIGHT_ASSIGN_OR_RETURN(Scenario base, load_scenario(a.scenario, overrides));
-  if (a.gpus == 0 || a.gpus == base.cluster.total_gpus()) return base;
-  const int per_node = base.cluster.gpus_per_node;
-  if (a.gpus < 0 || a.gpus % per_node != 0) {
-    return invalid_argument("--gpus " + std::to_string(a.gpus) +
-                            ": expected a positive multiple of cluster.gpus_per_node (" +
-                            std::to_string(per_node) + ")");
-  }
-  const int dp = std::gcd(a.gpus, base.training.global_batch);
-  const int pp = a.gpus / dp;
-  const int layers = base.model.layers;
-  if (pp > layers) {
-    return invalid_argument("--gpus " + std::to_string(a.gpus) + ": training.global_batch " +
-                            std::to_string(base.training.global_batch) +
-                            " leaves too few data-parallel replicas for " + std::to_string(layers) +
-                            " layers; expected a global batch with more factors in common");
-  }
-  const int first = pp > 1 && layers % pp != 0 ? layers - (pp - 1) : 0;
-  for (const std::string& o :
-       {"cluster.nodes=" + std::to_string(a.gpus / per_node),
-        "cluster.gpus=" + std::to_string(a.gpus), std::string("parallelism.tp=1"),
-        std::string("parallelism.cp=1"), std::string("parallelism.ep=1"),
-        std::string("parallelism.etp=0"), std::string("parallelism.vpp=1"),
-        std::string("parallelism.schedule=1f1b"),
-        std::string("parallelism.sequence_parallel=false"),
-        std::string("parallelism.overlap_p2p=false"),
-        std::string("parallelism.tp_comm_overlap=false"), "parallelism.dp=" + std::to_string(dp),
-        "parallelism.pp=" + std::to_string(pp),
-        "parallelism.first_stage_layers=" + std::to_string(first),
-        std::string("parallelism.last_stage_layers=0"), std::string("training.micro_batch=1")}) {
-    overrides.push_back(o);
-  }
-  StatusOr<Scenario> resized = load_scenario(a.scenario, overrides);
-  if (!resized.ok()) return resized.status().with_prefix("--gpus " + std::to_string(a.gpus) + ": ");
-  base.cluster = resized->cluster;
-  return base;
-}
 
 // A one-line bar on stderr, redrawn when the percentage changes; only on a terminal.
 class ProgressBar {
@@ -164,7 +116,12 @@ int run(const SearchArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<ProcessGroup> group = make_process_group_from_environment();
   const bool root = group->rank() == 0;
-  StatusOr<Scenario> base = load_base(a);
+  // The candidates are built from this scenario, resized to --gpus (search/search_base.h).
+  StatusOr<Scenario> base = load_search_base(
+      [&a](const std::vector<std::string>& overrides) {
+        return load_scenario(a.scenario, overrides);
+      },
+      a.overrides, a.price, a.gpus);
   if (!base.ok()) return root ? fail(base.status()) : kExitBadInput;
   SearchSpace space;
   for (const std::string& axis : a.space) {
