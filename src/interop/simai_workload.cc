@@ -21,6 +21,8 @@ constexpr int64_t kMaxLayers = 10'000'000;
 constexpr int64_t kMaxDegree = 1 << 24;
 // An iteration of more than 10 days of compute on one stage is refused, as simulate() does.
 constexpr int64_t kMaxIterationNs = 864'000'000'000'000;
+// Program steps over all stages (memory: about 100 bytes each).
+constexpr int64_t kMaxSteps = 50'000'000;
 
 constexpr const char* kHybrid = "HYBRID_TRANSFORMER_FWD_IN_BCKWD";
 constexpr const char* kMicro = "MICRO";
@@ -422,6 +424,13 @@ StatusOr<Workload> simai_to_workload(const SimaiWorkload& w) {
                                 "one stage; expected smaller compute times");
       }
     }
+  }
+  // Each stage's program holds about 3 steps per micro-batch pass: bound the whole.
+  const int64_t steps_per_stage = 6 * int64_t{m} + static_cast<int64_t>(2 * first) + 2;
+  if (int64_t{w.pp} * steps_per_stage > kMaxSteps) {
+    return invalid_argument("SimAI workload: pp " + std::to_string(w.pp) + " stages × " +
+                            std::to_string(m) + " micro-batches is too large to simulate; "
+                            "expected at most " + std::to_string(kMaxSteps) + " steps in all");
   }
   Workload out;
   out.microbatches = m;
