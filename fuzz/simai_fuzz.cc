@@ -1,4 +1,4 @@
-// Fuzz target for the SimAI/AICB workload parser (interop/simai_workload.h). The input is parsed
+// Fuzz target for the SimAI/AICB workload parser (interop/simai_format.h). The input is parsed
 // as a workload file; when it parses, it is written back, parsed again (the writer's output
 // must parse) and converted to a Workload. None of it may crash; errors are fine.
 #include <cstddef>

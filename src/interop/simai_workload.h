@@ -1,13 +1,10 @@
-// SimAI/AICB workload files (the `HYBRID_TRANSFORMER_FWD_IN_BCKWD` and `MICRO` text formats
-// that AICB writes and SimAI reads): a parser, a writer, and converters to and from Preflight's
-// Workload IR. The file describes one pipeline stage of one DP replica: a header of `key: value`
-// tokens (tp, ep, pp, ga, all_gpus, pp_comm), a layer count, then one line of 12 fields per
-// layer (forward, input-gradient and weight-gradient compute in ns, each followed by a
-// communication type and size in bytes). docs/interop.md gives the mapping and its limits.
-// Plain values and pure functions; thread-safe.
+// SimAI/AICB workloads and Preflight's Workload IR: the import (a SimaiWorkload, parsed by
+// interop/simai_format.h, becomes the scenario's parallelism and one program per pipeline stage
+// with measured compute durations), the export (a generated stage as layer lines), and SimAI's
+// EndToEnd report columns. docs/interop.md gives the mapping and its limits. Pure functions;
+// thread-safe.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,57 +12,11 @@
 #include "base/units.h"
 #include "config/scenario.h"
 #include "engine/executor.h"
+#include "interop/simai_format.h"
 #include "simulate/simulate.h"
 #include "workload/workload.h"
 
 namespace preflight {
-
-// The communicator a SimAI comm type names: a bare type means TP in the forward and
-// input-gradient columns and DP in the weight-gradient column; `_EP` the EP group; `_DP_EP` the
-// DP group within an EP group.
-enum class SimaiGroup : uint8_t { kDefault, kExpert, kDataExpert };
-
-struct SimaiComm {
-  bool none = true;  // NONE: no communication
-  CollectiveKind kind = CollectiveKind::kAllReduce;
-  SimaiGroup group = SimaiGroup::kDefault;
-  int64_t bytes = 0;
-};
-
-struct SimaiLayer {
-  std::string name;
-  int64_t dependency = -1;  // field 2, always -1 in AICB files
-  int64_t fwd_ns = 0;
-  SimaiComm fwd;
-  int64_t ig_ns = 0;
-  SimaiComm ig;
-  int64_t wg_ns = 0;
-  SimaiComm wg;
-  int64_t update_ns = 0;  // field 12: read and written back, not simulated
-};
-
-struct SimaiWorkload {
-  std::string policy = "HYBRID_TRANSFORMER_FWD_IN_BCKWD";  // or "MICRO"
-  int tp = 1;  // model_parallel_NPU_group
-  int ep = 1;
-  int pp = 1;
-  int vpp = 1;       // AICB writes the number of layers here; not used by the import
-  int ga = 1;        // gradient-accumulation steps = micro-batches per iteration
-  int all_gpus = 0;  // 0 (MICRO files): the scenario's cluster decides
-  int64_t pp_comm = 0;  // bytes of one pipeline activation send
-  std::vector<SimaiLayer> layers;
-};
-
-// Parses the text of a SimAI workload file. `file` names it in errors, which read
-// "FILE:LINE: field N 'x': expected ..." (or "FILE:LINE: ..." for line-level problems).
-// Never crashes on any input.
-StatusOr<SimaiWorkload> parse_simai_workload(const std::string& text, const std::string& file);
-
-// Reads and parses `path`.
-StatusOr<SimaiWorkload> load_simai_workload(const std::string& path);
-
-// The file text: the header line, the layer count, one tab-separated line per layer.
-std::string write_simai_workload(const SimaiWorkload& w);
 
 // `s` with its parallelism and GPU count taken from the header: tp, pp, dp = all_gpus/(tp·pp),
 // ep (expert-TP = tp, as SimAI's EP groups stride over TP groups), ga micro-batches of one
