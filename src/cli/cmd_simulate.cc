@@ -24,8 +24,8 @@ struct SimulateArgs {
 // For an imported workload only the scenario's cluster, collectives and network matter: the
 // workload header replaces its parallelism. When the scenario's own parallelism does not fit
 // its cluster (e.g. --set cluster.nodes=2 on the default), load it again with a neutral one
-// (tp = pp = 1, dp = global batch = the GPU count, found by trying), on one node when the
-// header's all_gpus decides the GPU count anyway.
+// (tp = pp = 1, dp = global batch = the GPU count, found by trying one node's counts, then
+// their multiples), on one node when the header's all_gpus decides the GPU count anyway.
 StatusOr<Scenario> load_cluster_scenario(const SimulateArgs& a, bool header_gpus) {
   StatusOr<Scenario> first = load_scenario(a.scenario, a.overrides);
   if (first.ok()) return first;
@@ -37,12 +37,29 @@ StatusOr<Scenario> load_cluster_scenario(const SimulateArgs& a, bool header_gpus
       "parallelism.overlap_param_gather=false", "parallelism.overlap_p2p=false",
       "parallelism.zero_stage=0", "training.micro_batch=1"};
   o.insert(o.end(), a.overrides.begin(), a.overrides.end());
-  if (header_gpus) o.push_back("cluster.nodes=1");
-  for (int g = 1; g <= 16384; ++g) {
-    o.push_back("parallelism.dp=" + std::to_string(g));
-    o.push_back("training.global_batch=" + std::to_string(g));
-    StatusOr<Scenario> s = load_scenario(a.scenario, o);
-    o.resize(o.size() - 2);
+  // dp = global batch = g; false when the strategy cannot fit whatever the GPU count.
+  auto attempt = [&](const std::vector<std::string>& base, int64_t g, StatusOr<Scenario>* out) {
+    std::vector<std::string> with = base;
+    with.push_back("parallelism.dp=" + std::to_string(g));
+    with.push_back("training.global_batch=" + std::to_string(g));
+    *out = load_scenario(a.scenario, with);
+    if (out->ok()) return true;
+    const std::string& m = out->status().message();
+    return m.find("parallelism: tp") != std::string::npos ||
+           m.find("training.global_batch") != std::string::npos;
+  };
+  // One node first: its GPU count; then, unless the header decides the node count, multiples.
+  std::vector<std::string> one = o;
+  one.push_back("cluster.nodes=1");
+  StatusOr<Scenario> s = first;
+  int64_t gpn = 0;
+  for (int64_t g = 1; g <= 4096 && gpn == 0; ++g) {
+    if (!attempt(one, g, &s)) return first;
+    if (s.ok()) gpn = g;
+  }
+  if (gpn == 0 || header_gpus) return gpn == 0 ? first : s;
+  for (int64_t k = 1; k <= 100000; ++k) {
+    if (!attempt(o, gpn * k, &s)) return first;
     if (s.ok()) return s;
   }
   return first;
