@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 
 #include "workload/generator.h"
 #include "workload/schedule.h"
@@ -352,14 +353,27 @@ StatusOr<SimaiExport> workload_to_simai(const Scenario& s, const Workload& w,
     cur->name = op.name;
     close(v, cur);
   };
-  for (const Step& st : w.stages[static_cast<size_t>(stage)].steps) {
+  const std::vector<Step>& steps = w.stages[static_cast<size_t>(stage)].steps;
+  int last_mb = 0;
+  std::map<std::string, int> mb0_comms;  // micro-batch 0's collective steps, by name
+  for (const Step& st : steps) {
+    last_mb = std::max(last_mb, st.microbatch);
+    if (st.microbatch == 0 && (st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync)) {
+      ++mb0_comms[st.op.name];
+    }
+  }
+  for (const Step& st : steps) {
     if ((st.kind == StepKind::kSend || st.kind == StepKind::kRecv) && sw.pp_comm == 0) {
       sw.pp_comm = st.bytes.count();
     }
     const bool comm_step = st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync;
-    // Micro-batch 0 stands for all of them; another micro-batch's own collectives (the
-    // gradient buckets overlapped with the last backward) move to the end of the iteration.
-    if (st.microbatch > 0 && !comm_step) continue;
+    // Micro-batch 0 stands for all of them; the last micro-batch's collectives beyond micro-batch
+    // 0's (the gradient buckets overlapped with the last backward) move to the end of the
+    // iteration.
+    if (st.microbatch > 0 &&
+        (!comm_step || st.microbatch != last_mb || --mb0_comms[st.op.name] >= 0)) {
+      continue;
+    }
     const bool iteration = st.microbatch != 0;
     std::vector<Segment>* v = iteration ? &iter : st.backward ? &bwd : &fwd;
     Segment* cur = iteration ? &cur_i : st.backward ? &cur_b : &cur_f;
@@ -381,8 +395,9 @@ StatusOr<SimaiExport> workload_to_simai(const Scenario& s, const Workload& w,
         add_comm(st.op, iteration, false, v, cur);
         break;
       case StepKind::kCommAsync:
-        // The weight-gradient column carries non-blocking comm on the DP groups.
-        add_comm(st.op, true, true, v, cur);
+        // The weight-gradient column carries non-blocking comm on the DP groups, in the
+        // backward only; in the forward (ZeRO-3 parameter gathers) SimAI has no DP column.
+        add_comm(st.op, iteration || st.backward, iteration || st.backward, v, cur);
         break;
       default:
         break;
