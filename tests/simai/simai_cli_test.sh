@@ -32,6 +32,13 @@ b=$("$bin" simulate "${base[@]}" --workload "simai:$tmp/x.txt" --json - -q |
 python3 -c "import sys; a, b = float('$a'), float('$b'); sys.exit(abs(b - a) / a > 1e-6)" && ok ||
   bad "round trip: native $a s, imported $b s"
 
+# Every example scenario exports and reads back.
+for ex in examples/*.yaml; do
+  "$bin" export simai "$ex" -o "$tmp/ex.txt" 2>"$tmp/err" &&
+    "$bin" simulate "$ex" --workload "simai:$tmp/ex.txt" -q 2>>"$tmp/err" && ok ||
+    bad "$ex: $(cat "$tmp/err")"
+done
+
 # Truncations and corruptions of the MoE fixture: each line cut in two, and bytes replaced.
 src=tests/simai/analytical_9216.txt
 size=$(wc -c <"$src")
