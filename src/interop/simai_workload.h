@@ -37,11 +37,13 @@ struct SimaiExport {
   std::vector<std::string> dropped;  // collectives with no SimAI equivalent, by name
 };
 
-// Pipeline stage `stage` of `w` (generated for `s`; AICB writes stage 0) in SimAI's format: micro-batch 0's forward and backward
-// passes become layer lines (compute between two collectives summed, in ns, from `compute`),
-// repeated ga times; the iteration-level collectives and the optimizer become the leading
-// lines. REQUIRES: validate_scenario(s).ok(), w = generate_workload(s).
-// Every stage of the import runs this one stage's lines. REQUIRES: 0 <= stage < pp.
+// Pipeline stage `stage` of `w` (generated for `s`; AICB writes stage 0) in SimAI's format,
+// which the import runs on every stage: micro-batch 0's forward and backward passes become layer
+// lines (the compute between two collectives summed from `compute` and rounded to 1 ns),
+// repeated ga times; the iteration-level collectives, the last micro-batch's extra ones
+// (overlapped gradient buckets) and the optimizer become the leading lines. Collectives the
+// format cannot express are left out and named in `dropped`; cp > 1, or etp != tp with ep > 1,
+// is an error. REQUIRES: w = generate_workload(s), 0 <= stage < pp.
 StatusOr<SimaiExport> workload_to_simai(const Scenario& s, const Workload& w,
                                         const ComputeModel& compute, int stage = 0);
 
@@ -49,8 +51,8 @@ StatusOr<SimaiExport> workload_to_simai(const Scenario& s, const Workload& w,
 StatusOr<SimulationReport> simulate_simai(const SimaiWorkload& w, const Scenario& base,
                                           const SimulateOptions& options = {});
 
-// generate_workload(s) timed by the roofline model, then workload_to_simai.
-// REQUIRES: validate_scenario(s).ok().
+// validate_scenario(s), then generate_workload(s) timed by the roofline model through
+// workload_to_simai.
 StatusOr<SimaiExport> export_simai(const Scenario& s, int stage = 0);
 
 // SimAI's EndToEnd.csv summary columns, in µs like SimAI, from the critical stage's breakdown.
