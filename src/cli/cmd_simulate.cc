@@ -1,10 +1,11 @@
 // `preflight simulate [SCENARIO.yaml] [--set k=v]... [--workload simai:FILE] [--json FILE]
-// [--trace FILE]`
+// [--trace FILE] [--report FILE.html]`
 #include <cstdio>
 
 #include "cli/common.h"
 #include "config/loader.h"
 #include "interop/simai_workload.h"
+#include "report/html_report.h"
 #include "report/report.h"
 #include "simulate/simulate.h"
 
@@ -16,6 +17,7 @@ struct SimulateArgs {
   std::vector<std::string> overrides;
   std::string json;
   std::string trace;
+  std::string report;  // HTML report
   std::string trace_level = "blocks";
   std::string workload;  // "simai:FILE": run an imported SimAI/AICB workload
   bool quiet = false;
@@ -81,6 +83,8 @@ int run(const SimulateArgs& a) {
   SimulateOptions options;
   if (!a.trace.empty()) {
     options.trace = a.trace_level == "kernels" ? TraceLevel::kKernels : TraceLevel::kBlocks;
+  } else if (!a.report.empty()) {
+    options.trace = TraceLevel::kBlocks;  // the report's timeline
   }
   StatusOr<SimulationReport> report = invalid_argument("unreachable");
   if (simai) {
@@ -117,6 +121,11 @@ int run(const SimulateArgs& a) {
       std::printf("trace written to %s (open it in https://ui.perfetto.dev)\n", a.trace.c_str());
     }
   }
+  if (!a.report.empty()) {
+    Status s = write_output(a.report, report_to_html(*report));
+    if (!s.ok()) return fail(s);
+    if (!a.quiet && !json_to_stdout) std::printf("report written to %s\n", a.report.c_str());
+  }
   return kExitOk;
 }
 
@@ -150,6 +159,8 @@ void add_simulate_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--json", args->json, "Write the JSON report to FILE ('-' for stdout)");
   cmd->add_option("--trace", args->trace,
                   "Write a Chrome trace-event file (open in Perfetto or chrome://tracing)");
+  cmd->add_option("--report", args->report,
+                  "Write a self-contained HTML report (timeline, breakdown, memory, network)");
   cmd->add_option("--trace-level", args->trace_level,
                   "Trace detail: blocks (a span per layer and comm op) or kernels (every op)")
       ->check(CLI::IsMember({"blocks", "kernels"}));

@@ -1,0 +1,382 @@
+#include "report/html_report.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace preflight {
+
+namespace {
+
+constexpr const char* kSvgNs = "http://www.w3.org/2000/svg";
+constexpr size_t kMaxRects = 5000;  // timeline spans drawn at most
+
+std::string esc(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+std::string num(double v) { return fmt("%.2f", v); }
+
+struct CategoryStyle {
+  const char* name;
+  const char* color;
+};
+
+// Indexed by Category.
+constexpr std::array<CategoryStyle, 7> kCategories = {{{"compute", "#4e79a7"},
+                                                       {"TP comm", "#f28e2b"},
+                                                       {"PP comm", "#59a14f"},
+                                                       {"DP comm", "#e15759"},
+                                                       {"EP comm", "#b07aa1"},
+                                                       {"CP comm", "#76b7b2"},
+                                                       {"optimizer", "#edc948"}}};
+
+const CategoryStyle& style(Category c) {
+  const size_t i = static_cast<size_t>(c);
+  return kCategories[i < kCategories.size() ? i : 0];
+}
+
+std::string svg_open(int width, int height, const char* id) {
+  return std::string("<svg xmlns=\"") + kSvgNs + "\" id=\"" + id + "\" width=\"" +
+         std::to_string(width) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
+         std::to_string(width) + " " + std::to_string(height) + "\">\n";
+}
+
+std::string rect(double x, double y, double w, double h, const char* fill,
+                 const std::string& title = "") {
+  std::string s = "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" +
+                  num(std::max(w, 0.5)) + "\" height=\"" + num(h) + "\" fill=\"" + fill + "\"";
+  if (title.empty()) return s + "/>\n";
+  return s + "><title>" + esc(title) + "</title></rect>\n";
+}
+
+std::string text(double x, double y, const std::string& t, const char* anchor = "start") {
+  return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" text-anchor=\"" + anchor + "\">" +
+         esc(t) + "</text>\n";
+}
+
+std::string line(double x1, double y1, double x2, double y2, const char* stroke,
+                 const char* extra = "") {
+  return "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" +
+         num(y2) + "\" stroke=\"" + stroke + "\"" + extra + "/>\n";
+}
+
+// Ticks at 1/2/5 × 10^k, about `target` of them over [0, max].
+double tick_step(double max, int target) {
+  if (max <= 0) return 1;
+  const double raw = max / target;
+  double p = 1;
+  while (p * 10 <= raw) p *= 10;
+  while (p > raw) p /= 10;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (p * m >= raw) return p * m;
+  }
+  return p * 10;
+}
+
+std::string legend() {
+  std::string out = "<div class=\"legend\">";
+  for (const CategoryStyle& c : kCategories) {
+    out += std::string("<span><i style=\"background:") + c.color + "\"></i>" + c.name + "</span>";
+  }
+  return out + "<span><i style=\"background:#fff;border:1px solid #999\"></i>idle (bubble)</span>"
+               "</div>\n";
+}
+
+// 1. Iteration timeline: a row per stage, a lane per stream, spans coloured by category.
+std::string timeline(const SimulationReport& r) {
+  const size_t stages = r.execution.stages.size();
+  const double total = std::max(r.iteration_time_s, 1e-12);
+  const int left = 90, plot_w = 1100, lane_h = 9, row_h = 3 * lane_h + 8, top = 10;
+  const int width = left + plot_w + 20, height = top + static_cast<int>(stages) * row_h + 40;
+  const double px = plot_w / total;  // pixels per second
+  // Per (stage, stream) lane: merge spans of one category closer than a pixel.
+  struct Span {
+    double start, end;
+    Category category;
+    std::string name;
+    int merged;
+  };
+  std::vector<std::vector<Span>> lanes(stages * 3);
+  std::vector<const TraceInterval*> sorted;
+  for (const TraceInterval& t : r.execution.trace) {
+    if (t.stage >= 0 && static_cast<size_t>(t.stage) < stages) sorted.push_back(&t);
+  }
+  std::stable_sort(sorted.begin(), sorted.end(), [](const TraceInterval* a, const TraceInterval* b) {
+    return a->start < b->start;
+  });
+  for (const TraceInterval* t : sorted) {
+    const size_t lane = static_cast<size_t>(t->stage) * 3 + static_cast<size_t>(std::clamp(t->stream, 0, 2));
+    const double s = t->start.to_seconds(), e = t->end.to_seconds();
+    std::vector<Span>& l = lanes[lane];
+    if (!l.empty() && l.back().category == t->category && (s - l.back().end) * px < 1.0) {
+      l.back().end = std::max(l.back().end, e);
+      ++l.back().merged;
+    } else {
+      l.push_back({s, e, t->category, t->name, 1});
+    }
+  }
+  std::string out = svg_open(width, height, "timeline");
+  size_t drawn = 0, skipped = 0;
+  for (size_t st = 0; st < stages; ++st) {
+    const double y0 = top + static_cast<double>(st) * row_h;
+    out += "<g class=\"stage-row\">\n";
+    out += text(4, y0 + row_h / 2.0, "stage " + std::to_string(st) +
+                                         (static_cast<int>(st) == r.execution.critical_stage ? " *" : ""));
+    out += rect(left, y0, plot_w, 3 * lane_h, "#ffffff");
+    for (int stream = 0; stream < 3; ++stream) {
+      for (const Span& sp : lanes[st * 3 + static_cast<size_t>(stream)]) {
+        if (drawn >= kMaxRects) {
+          ++skipped;
+          continue;
+        }
+        std::string title = sp.merged > 1 ? std::string(style(sp.category).name) + " (" +
+                                                 std::to_string(sp.merged) + " spans)"
+                                           : sp.name;
+        title += ": " + fmt("%.3f", sp.start * 1e3) + "-" + fmt("%.3f", sp.end * 1e3) + " ms";
+        out += rect(left + sp.start * px, y0 + stream * lane_h, (sp.end - sp.start) * px,
+                    lane_h - 1, style(sp.category).color, title);
+        ++drawn;
+      }
+    }
+    out += "</g>\n";
+  }
+  // Time axis in seconds.
+  const double axis_y = top + static_cast<double>(stages) * row_h + 2;
+  out += line(left, axis_y, left + plot_w, axis_y, "#333");
+  const double step = tick_step(total, 10);
+  for (double t = 0; t <= total * 1.0001; t += step) {
+    out += line(left + t * px, axis_y, left + t * px, axis_y + 5, "#333");
+    out += text(left + t * px, axis_y + 18, fmt("%g", t), "middle");
+  }
+  out += text(left + plot_w, axis_y + 34, "time (s)", "end");
+  out += "</svg>\n";
+  std::string note;
+  if (r.execution.trace.empty()) note = "<p class=\"note\">No trace intervals were recorded.</p>\n";
+  if (skipped > 0) {
+    note = "<p class=\"note\">Timeline capped at " + std::to_string(kMaxRects) + " spans (" +
+           std::to_string(skipped) + " more not drawn).</p>\n";
+  }
+  return out + note;
+}
+
+// 2. Critical stage breakdown: a stacked bar and a table.
+std::string breakdown(const SimulationReport& r) {
+  const std::vector<StageResult>& st = r.execution.stages;
+  if (st.empty()) return "<p class=\"note\">No stages.</p>\n";
+  const size_t crit = std::min(static_cast<size_t>(std::max(r.execution.critical_stage, 0)), st.size() - 1);
+  const Breakdown& b = st[crit].breakdown;
+  const std::vector<std::pair<std::string, std::pair<SimTime, const char*>>> parts = {
+      {"compute", {b.compute, "#4e79a7"}},     {"host overhead", {b.host_overhead, "#9c755f"}},
+      {"TP comm", {b.tp_comm, "#f28e2b"}},     {"PP comm", {b.pp_comm, "#59a14f"}},
+      {"DP comm", {b.dp_comm, "#e15759"}},     {"EP comm", {b.ep_comm, "#b07aa1"}},
+      {"CP comm", {b.cp_comm, "#76b7b2"}},     {"optimizer", {b.optimizer, "#edc948"}},
+      {"bubble", {b.bubble, "#bab0ac"}}};
+  const double total = std::max(b.total().to_seconds(), 1e-12);
+  const int width = 1210, plot_w = 1100, left = 90, height = 50;
+  std::string out = svg_open(width, height, "breakdown");
+  out += text(4, 25, "stage " + std::to_string(crit));
+  double x = left;
+  for (const auto& [name, v] : parts) {
+    const double w = v.first.to_seconds() / total * plot_w;
+    if (w <= 0) continue;
+    out += rect(x, 8, w, 28, v.second,
+                name + ": " + fmt("%.4f", v.first.to_seconds()) + " s (" +
+                    fmt("%.1f", 100 * v.first.to_seconds() / total) + "%)");
+    x += w;
+  }
+  out += "</svg>\n<table><tr><th></th><th>seconds</th><th>%</th></tr>\n";
+  for (const auto& [name, v] : parts) {
+    out += std::string("<tr><td><i style=\"background:") + v.second + "\"></i>" + esc(name) +
+           "</td><td>" + fmt("%.4f", v.first.to_seconds()) + "</td><td>" +
+           fmt("%.1f", 100 * v.first.to_seconds() / total) + "</td></tr>\n";
+  }
+  return out + "<tr><th>total</th><th>" + fmt("%.4f", b.total().to_seconds()) +
+         "</th><th>100</th></tr>\n</table>\n";
+}
+
+// 3. Memory per stage: stacked bars of weights/gradients/optimizer/activations/other, HBM line.
+std::string memory(const SimulationReport& r) {
+  const std::vector<StageMemory>& m = r.memory.stages;
+  if (m.empty()) return "<p class=\"note\">No memory estimate for this run.</p>\n";
+  double max_gib = 0;
+  for (const StageMemory& s : m) {
+    max_gib = std::max({max_gib, s.peak.to_gib(), s.capacity.to_gib()});
+  }
+  max_gib = std::max(max_gib * 1.08, 1e-9);
+  const int left = 60, plot_h = 260, top = 14;
+  const int bar_w = std::clamp(900 / static_cast<int>(m.size()) - 6, 4, 60);
+  const int plot_w = static_cast<int>(m.size()) * (bar_w + 6) + 10;
+  const int width = std::max(left + plot_w + 200, 400), height = top + plot_h + 40;
+  const double py = plot_h / max_gib;
+  const std::array<const char*, 5> names = {"weights", "gradients", "optimizer", "activations",
+                                            "other"};
+  const std::array<const char*, 5> colors = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
+                                             "#bab0ac"};
+  std::string out = svg_open(width, height, "memory");
+  const double base = top + plot_h;
+  out += line(left, base, left + plot_w, base, "#333");
+  out += line(left, top, left, base, "#333");
+  const double step = tick_step(max_gib, 6);
+  for (double g = 0; g <= max_gib; g += step) {
+    out += text(left - 4, base - g * py + 4, fmt("%g", g), "end");
+  }
+  out += text(4, top - 2, "GiB");
+  for (size_t i = 0; i < m.size(); ++i) {
+    const StageMemory& s = m[i];
+    const double other = std::max(0.0, s.peak.to_gib() - s.weights.to_gib() - s.gradients.to_gib() -
+                                           s.optimizer.to_gib() - s.activations.to_gib());
+    const std::array<double, 5> v = {s.weights.to_gib(), s.gradients.to_gib(), s.optimizer.to_gib(),
+                                     s.activations.to_gib(), other};
+    const double x = left + 8 + static_cast<double>(i) * (bar_w + 6);
+    double y = base;
+    for (size_t k = 0; k < v.size(); ++k) {
+      const double h = v[k] * py;
+      if (h <= 0) continue;
+      y -= h;
+      out += rect(x, y, bar_w, h, colors[k],
+                  "stage " + std::to_string(i) + " " + names[k] + ": " + fmt("%.2f", v[k]) + " GiB");
+    }
+    if (m.size() <= 32 || i % (m.size() / 16) == 0) {
+      out += text(x + bar_w / 2.0, base + 14, std::to_string(i), "middle");
+    }
+  }
+  const double hbm = m[0].capacity.to_gib();
+  out += line(left, base - hbm * py, left + plot_w, base - hbm * py, "#d00",
+              " stroke-width=\"2\" stroke-dasharray=\"6 3\"");
+  out += text(left + plot_w + 4, base - hbm * py + 4, "HBM " + fmt("%.0f", hbm) + " GiB");
+  out += text(left + plot_w / 2.0, base + 32, "pipeline stage", "middle");
+  for (size_t k = 0; k < names.size(); ++k) {
+    out += rect(left + plot_w + 100, top + 20 + 16.0 * k, 10, 10, colors[k]);
+    out += text(left + plot_w + 114, top + 29 + 16.0 * k, names[k]);
+  }
+  out += "</svg>\n";
+  if (!r.memory.fits) {
+    out += "<p class=\"note\">Stage " + std::to_string(r.memory.limiting_stage) +
+           " does not fit in HBM.</p>\n";
+  }
+  return out;
+}
+
+// 4. Link utilization per tier over time (flow-level network only).
+std::string network(const SimulationReport& r) {
+  if (!r.execution.has_network_stats || r.execution.network.tiers.empty()) {
+    return "<p class=\"note\">analytical network: no link utilization over time (run with "
+           "simulation.network=flow).</p>\n";
+  }
+  const std::array<const char*, 6> colors = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
+                                             "#b07aa1", "#76b7b2"};
+  double end = 0;
+  for (const TierSeries& t : r.execution.network.tiers) {
+    if (!t.points.empty()) end = std::max(end, t.points.back().first.to_seconds());
+  }
+  end = std::max(end, 1e-12);
+  const int left = 60, plot_w = 1000, plot_h = 200, top = 14;
+  const int width = left + plot_w + 160, height = top + plot_h + 44;
+  const double px = plot_w / end, base = top + plot_h;
+  std::string out = svg_open(width, height, "network");
+  out += rect(left, top, plot_w, plot_h, "#fafafa");
+  out += line(left, base, left + plot_w, base, "#333");
+  for (int k = 0; k <= 4; ++k) {
+    out += text(left - 4, base - k * plot_h / 4.0 + 4, std::to_string(k * 25) + "%", "end");
+  }
+  const double step = tick_step(end, 10);
+  for (double t = 0; t <= end * 1.0001; t += step) {
+    out += text(left + t * px, base + 16, fmt("%g", t), "middle");
+  }
+  out += text(left + plot_w, base + 34, "time (s)", "end");
+  size_t i = 0;
+  for (const TierSeries& t : r.execution.network.tiers) {
+    const char* c = colors[i % colors.size()];
+    std::string pts;
+    double prev_y = base;
+    for (const auto& [time, u] : t.points) {
+      const double x = left + time.to_seconds() * px;
+      pts += num(x) + "," + num(prev_y) + " ";
+      prev_y = base - std::clamp(u, 0.0, 1.0) * plot_h;
+      pts += num(x) + "," + num(prev_y) + " ";
+    }
+    out += std::string("<polyline fill=\"none\" stroke=\"") + c + "\" stroke-width=\"1.5\" points=\"" +
+           pts + "\"/>\n";
+    out += rect(left + plot_w + 10, top + 10 + 18.0 * i, 10, 10, c);
+    out += text(left + plot_w + 24, top + 19 + 18.0 * i,
+                t.tier + " (mean " + fmt("%.0f", 100 * t.mean) + "%)");
+    ++i;
+  }
+  return out + "</svg>\n";
+}
+
+std::string strategy(const SimulationReport& r) {
+  const Scenario& s = r.scenario;
+  const ParallelismConfig& p = s.parallelism;
+  std::string out = "TP " + std::to_string(p.tp) + ", PP " + std::to_string(p.pp) + ", DP " +
+                    std::to_string(p.dp);
+  if (p.cp > 1) out += ", CP " + std::to_string(p.cp);
+  if (s.model.moe.enabled()) out += ", EP " + std::to_string(p.ep);
+  if (p.vpp > 1) out += ", VPP " + std::to_string(p.vpp);
+  return out + ", " + to_string(p.schedule) + ", micro-batch " +
+         std::to_string(s.training.micro_batch) + " x " + std::to_string(r.microbatches) +
+         ", global batch " + std::to_string(s.training.global_batch);
+}
+
+}  // namespace
+
+std::string report_to_html(const SimulationReport& r) {
+  const Scenario& s = r.scenario;
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Preflight: " +
+      esc(s.model.name) +
+      "</title>\n<style>\n"
+      "body{font:13px/1.4 sans-serif;margin:20px;color:#222;background:#fff}\n"
+      "h1{font-size:20px;margin:0 0 8px}h2{font-size:16px;margin:22px 0 6px}\n"
+      "dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;margin:0}\n"
+      "dt{color:#666}dd{margin:0;font-weight:600}\n"
+      "svg{display:block;font:11px sans-serif}svg text{fill:#333}\n"
+      ".legend span{margin-right:14px}.legend i,td i{display:inline-block;width:10px;"
+      "height:10px;margin-right:4px}\n"
+      "table{border-collapse:collapse;margin-top:6px}td,th{padding:1px 10px;text-align:right}"
+      "td:first-child,th:first-child{text-align:left}\n"
+      ".note{color:#666;font-style:italic}\n"
+      "</style>\n</head>\n<body>\n<h1>Preflight simulation report</h1>\n<dl>\n";
+  auto item = [&](const std::string& k, const std::string& v) {
+    out += "<dt>" + esc(k) + "</dt><dd>" + esc(v) + "</dd>\n";
+  };
+  item("model", s.model.name + " (" + fmt("%.1f", static_cast<double>(r.parameters) * 1e-9) +
+                    "B parameters)");
+  item("cluster", std::to_string(s.cluster.total_gpus()) + " x " + s.cluster.gpu.name + " (" +
+                      std::to_string(s.cluster.nodes) + " nodes, " + s.cluster.name + ")");
+  item("strategy", strategy(r));
+  item("iteration time", fmt("%.4f", r.iteration_time_s) + " s");
+  item("tokens/s", fmt("%.0f", r.tokens_per_s));
+  item("MFU", fmt("%.1f", 100 * r.mfu) + "%");
+  out += "</dl>\n";
+  out += "<h2>Iteration timeline per pipeline stage</h2>\n" + legend() +
+         "<p class=\"note\">Lanes per stage: compute stream, TP/PP communication, DP "
+         "communication; gaps are idle time. * marks the critical stage.</p>\n" +
+         timeline(r);
+  out += "<h2>Time breakdown of the critical stage</h2>\n" + breakdown(r);
+  out += "<h2>Memory per pipeline stage</h2>\n" + memory(r);
+  out += "<h2>Link utilization per tier</h2>\n" + network(r);
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace preflight

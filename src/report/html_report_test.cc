@@ -1,0 +1,97 @@
+#include "report/html_report.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "config/loader.h"
+
+namespace preflight {
+namespace {
+
+SimulationReport run(const std::vector<std::string>& overrides) {
+  StatusOr<Scenario> s = load_scenario_text("", "", overrides);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  SimulateOptions o;
+  o.trace = TraceLevel::kBlocks;
+  StatusOr<SimulationReport> r = simulate(*s, o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r;
+}
+
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+// Every opened element of these kinds is closed (self-closing ones count as both).
+void expect_balanced(const std::string& html) {
+  for (const char* tag : {"html", "head", "body", "svg", "g", "table", "tr", "dl", "p", "rect",
+                          "text", "title", "style", "div"}) {
+    const std::regex open(std::string("<") + tag + "[ >/]");
+    const std::regex self(std::string("<") + tag + "(\\s[^<>]*)?/>");
+    const auto opens = std::distance(std::sregex_iterator(html.begin(), html.end(), open), {});
+    const auto selfs = std::distance(std::sregex_iterator(html.begin(), html.end(), self), {});
+    const auto closes = static_cast<std::ptrdiff_t>(count(html, std::string("</") + tag + ">"));
+    EXPECT_EQ(opens, selfs + closes) << tag;
+  }
+}
+
+void expect_offline(const std::string& html) {
+  // The only URL allowed is the SVG namespace in xmlns attributes.
+  std::string rest = html;
+  const std::string ns = "xmlns=\"http://www.w3.org/2000/svg\"";
+  for (size_t p = rest.find(ns); p != std::string::npos; p = rest.find(ns)) rest.erase(p, ns.size());
+  EXPECT_EQ(rest.find("http"), std::string::npos);
+  EXPECT_EQ(rest.find("<script src"), std::string::npos);
+  EXPECT_EQ(rest.find("<link"), std::string::npos);
+}
+
+TEST(HtmlReport, AnalyticalNetwork) {
+  const SimulationReport r =
+      run({"model.preset=gpt3-1.7b", "cluster.nodes=2", "parallelism.tp=2", "parallelism.pp=2",
+           "parallelism.dp=4", "training.global_batch=32"});
+  ASSERT_FALSE(r.execution.trace.empty());
+  const std::string html = report_to_html(r);
+  EXPECT_EQ(count(html, "<svg "), 3u);  // timeline, breakdown, memory
+  EXPECT_EQ(count(html, "id=\"timeline\""), 1u);
+  EXPECT_EQ(count(html, "id=\"breakdown\""), 1u);
+  EXPECT_EQ(count(html, "id=\"memory\""), 1u);
+  EXPECT_EQ(count(html, "class=\"stage-row\""), 2u);
+  EXPECT_NE(html.find("analytical network"), std::string::npos);
+  EXPECT_NE(html.find("gpt3-1.7b"), std::string::npos);
+  EXPECT_GT(count(html, "<rect"), 20u);
+  expect_balanced(html);
+  expect_offline(html);
+}
+
+TEST(HtmlReport, FlowNetworkDrawsTierUtilization) {
+  const SimulationReport r =
+      run({"model.preset=gpt3-13b", "cluster.preset=dgx-h100", "cluster.nodes=4",
+           "parallelism.tp=8", "parallelism.pp=4", "parallelism.dp=1",
+           "training.global_batch=16", "simulation.network=flow"});
+  const std::string html = report_to_html(r);
+  EXPECT_EQ(count(html, "<svg "), 4u);
+  EXPECT_EQ(count(html, "id=\"network\""), 1u);
+  EXPECT_NE(html.find("<polyline"), std::string::npos);
+  EXPECT_EQ(count(html, "class=\"stage-row\""), 4u);
+  EXPECT_EQ(html.find("analytical network"), std::string::npos);
+  expect_balanced(html);
+  expect_offline(html);
+}
+
+TEST(HtmlReport, NoTraceStillRenders) {
+  SimulationReport r = run({"model.preset=gpt3-1.7b", "cluster.nodes=1", "parallelism.tp=2",
+                            "parallelism.pp=2", "parallelism.dp=2", "training.global_batch=8"});
+  r.execution.trace.clear();
+  const std::string html = report_to_html(r);
+  EXPECT_NE(html.find("No trace intervals"), std::string::npos);
+  EXPECT_EQ(count(html, "class=\"stage-row\""), 2u);
+  expect_balanced(html);
+}
+
+}  // namespace
+}  // namespace preflight
