@@ -40,7 +40,7 @@ struct CategoryStyle {
   const char* color;
 };
 
-// Indexed by Category.
+// In legend order (not Category's declaration order; style() maps one to the other).
 constexpr std::array<CategoryStyle, 7> kCategories = {{{"compute", "#4e79a7"},
                                                        {"TP comm", "#f28e2b"},
                                                        {"PP comm", "#59a14f"},
@@ -50,8 +50,23 @@ constexpr std::array<CategoryStyle, 7> kCategories = {{{"compute", "#4e79a7"},
                                                        {"optimizer", "#edc948"}}};
 
 const CategoryStyle& style(Category c) {
-  const size_t i = static_cast<size_t>(c);
-  return kCategories[i < kCategories.size() ? i : 0];
+  switch (c) {
+    case Category::kCompute:
+      return kCategories[0];
+    case Category::kTpComm:
+      return kCategories[1];
+    case Category::kPpComm:
+      return kCategories[2];
+    case Category::kDpComm:
+      return kCategories[3];
+    case Category::kEpComm:
+      return kCategories[4];
+    case Category::kCpComm:
+      return kCategories[5];
+    case Category::kOptimizer:
+      return kCategories[6];
+  }
+  return kCategories[0];
 }
 
 std::string svg_open(int width, int height, const char* id) {

@@ -64,6 +64,12 @@ TEST(HtmlReport, AnalyticalNetwork) {
   EXPECT_NE(html.find("analytical network"), std::string::npos);
   EXPECT_NE(html.find("gpt3-1.7b"), std::string::npos);
   EXPECT_GT(count(html, "<rect"), 20u);
+  // The timeline draws the optimizer step in the optimizer's colour, and nothing of this
+  // dense model in the EP colour (the legend's colour has a span only when one exists).
+  const std::string timeline = html.substr(html.find("id=\"timeline\""));
+  const std::string timeline_svg = timeline.substr(0, timeline.find("</svg>"));
+  EXPECT_NE(timeline_svg.find("fill=\"#edc948\""), std::string::npos);
+  EXPECT_EQ(timeline_svg.find("fill=\"#b07aa1\""), std::string::npos);
   expect_balanced(html);
   expect_offline(html);
 }
