@@ -3,7 +3,8 @@
 // sequence parallelism), PP send/recv of activations and gradients, DP gradient reduction
 // (all-reduce, or reduce-scatter + all-gather with the distributed optimizer; bucketed and
 // overlapped with the last backward when overlap_grad_reduce), recompute none/selective/full,
-// GPipe/1F1B/interleaved schedules, tied-embedding gradient sync, and the optimizer step; ZeRO-3
+// GPipe/1F1B/interleaved/zero-bubble/DualPipe schedules, MoE layers with expert parallelism,
+// tied-embedding gradient sync, and the optimizer step; ZeRO-3
 // (per-layer parameter gathers and gradient reduce-scatters every micro-batch) and the overlap
 // switches (docs/workload.md, "Overlap switches and sharded data parallelism").
 #pragma once
