@@ -1,9 +1,11 @@
 // `preflight simulate [SCENARIO.yaml] [--set k=v]... [--workload simai:FILE] [--json FILE]
 // [--trace FILE] [--report FILE.html]`
+#include <chrono>
 #include <cstdio>
 
 #include "cli/common.h"
 #include "config/loader.h"
+#include "interop/chakra_replay.h"
 #include "interop/simai_workload.h"
 #include "report/html_report.h"
 #include "report/report.h"
@@ -19,7 +21,7 @@ struct SimulateArgs {
   std::string trace;
   std::string report;  // HTML report
   std::string trace_level = "blocks";
-  std::string workload;  // "simai:FILE": run an imported SimAI/AICB workload
+  std::string workload;  // "simai:FILE" or "chakra:PREFIX": run an imported workload
   bool quiet = false;
 };
 
@@ -67,12 +69,59 @@ StatusOr<Scenario> load_cluster_scenario(const SimulateArgs& a, bool header_gpus
   return first;
 }
 
+// `--workload chakra:PREFIX`: replays one Chakra execution trace per rank on the scenario's
+// cluster (interop/chakra_replay.h).
+int run_chakra(const SimulateArgs& a, const std::string& prefix) {
+  if (!a.report.empty()) {
+    return fail(invalid_argument(
+        "--report: not available with --workload chakra: (use --trace or --json)"));
+  }
+  StatusOr<ChakraWorkload> w = load_chakra_workload(prefix);
+  if (!w.ok()) return fail(w.status());
+  StatusOr<Scenario> base = load_cluster_scenario(a, /*header_gpus=*/true);
+  if (!base.ok()) return fail(base.status());
+  if (base->simulation.network != "analytical") {
+    return fail(invalid_argument("simulation.network: " + base->simulation.network +
+                                 ": a Chakra replay runs on the analytical network only "
+                                 "(set simulation.network=analytical)"));
+  }
+  StatusOr<Scenario> s = chakra_scenario(static_cast<int>(w->ranks.size()), *base);
+  if (!s.ok()) return fail(s.status());
+  ChakraReplayOptions options;
+  options.trace = !a.trace.empty();
+  const auto wall_start = std::chrono::steady_clock::now();
+  StatusOr<ChakraReplayResult> r = replay_chakra(*w, *s, options);
+  if (!r.ok()) return fail(r.status());
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const bool json_to_stdout = a.json == "-";
+  if (!a.quiet && !json_to_stdout) {
+    std::fputs(format_chakra_summary(*r, *w, *s).c_str(), stdout);
+    std::printf("\nreplayed in %.2f s (%lld nodes, %lld events)\n", wall,
+                static_cast<long long>(r->nodes), static_cast<long long>(r->events));
+  }
+  if (!a.json.empty()) {
+    Status st = write_output(a.json, chakra_result_json(*r, *w, *s));
+    if (!st.ok()) return fail(st);
+  }
+  if (!a.trace.empty()) {
+    Status st = write_output(a.trace, chakra_trace_events(*r));
+    if (!st.ok()) return fail(st);
+    if (!a.quiet && !json_to_stdout) {
+      std::printf("trace written to %s (open it in https://ui.perfetto.dev)\n", a.trace.c_str());
+    }
+  }
+  return kExitOk;
+}
+
 int run(const SimulateArgs& a) {
+  if (a.workload.rfind("chakra:", 0) == 0) return run_chakra(a, a.workload.substr(7));
   const bool simai = !a.workload.empty();
   StatusOr<SimaiWorkload> imported = invalid_argument("unreachable");
   if (simai) {
     if (a.workload.rfind("simai:", 0) != 0) {
-      return fail(invalid_argument("--workload: " + a.workload + ": expected simai:FILE"));
+      return fail(invalid_argument("--workload: " + a.workload +
+                                   ": expected simai:FILE or chakra:PREFIX"));
     }
     imported = load_simai_workload(a.workload.substr(6));
     if (!imported.ok()) return fail(imported.status());
@@ -167,7 +216,9 @@ void add_simulate_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--workload", args->workload,
                   "Run an imported workload instead of generating one: simai:FILE (a SimAI/AICB "
                   "workload .txt; tp, pp, ep, ga and the GPU count come from its header, the "
-                  "cluster from the scenario)");
+                  "cluster from the scenario), or chakra:PREFIX (Chakra execution traces "
+                  "PREFIX.<rank>.et, one per rank, and PREFIX.comm_group.json if present; the "
+                  "cluster from the scenario, ranks filling nodes in order; docs/interop.md)");
   cmd->add_flag("--quiet,-q", args->quiet, "Print nothing but errors");
   cmd->callback([args, exit_code]() { *exit_code = run(*args); });
 }

@@ -1,0 +1,417 @@
+#include "interop/chakra_export.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "workload/generator.h"
+
+namespace preflight {
+namespace {
+
+// Ring exchange steps share one tag; first-in first-out matching keeps their order.
+constexpr int64_t kRingTag = int64_t{1} << 30;
+
+const char* category_name(Category c) {
+  switch (c) {
+    case Category::kCompute:
+      return "compute";
+    case Category::kTpComm:
+      return "tp";
+    case Category::kPpComm:
+      return "pp";
+    case Category::kDpComm:
+      return "dp";
+    case Category::kOptimizer:
+      return "optimizer";
+    case Category::kEpComm:
+      return "ep";
+    case Category::kCpComm:
+      return "cp";
+  }
+  return "compute";
+}
+
+int comm_type_of(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kAllReduce:
+      return static_cast<int>(ChakraCommType::kAllReduce);
+    case CollectiveKind::kAllGather:
+      return static_cast<int>(ChakraCommType::kAllGather);
+    case CollectiveKind::kReduceScatter:
+      return static_cast<int>(ChakraCommType::kReduceScatter);
+    case CollectiveKind::kBroadcast:
+      return static_cast<int>(ChakraCommType::kBroadcast);
+    case CollectiveKind::kAllToAll:
+      return static_cast<int>(ChakraCommType::kAllToAll);
+    case CollectiveKind::kSendRecv:
+      break;
+  }
+  return -1;
+}
+
+// Megatron's rank layout and the members of each communicator (network/placement.h).
+class Layout {
+ public:
+  Layout(const Scenario& s, const Workload& w) {
+    const ParallelismConfig& p = s.parallelism;
+    tp_ = p.tp;
+    cp_ = p.cp;
+    dp_ = p.dp;
+    stage_ranks_ = p.tp * p.cp * p.dp;
+    etp_ = s.expert_tp();
+    ep_ = std::max(1, p.ep);
+    // Cross-stage collectives (tied embedding) meet the stages that share their tag.
+    for (size_t st = 0; st < w.stages.size(); ++st) {
+      for (const Step& step : w.stages[st].steps) {
+        if (step.kind == StepKind::kCollective && step.op.group == GroupKind::kEmbedding) {
+          tag_stages_[step.tag].insert(static_cast<int>(st));
+        }
+      }
+    }
+  }
+  int stage_ranks() const { return stage_ranks_; }
+  int rank(int stage, int local) const { return local + stage_ranks_ * stage; }
+
+  std::vector<int> members(GroupKind g, int stage, int local, int64_t tag) const {
+    std::vector<int> m;
+    const int base = stage_ranks_ * stage;
+    const int t = local % tp_;
+    switch (g) {
+      case GroupKind::kTensor:
+        for (int j = 0; j < tp_; ++j) m.push_back(base + local - t + j);
+        break;
+      case GroupKind::kContext: {
+        const int d = local / (tp_ * cp_);
+        for (int c = 0; c < cp_; ++c) m.push_back(base + t + tp_ * (c + cp_ * d));
+        break;
+      }
+      case GroupKind::kData:
+        for (int k = 0; k < cp_ * dp_; ++k) m.push_back(base + t + tp_ * k);
+        break;
+      case GroupKind::kPipeline:
+      case GroupKind::kEmbedding: {
+        auto it = tag_stages_.find(tag);
+        if (it != tag_stages_.end()) {
+          for (int st : it->second) m.push_back(rank(st, local));
+        } else {
+          m.push_back(rank(stage, local));
+        }
+        break;
+      }
+      case GroupKind::kExpert: {
+        const int e0 = local % etp_ + etp_ * ep_ * (local / (etp_ * ep_));
+        for (int e = 0; e < ep_; ++e) m.push_back(base + e0 + etp_ * e);
+        break;
+      }
+      case GroupKind::kExpertTensor:
+        for (int j = 0; j < etp_; ++j) m.push_back(base + local - local % etp_ + j);
+        break;
+      case GroupKind::kExpertData: {
+        const int edp = std::max(1, stage_ranks_ / (etp_ * ep_));
+        for (int k = 0; k < edp; ++k) m.push_back(base + local % (etp_ * ep_) + etp_ * ep_ * k);
+        break;
+      }
+    }
+    std::sort(m.begin(), m.end());
+    return m;
+  }
+
+  // The next and previous member of `local`'s group of kind `g` (a ring exchange step).
+  std::pair<int, int> ring_neighbours(GroupKind g, int stage, int local) const {
+    const std::vector<int> m = members(g, stage, local, 0);
+    const int me = rank(stage, local);
+    const auto it = std::find(m.begin(), m.end(), me);
+    const size_t i = static_cast<size_t>(it - m.begin());
+    return {m[(i + 1) % m.size()], m[(i + m.size() - 1) % m.size()]};
+  }
+
+ private:
+  int tp_ = 1, cp_ = 1, dp_ = 1, stage_ranks_ = 1, etp_ = 1, ep_ = 1;
+  std::map<int64_t, std::set<int>> tag_stages_;
+};
+
+// Communicator names, "1", "2", ... in order of first use ("0" means all ranks to ASTRA-sim).
+class GroupNames {
+ public:
+  const std::string& name(GroupKind kind, const std::vector<int>& members) {
+    auto [it, fresh] = ids_.emplace(std::make_pair(static_cast<int>(kind), members), "");
+    if (fresh) {
+      it->second = std::to_string(ids_.size());
+      groups_[it->second] = members;
+    }
+    return it->second;
+  }
+  const ChakraGroups& groups() const { return groups_; }
+
+ private:
+  std::map<std::pair<int, std::vector<int>>, std::string> ids_;
+  ChakraGroups groups_;
+};
+
+// One rank's program as a dependency graph (see the header for the encoding).
+class Lowering {
+ public:
+  Lowering(const Workload& w, const Layout& layout,
+           const std::vector<std::vector<SimTime>>& durations, SimTime launch, GroupNames* names,
+           int stage, int local)
+      : w_(w),
+        layout_(layout),
+        durations_(durations),
+        launch_(launch),
+        names_(names),
+        stage_(stage),
+        local_(local) {}
+
+  ChakraTrace run() {
+    for (const Step& st : w_.stages[stage_].steps) step(st);
+    return std::move(t_);
+  }
+
+  // Nodes of one rank of the stage, without building them: for the size check.
+  int64_t count() {
+    counting_ = true;
+    for (const Step& st : w_.stages[stage_].steps) step(st);
+    return static_cast<int64_t>(next_);
+  }
+
+ private:
+  using Deps = std::vector<uint64_t>;
+
+  static Deps join(std::initializer_list<const Deps*> sets) {
+    Deps d;
+    for (const Deps* s : sets) d.insert(d.end(), s->begin(), s->end());
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    return d;
+  }
+
+  uint64_t add(ChakraNode n, Deps deps) {
+    const uint64_t id = next_++;
+    if (counting_) return id;
+    n.id = id;
+    n.data_deps = std::move(deps);
+    t_.nodes.push_back(std::move(n));
+    return id;
+  }
+
+  // The host launches a kernel: a CPU node after the previous launch or synchronisation.
+  void launch() {
+    if (launch_.ps() == 0) return;
+    ChakraNode n;
+    n.name = "launch";
+    n.type = ChakraNodeType::kComp;
+    n.is_cpu_op = true;
+    set_duration(&n, launch_);
+    host_ = {add(std::move(n), host_)};
+  }
+
+  static void set_duration(ChakraNode* n, SimTime t) {
+    n->duration_ps = t.ps();
+    n->duration_micros = static_cast<uint64_t>(std::llround(static_cast<double>(t.ps()) * 1e-6));
+  }
+
+  // A zero-length node that waits for `deps` (a join; on the CPU thread when `cpu`).
+  uint64_t join_node(const char* name, Deps deps, bool cpu, int stream) {
+    ChakraNode n;
+    n.name = name;
+    n.type = ChakraNodeType::kComp;
+    n.is_cpu_op = cpu;
+    if (!cpu) n.stream = stream;
+    set_duration(&n, SimTime());
+    return add(std::move(n), std::move(deps));
+  }
+
+  ChakraNode collective(const Op& op, int64_t tag) {
+    ChakraNode n;
+    n.name = op.name;
+    n.type = ChakraNodeType::kColl;
+    n.category = category_name(op.category);
+    if (counting_) return n;
+    const std::vector<int> m = layout_.members(op.group, stage_, local_, tag);
+    n.pg_name = names_->name(op.group, m);
+    n.comm_type = comm_type_of(op.collective);
+    n.comm_size = op.comm_bytes.count();
+    if (op.collective == CollectiveKind::kAllGather) {
+      // ASTRA-sim's all-gather size is the per-rank input.
+      n.comm_size = op.comm_bytes.count() / static_cast<int64_t>(m.size());
+    }
+    return n;
+  }
+
+  // A send to `peer` or a receive from it.
+  static ChakraNode p2p(ChakraNodeType type, std::string name, Category c, int peer, Bytes bytes,
+                        int64_t tag) {
+    ChakraNode n;
+    n.name = std::move(name);
+    n.type = type;
+    n.category = category_name(c);
+    (type == ChakraNodeType::kSend ? n.comm_dst : n.comm_src) = peer;
+    n.comm_size = bytes.count();
+    n.comm_tag = tag;
+    return n;
+  }
+
+  // One op of a block: a kernel, a collective, or a ring exchange step.
+  void op(const Op& op, SimTime duration) {
+    launch();
+    const bool wait_tp = op.wait_comm && !op.async;
+    if (op.type == OpType::kCollective && op.collective == CollectiveKind::kSendRecv) {
+      // A ring step (ring attention, TP overlap): send to the next member of the group, receive
+      // from the previous one, join on the stream.
+      const auto [next, prev] = layout_.ring_neighbours(op.group, stage_, local_);
+      const Deps none;
+      Deps deps = op.async ? join({&host_, &tp_, op.comm_chain ? &none : &comp_})
+                           : join({&host_, &comp_, wait_tp ? &tp_ : &none});
+      const uint64_t send = add(
+          p2p(ChakraNodeType::kSend, op.name + ".send", op.category, next, op.comm_bytes, kRingTag),
+          std::move(deps));
+      const uint64_t recv = add(
+          p2p(ChakraNodeType::kRecv, op.name + ".recv", op.category, prev, op.comm_bytes, kRingTag),
+          {});
+      const uint64_t j = join_node(op.name.c_str(), {send, recv}, false, op.async ? 1 : 0);
+      (op.async ? tp_ : comp_) = {j};
+      return;
+    }
+    if (op.async) {
+      // On the TP communication stream, after the previous op there.
+      const Deps none;
+      ChakraNode n = collective(op, 0);
+      n.stream = 1;
+      tp_ = {add(std::move(n), join({&host_, &tp_, op.comm_chain ? &none : &comp_}))};
+      return;
+    }
+    const Deps none;
+    Deps deps = join({&host_, &comp_, wait_tp ? &tp_ : &none});
+    ChakraNode n;
+    if (op.type == OpType::kCollective) {
+      n = collective(op, 0);
+    } else {
+      n.name = op.name;
+      n.type = ChakraNodeType::kComp;
+      n.category = category_name(op.category);
+      set_duration(&n, duration);
+      n.num_ops = static_cast<int64_t>(std::llround(op.flops.count()));
+      n.tensor_size = op.bytes.count();
+    }
+    n.stream = 0;
+    comp_ = {add(std::move(n), std::move(deps))};
+  }
+
+  void step(const Step& st) {
+    const Deps none;
+    switch (st.kind) {
+      case StepKind::kRun: {
+        const Block& b = w_.blocks[st.block];
+        for (int rep = 0; rep < st.repeat; ++rep) {
+          for (size_t i = 0; i < b.ops.size(); ++i) op(b.ops[i], durations_[st.block][i]);
+        }
+        return;
+      }
+      case StepKind::kSend: {
+        launch();
+        const uint64_t id =
+            add(p2p(ChakraNodeType::kSend, st.backward ? "pp.send.grad" : "pp.send.act",
+                    Category::kPpComm, layout_.rank(st.peer, local_), st.bytes, st.tag),
+                join({&host_, &comp_}));
+        if (!st.async_p2p) host_ = {id};  // Megatron synchronises after the send
+        return;
+      }
+      case StepKind::kRecv: {
+        const Deps recv = {
+            add(p2p(ChakraNodeType::kRecv, st.backward ? "pp.recv.grad" : "pp.recv.act",
+                    Category::kPpComm, layout_.rank(st.peer, local_), st.bytes, st.tag),
+                {})};
+        launch();
+        comp_ = join({&comp_, &recv});
+        if (!st.async_p2p) host_ = {join_node("sync", join({&host_, &comp_}), true, 0)};
+        return;
+      }
+      case StepKind::kCollective: {
+        launch();
+        ChakraNode n = collective(st.op, st.tag);
+        n.stream = 0;
+        comp_ = {add(std::move(n), join({&host_, &comp_}))};
+        return;
+      }
+      case StepKind::kCommAsync: {
+        launch();
+        ChakraNode n = collective(st.op, st.tag);
+        n.stream = 2;
+        dp_ = {add(std::move(n), join({&host_, &comp_, &dp_}))};
+        return;
+      }
+      case StepKind::kWaitComm:
+        comp_ = join({&comp_, &dp_});
+        return;
+      case StepKind::kHostSync:
+        host_ = {join_node("host_sync", join({&host_, &comp_}), true, 0)};
+        return;
+    }
+  }
+
+  const Workload& w_;
+  const Layout& layout_;
+  const std::vector<std::vector<SimTime>>& durations_;
+  SimTime launch_;
+  GroupNames* names_;
+  int stage_, local_;
+  bool counting_ = false;
+  uint64_t next_ = 0;
+  Deps host_, comp_, tp_, dp_;  // the last node(s) of the host thread and of each stream
+  ChakraTrace t_;
+};
+
+}  // namespace
+
+StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w,
+                                            const ComputeModel& compute, SimTime launch_overhead,
+                                            int64_t max_nodes) {
+  const Layout layout(s, w);
+  // Kernel durations, once per block op (every instance of a block costs the same).
+  std::vector<std::vector<SimTime>> durations;
+  for (const Block& b : w.blocks) {
+    std::vector<SimTime> d;
+    for (const Op& op : b.ops) {
+      d.push_back(op.type == OpType::kCollective ? SimTime()
+                  : op.fixed_time.ps() > 0       ? op.fixed_time
+                                                 : compute.duration(op));
+    }
+    durations.push_back(std::move(d));
+  }
+  GroupNames names;
+  int64_t total = 0;
+  for (size_t st = 0; st < w.stages.size(); ++st) {
+    Lowering l(w, layout, durations, launch_overhead, &names, static_cast<int>(st), 0);
+    total += l.count() * layout.stage_ranks();
+  }
+  if (total > max_nodes) {
+    return invalid_argument("export chakra: the job's " + std::to_string(w.stages.size()) + "x" +
+                            std::to_string(layout.stage_ranks()) + " ranks would hold " +
+                            std::to_string(total) + " nodes in all, over the limit of " +
+                            std::to_string(max_nodes) +
+                            " (--max-nodes); export a smaller job (fewer GPUs, layers or "
+                            "micro-batches)");
+  }
+  ChakraWorkload out;
+  for (size_t st = 0; st < w.stages.size(); ++st) {
+    for (int local = 0; local < layout.stage_ranks(); ++local) {
+      Lowering l(w, layout, durations, launch_overhead, &names, static_cast<int>(st), local);
+      out.ranks.push_back(l.run());
+    }
+  }
+  out.groups = names.groups();
+  return out;
+}
+
+StatusOr<ChakraWorkload> export_chakra(const Scenario& s, int64_t max_nodes) {
+  PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
+  const std::unique_ptr<ComputeModel> compute =
+      make_roofline_model(s.cluster.gpu, s.training.precision);
+  return workload_to_chakra(s, generate_workload(s), *compute,
+                            s.cluster.gpu.calibration.launch_overhead, max_nodes);
+}
+
+}  // namespace preflight

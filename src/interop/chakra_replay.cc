@@ -1,0 +1,806 @@
+#include "interop/chakra_replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "collective/collective_model.h"
+#include "compute/compute_model.h"
+#include "engine/simulator.h"
+#include "network/network_backend.h"
+
+namespace preflight {
+namespace {
+
+// What an interval of a rank's time counts as; the first seven are Category-like classes in
+// the order the breakdown reports them.
+enum Class : uint8_t {
+  kCompute,
+  kOptimizer,
+  kTp,
+  kPp,
+  kDp,
+  kEp,
+  kCp,
+  kOtherComm,
+  kCpu,
+  kClasses,
+};
+
+// Exposed communication overlapping other communication counts as the first of these.
+constexpr Class kCommPriority[] = {kTp, kCp, kEp, kPp, kDp, kOtherComm};
+
+Class class_of(const ChakraNode& n) {
+  if (n.is_cpu_op) return kCpu;
+  const std::string& c = n.category;
+  if (c == "optimizer") return kOptimizer;
+  if (c == "tp") return kTp;
+  if (c == "pp") return kPp;
+  if (c == "dp") return kDp;
+  if (c == "ep") return kEp;
+  if (c == "cp") return kCp;
+  if (c == "compute") return kCompute;
+  const bool comm = n.type == ChakraNodeType::kColl || n.type == ChakraNodeType::kSend ||
+                    n.type == ChakraNodeType::kRecv;
+  return comm ? kOtherComm : kCompute;
+}
+
+Category category_of(Class c) {
+  switch (c) {
+    case kOptimizer:
+      return Category::kOptimizer;
+    case kTp:
+      return Category::kTpComm;
+    case kPp:
+      return Category::kPpComm;
+    case kDp:
+    case kOtherComm:
+      return Category::kDpComm;
+    case kEp:
+      return Category::kEpComm;
+    case kCp:
+      return Category::kCpComm;
+    default:
+      return Category::kCompute;
+  }
+}
+
+struct Interval {
+  SimTime start, end;
+  Class cls;
+};
+
+struct Group {
+  std::string name;
+  std::vector<int> members;  // ascending
+  GroupPlacement placement;
+};
+
+// A per-rank queue: a CPU thread or a GPU stream, one node at a time, lowest ready id first.
+struct Queue {
+  bool busy = false;
+  std::priority_queue<std::pair<uint64_t, int>, std::vector<std::pair<uint64_t, int>>,
+                      std::greater<>>
+      ready;
+};
+
+struct Rank {
+  const ChakraTrace* trace = nullptr;
+  std::vector<int> pending;
+  std::vector<std::vector<int>> dependents;
+  std::vector<int> queue_of;  // −1: no queue
+  std::vector<Queue> queues;
+  std::vector<SimTime> start, end;
+  std::vector<uint8_t> state;  // 0 waiting for deps, 1 ready/queued, 2 running, 3 done
+  std::vector<SimTime> duration;  // COMP/MEM nodes
+  std::vector<int> group;         // COMM_COLL_NODE: index into groups
+  std::vector<CollectiveKind> kind;
+  std::vector<Bytes> bytes;
+  std::map<int, int64_t> issued;  // per group: collectives issued so far
+  int64_t finished = 0;
+  std::vector<Interval> intervals;
+};
+
+struct Instance {
+  int arrived = 0;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  Bytes bytes;
+  int first_rank = 0, first_node = 0;
+  std::vector<std::pair<int, int>> members;  // (rank, node)
+};
+
+struct Message {
+  SimTime start, arrival;
+};
+
+using Key = std::tuple<int, int, int64_t>;  // (source, destination, tag)
+
+std::string where(int rank, const ChakraNode& n) {
+  return "rank " + std::to_string(rank) + " node " + std::to_string(n.id) + " ('" +
+         n.name.substr(0, 80) + "')";
+}
+
+class Replay final : public EventHandler {
+ public:
+  Replay(const ChakraWorkload& w, const Scenario& s, const ComputeModel& compute,
+         const ChakraReplayOptions& options)
+      : w_(w), s_(s), compute_(compute), options_(options) {}
+
+  // Resolves groups, kinds, durations and queues; errors name the node.
+  Status prepare() {
+    const int world = static_cast<int>(w_.ranks.size());
+    const int gpn = s_.cluster.gpus_per_node;
+    std::vector<int> all(world);
+    for (int r = 0; r < world; ++r) all[r] = r;
+    auto add_group = [&](const std::string& name, const std::vector<int>& members) {
+      Group g;
+      g.name = name;
+      g.members = members;
+      std::map<int, int> per_node;
+      for (int m : members) per_node[m / gpn]++;
+      g.placement.size = static_cast<int>(members.size());
+      g.placement.nodes = static_cast<int>(per_node.size());
+      g.placement.per_node = 1;
+      for (const auto& [node, count] : per_node) {
+        g.placement.per_node = std::max(g.placement.per_node, count);
+      }
+      g.placement.sharing_nic = std::max(1, gpn / g.placement.per_node);
+      group_index_[name] = static_cast<int>(groups_.size());
+      groups_.push_back(std::move(g));
+    };
+    for (const auto& [name, members] : w_.groups) {
+      for (int m : members) {
+        if (m >= world) {
+          return invalid_argument(w_.prefix + ": communicator group '" + name + "' names rank " +
+                                  std::to_string(m) + ", but the workload has " +
+                                  std::to_string(world) + " ranks (files .0.et to ." +
+                                  std::to_string(world - 1) + ".et)");
+        }
+      }
+      add_group(name, members);
+    }
+    if (!group_index_.count("")) add_group("", all);
+    if (!group_index_.count("0")) group_index_["0"] = group_index_[""];
+    std::vector<GroupPlacement> placements;
+    for (const Group& g : groups_) placements.push_back(g.placement);
+    PREFLIGHT_ASSIGN_OR_RETURN(network_, make_network_backend("analytical", s_.cluster));
+    PREFLIGHT_ASSIGN_OR_RETURN(
+        CollectiveModel model,
+        CollectiveModel::nccl(s_.cluster, s_.collectives, *network_, placements));
+    collectives_ = std::make_unique<CollectiveModel>(std::move(model));
+
+    ranks_.resize(world);
+    for (int r = 0; r < world; ++r) {
+      Rank& rk = ranks_[r];
+      const ChakraTrace& t = w_.ranks[r];
+      rk.trace = &t;
+      const size_t n = t.nodes.size();
+      rk.pending.assign(n, 0);
+      rk.dependents.assign(n, {});
+      rk.queue_of.assign(n, -1);
+      rk.start.assign(n, SimTime());
+      rk.end.assign(n, SimTime());
+      rk.state.assign(n, 0);
+      rk.duration.assign(n, SimTime());
+      rk.group.assign(n, -1);
+      rk.kind.assign(n, CollectiveKind::kAllReduce);
+      rk.bytes.assign(n, Bytes());
+      std::unordered_map<uint64_t, int> index;
+      index.reserve(n);
+      for (size_t i = 0; i < n; ++i) index[t.nodes[i].id] = static_cast<int>(i);
+      std::map<int64_t, int> queue_index;
+      auto queue = [&](int64_t key) {
+        auto [it, fresh] = queue_index.emplace(key, static_cast<int>(rk.queues.size()));
+        if (fresh) rk.queues.emplace_back();
+        return it->second;
+      };
+      for (size_t i = 0; i < n; ++i) {
+        const ChakraNode& node = t.nodes[i];
+        for (const auto* deps : {&node.data_deps, &node.ctrl_deps}) {
+          for (uint64_t d : *deps) {
+            rk.pending[i]++;
+            rk.dependents[index.at(d)].push_back(static_cast<int>(i));
+          }
+        }
+        PREFLIGHT_RETURN_IF_ERROR(prepare_node(r, static_cast<int>(i), queue));
+      }
+      nodes_ += static_cast<int64_t>(n);
+    }
+    return Status();
+  }
+
+  StatusOr<ChakraReplayResult> run() {
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      Rank& rk = ranks_[r];
+      for (size_t i = 0; i < rk.pending.size(); ++i) {
+        if (rk.pending[i] == 0) make_ready(r, static_cast<int>(i));
+      }
+    }
+    result_.events = sim_.run();
+    if (!error_.ok()) return error_;
+    PREFLIGHT_RETURN_IF_ERROR(check_finished());
+    result_.nodes = nodes_;
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      ChakraRankResult rr = summarize(ranks_[r]);
+      if (rr.end > result_.iteration_time) {
+        result_.iteration_time = rr.end;
+        result_.critical_rank = r;
+      }
+      result_.ranks.push_back(rr);
+    }
+    return std::move(result_);
+  }
+
+  void on_event(int64_t payload) override {
+    if (!error_.ok()) return;
+    complete(static_cast<int>(payload >> 32), static_cast<int>(payload & 0xffffffff));
+  }
+
+ private:
+  template <typename QueueFn>
+  Status prepare_node(int r, int i, QueueFn& queue) {
+    Rank& rk = ranks_[r];
+    const ChakraNode& n = rk.trace->nodes[i];
+    auto fail = [&](const std::string& what) {
+      return invalid_argument(w_.prefix + "." + std::to_string(r) + ".et: " + where(r, n) + ": " +
+                              what);
+    };
+    constexpr int64_t kCpuQueue = INT64_MIN;
+    if (n.comm_size > (int64_t{1} << 50)) return fail("comm_size is over 1 PiB");
+    switch (n.type) {
+      case ChakraNodeType::kComp: {
+        if (n.duration_ps >= 0) {
+          rk.duration[i] = SimTime::picoseconds(n.duration_ps);
+        } else if (n.duration_micros > 0) {
+          rk.duration[i] = SimTime::picoseconds(static_cast<int64_t>(n.duration_micros) * 1000000);
+        } else if (!n.is_cpu_op && (n.num_ops > 0 || n.tensor_size > 0)) {
+          // Roofline: max(FLOPs at the fused-kernel rate, bytes at the HBM rate) + kernel gap.
+          Op op;
+          op.type = OpType::kAttention;
+          op.flops = Flops(static_cast<double>(n.num_ops));
+          op.bytes = Bytes(n.tensor_size);
+          rk.duration[i] = compute_.duration(op);
+        }
+        rk.queue_of[i] = queue(n.is_cpu_op ? kCpuQueue : std::max<int64_t>(n.stream, 0));
+        return bound(rk.duration[i], fail);
+      }
+      case ChakraNodeType::kMemLoad:
+      case ChakraNodeType::kMemStore: {
+        Op op;
+        op.type = OpType::kMemory;
+        op.bytes = Bytes(n.tensor_size);
+        rk.duration[i] = n.tensor_size > 0 ? compute_.duration(op) : SimTime();
+        return bound(rk.duration[i], fail);
+      }
+      case ChakraNodeType::kMetadata:
+      case ChakraNodeType::kInvalid:
+        return Status();
+      case ChakraNodeType::kSend:
+        if (n.comm_dst < 0) {
+          return fail("COMM_SEND_NODE without comm_dst (the receiving rank); Chakra's PyTorch "
+                      "converter does not record it, so such traces cannot be replayed as they "
+                      "are");
+        }
+        if (n.comm_dst >= static_cast<int>(ranks_.size()) || n.comm_dst == r) {
+          return fail("comm_dst " + std::to_string(n.comm_dst) + " is not another rank of the " +
+                      std::to_string(ranks_.size()) + "-rank workload");
+        }
+        return bound(p2p_time(r, n.comm_dst, n.comm_size), fail);
+      case ChakraNodeType::kRecv:
+        if (n.comm_src < 0) return fail("COMM_RECV_NODE without comm_src (the sending rank)");
+        if (n.comm_src >= static_cast<int>(ranks_.size()) || n.comm_src == r) {
+          return fail("comm_src " + std::to_string(n.comm_src) + " is not another rank of the " +
+                      std::to_string(ranks_.size()) + "-rank workload");
+        }
+        return Status();
+      case ChakraNodeType::kColl:
+        break;
+    }
+    auto g = group_index_.find(n.pg_name);
+    if (g == group_index_.end()) {
+      return fail("pg_name '" + n.pg_name +
+                  "' is not a known communicator group (groups come from PREFIX.comm_group.json "
+                  "or the process groups of METADATA nodes; '' and '0' mean all ranks)");
+    }
+    const Group& group = groups_[g->second];
+    if (!std::binary_search(group.members.begin(), group.members.end(), r)) {
+      return fail("rank " + std::to_string(r) + " is not a member of communicator group '" +
+                  n.pg_name + "'");
+    }
+    const int members = static_cast<int>(group.members.size());
+    CollectiveKind kind = CollectiveKind::kAllReduce;
+    Bytes bytes(n.comm_size);
+    switch (static_cast<ChakraCommType>(n.comm_type)) {
+      case ChakraCommType::kAllReduce:
+        break;
+      case ChakraCommType::kAllGather:
+        kind = CollectiveKind::kAllGather;
+        if (n.comm_size > (int64_t{1} << 50) / members) return fail("comm_size is too large");
+        bytes = Bytes(n.comm_size * members);  // the per-rank input → the gathered buffer
+        break;
+      case ChakraCommType::kReduceScatter:
+      case ChakraCommType::kReduceScatterBlock:
+        kind = CollectiveKind::kReduceScatter;
+        break;
+      case ChakraCommType::kAllToAll:
+        kind = CollectiveKind::kAllToAll;
+        break;
+      case ChakraCommType::kBroadcast:
+      case ChakraCommType::kReduce:  // NCCL runs both as one pipelined ring pass
+        kind = CollectiveKind::kBroadcast;
+        break;
+      case ChakraCommType::kBarrier:
+        bytes = Bytes(4);  // torch.distributed.barrier: an all-reduce of one element
+        break;
+      case ChakraCommType::kGather:
+      case ChakraCommType::kScatter:
+        return fail(std::string("collective ") +
+                    to_string(static_cast<ChakraCommType>(n.comm_type)) +
+                    " is not supported (supported: ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, "
+                    "REDUCE_SCATTER_BLOCK, ALL_TO_ALL, BROADCAST, REDUCE, BARRIER)");
+      default:
+        return fail("COMM_COLL_NODE without a comm_type attribute");
+    }
+    Status ok = collectives_->check(kind, group.placement);
+    if (!ok.ok()) return fail(ok.message());
+    rk.group[i] = g->second;
+    rk.kind[i] = kind;
+    rk.bytes[i] = bytes;
+    rk.queue_of[i] = queue(n.stream >= 0 ? n.stream : 1);
+    return bound(collective_time(g->second, kind, bytes), fail);
+  }
+
+  // Every node's time adds to a bound on the run's end (a critical path cannot take longer than
+  // everything in sequence): past 10^6 s the trace is refused, which keeps the int64
+  // picosecond clock far from overflow.
+  template <typename Fail>
+  Status bound(SimTime t, Fail& fail) {
+    total_ps_ += static_cast<double>(t.ps());
+    if (total_ps_ > 1e18) return fail("the trace's node times add up to over 10^6 s");
+    return Status();
+  }
+
+  SimTime p2p_time(int src, int dst, int64_t bytes) {
+    const int gpn = s_.cluster.gpus_per_node;
+    return collectives_->p2p(Bytes(bytes), src / gpn != dst / gpn).time;
+  }
+
+  // The collective model's time, cached per (group, kind, bytes).
+  SimTime collective_time(int group, CollectiveKind kind, Bytes bytes) {
+    const auto key = std::make_tuple(group, static_cast<int>(kind), bytes.count());
+    auto it = plan_cache_.find(key);
+    if (it != plan_cache_.end()) return it->second;
+    const SimTime t = collectives_->plan(kind, groups_[group].placement, bytes).time;
+    plan_cache_.emplace(key, t);
+    return t;
+  }
+
+  void make_ready(int r, int i) {
+    Rank& rk = ranks_[r];
+    rk.state[i] = 1;
+    const int q = rk.queue_of[i];
+    if (q < 0) {
+      start(r, i);
+      return;
+    }
+    Queue& queue = rk.queues[q];
+    queue.ready.emplace(rk.trace->nodes[i].id, i);
+    pump(r, q);
+  }
+
+  void pump(int r, int q) {
+    Queue& queue = ranks_[r].queues[q];
+    if (queue.busy || queue.ready.empty()) return;
+    const int i = queue.ready.top().second;
+    queue.ready.pop();
+    queue.busy = true;
+    start(r, i);
+  }
+
+  void schedule_done(int r, int i, SimTime at) {
+    sim_.schedule(at, this, (static_cast<int64_t>(r) << 32) | static_cast<int64_t>(i));
+  }
+
+  void start(int r, int i) {
+    Rank& rk = ranks_[r];
+    const ChakraNode& n = rk.trace->nodes[i];
+    const SimTime now = sim_.now();
+    rk.state[i] = 2;
+    rk.start[i] = now;
+    switch (n.type) {
+      case ChakraNodeType::kColl:
+        arrive(r, i);
+        return;
+      case ChakraNodeType::kSend: {
+        const Key key{r, n.comm_dst, n.comm_tag};
+        const SimTime arrival = now + p2p_time(r, n.comm_dst, n.comm_size);
+        result_.messages++;
+        auto waiting = receivers_.find(key);
+        if (waiting != receivers_.end() && !waiting->second.empty()) {
+          const auto [dst, node] = waiting->second.front();
+          waiting->second.pop_front();
+          deliver(dst, node, Message{now, arrival});
+        } else {
+          mailbox_[key].push_back(Message{now, arrival});
+        }
+        schedule_done(r, i, arrival);
+        return;
+      }
+      case ChakraNodeType::kRecv: {
+        const Key key{n.comm_src, r, n.comm_tag};
+        auto box = mailbox_.find(key);
+        if (box != mailbox_.end() && !box->second.empty()) {
+          const Message m = box->second.front();
+          box->second.pop_front();
+          deliver(r, i, m);
+        } else {
+          receivers_[key].emplace_back(r, i);
+        }
+        return;
+      }
+      default:
+        schedule_done(r, i, now + rk.duration[i]);
+        return;
+    }
+  }
+
+  // The message `m` for receive node i of rank r.
+  void deliver(int r, int i, const Message& m) {
+    Rank& rk = ranks_[r];
+    const ChakraNode& n = rk.trace->nodes[i];
+    rk.intervals.push_back(Interval{m.start, m.arrival, class_of(n)});
+    schedule_done(r, i, std::max(m.arrival, sim_.now()));
+  }
+
+  void arrive(int r, int i) {
+    Rank& rk = ranks_[r];
+    const int g = rk.group[i];
+    const int64_t seq = rk.issued[g]++;
+    Instance& inst = instances_[{g, seq}];
+    if (inst.arrived == 0) {
+      inst.kind = rk.kind[i];
+      inst.bytes = rk.bytes[i];
+      inst.first_rank = r;
+      inst.first_node = i;
+    } else if (inst.kind != rk.kind[i] || inst.bytes.count() != rk.bytes[i].count()) {
+      const ChakraNode& a = ranks_[inst.first_rank].trace->nodes[inst.first_node];
+      const ChakraNode& b = rk.trace->nodes[i];
+      error_ = invalid_argument(
+          w_.prefix + ": collective #" + std::to_string(seq + 1) + " on group '" +
+          groups_[g].name + "' does not match across ranks: " + where(inst.first_rank, a) +
+          " issues " + to_string(inst.kind) + " of " + std::to_string(inst.bytes.count()) +
+          " bytes, " + where(r, b) + " " + to_string(rk.kind[i]) + " of " +
+          std::to_string(rk.bytes[i].count()) + " bytes");
+      return;
+    }
+    inst.arrived++;
+    inst.members.emplace_back(r, i);
+    const Group& group = groups_[g];
+    if (inst.arrived < static_cast<int>(group.members.size())) return;
+    const SimTime now = sim_.now();
+    const SimTime end = now + collective_time(g, inst.kind, inst.bytes);
+    result_.collectives++;
+    for (const auto& [mr, mi] : inst.members) {
+      Rank& m = ranks_[mr];
+      m.intervals.push_back(Interval{now, end, class_of(m.trace->nodes[mi])});
+      schedule_done(mr, mi, end);
+    }
+    instances_.erase({g, seq});
+  }
+
+  void complete(int r, int i) {
+    Rank& rk = ranks_[r];
+    const ChakraNode& n = rk.trace->nodes[i];
+    const SimTime now = sim_.now();
+    rk.state[i] = 3;
+    rk.end[i] = now;
+    rk.finished++;
+    if (n.type == ChakraNodeType::kComp || n.type == ChakraNodeType::kMemLoad ||
+        n.type == ChakraNodeType::kMemStore) {
+      if (now > rk.start[i]) rk.intervals.push_back(Interval{rk.start[i], now, class_of(n)});
+    } else if (n.type == ChakraNodeType::kSend) {
+      rk.intervals.push_back(Interval{rk.start[i], now, class_of(n)});
+    }
+    if (options_.trace) {
+      const int q = rk.queue_of[i];
+      int stream = -2;
+      if (n.is_cpu_op) {
+        stream = -1;
+      } else if (q >= 0) {
+        stream = static_cast<int>(n.type == ChakraNodeType::kColl && n.stream < 0 ? 1
+                                                                               : std::max<int64_t>(n.stream, 0));
+      }
+      if (n.type != ChakraNodeType::kMetadata && n.type != ChakraNodeType::kInvalid) {
+        result_.trace.push_back(
+            TraceInterval{r, stream, rk.start[i], now, n.name, -1, category_of(class_of(n))});
+      }
+    }
+    for (int d : rk.dependents[i]) {
+      if (--rk.pending[d] == 0) make_ready(r, d);
+    }
+    if (rk.queue_of[i] >= 0) {
+      rk.queues[rk.queue_of[i]].busy = false;
+      pump(r, rk.queue_of[i]);
+    }
+  }
+
+  // After the run: every node of every rank finished, or the first stuck one is named.
+  Status check_finished() const {
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      const Rank& rk = ranks_[r];
+      if (rk.finished == static_cast<int64_t>(rk.state.size())) continue;
+      for (size_t i = 0; i < rk.state.size(); ++i) {
+        if (rk.state[i] != 2) continue;
+        const ChakraNode& n = rk.trace->nodes[i];
+        std::string why;
+        if (n.type == ChakraNodeType::kColl) {
+          const Group& g = groups_[rk.group[i]];
+          const int64_t seq = rk.issued.at(rk.group[i]) - 1;
+          std::string missing;
+          int count = 0;
+          for (int m : g.members) {
+            if (ranks_[m].issued.count(rk.group[i]) && ranks_[m].issued.at(rk.group[i]) > seq) {
+              continue;
+            }
+            if (count++ < 8) missing += (missing.empty() ? "" : ", ") + std::to_string(m);
+          }
+          why = "collective #" + std::to_string(seq + 1) + " on group '" + g.name +
+                "' never started: rank(s) " + missing + (count > 8 ? ", ..." : "") +
+                " never issued it";
+        } else if (n.type == ChakraNodeType::kRecv) {
+          why = "the receive from rank " + std::to_string(n.comm_src) + " with tag " +
+                std::to_string(n.comm_tag) + " never got a matching send";
+        } else {
+          why = "it never finished";
+        }
+        return invalid_argument(w_.prefix + ": replay stopped: " + where(r, n) + ": " + why);
+      }
+      return invalid_argument(w_.prefix + ": replay stopped: rank " + std::to_string(r) +
+                              " finished " + std::to_string(rk.finished) + " of " +
+                              std::to_string(rk.state.size()) +
+                              " nodes; the rest wait on nodes that never finished");
+    }
+    return Status();
+  }
+
+  // Sweep over the rank's intervals: at each instant the highest-priority class running.
+  static ChakraRankResult summarize(const Rank& rk) {
+    ChakraRankResult out;
+    out.nodes = static_cast<int64_t>(rk.state.size());
+    for (const SimTime& e : rk.end) out.end = std::max(out.end, e);
+    std::vector<std::tuple<SimTime, int, uint8_t>> points;
+    points.reserve(rk.intervals.size() * 2);
+    for (const Interval& iv : rk.intervals) {
+      if (iv.end <= iv.start) continue;
+      points.emplace_back(iv.start, 1, iv.cls);
+      points.emplace_back(iv.end, -1, iv.cls);
+    }
+    std::sort(points.begin(), points.end());
+    int active[kClasses] = {};
+    SimTime at;
+    ChakraBreakdown& b = out.breakdown;
+    auto account = [&](SimTime from, SimTime to) {
+      if (to <= from) return;
+      const SimTime d = to - from;
+      bool comm = false;
+      for (Class c : kCommPriority) comm = comm || active[c] > 0;
+      if (active[kCompute] > 0 || active[kOptimizer] > 0) out.gpu_busy += d;
+      if (comm) out.comm_busy += d;
+      if (active[kCompute] > 0) {
+        b.compute += d;
+      } else if (active[kOptimizer] > 0) {
+        b.optimizer += d;
+      } else if (comm) {
+        for (Class c : kCommPriority) {
+          if (active[c] == 0) continue;
+          SimTime* slot[] = {nullptr, nullptr, &b.tp_comm, &b.pp_comm, &b.dp_comm,
+                             &b.ep_comm, &b.cp_comm, &b.other_comm};
+          *slot[c] += d;
+          break;
+        }
+      } else if (active[kCpu] > 0) {
+        b.cpu += d;
+      } else {
+        b.idle += d;
+      }
+    };
+    for (const auto& [t, delta, cls] : points) {
+      account(at, t);
+      at = t;
+      active[cls] += delta;
+    }
+    account(at, out.end);
+    return out;
+  }
+
+  const ChakraWorkload& w_;
+  const Scenario& s_;
+  const ComputeModel& compute_;
+  ChakraReplayOptions options_;
+  std::unique_ptr<NetworkBackend> network_;
+  std::unique_ptr<CollectiveModel> collectives_;
+  std::vector<Group> groups_;
+  std::map<std::string, int> group_index_;
+  std::vector<Rank> ranks_;
+  std::map<std::pair<int, int64_t>, Instance> instances_;
+  std::map<Key, std::deque<Message>> mailbox_;
+  std::map<Key, std::deque<std::pair<int, int>>> receivers_;
+  std::map<std::tuple<int, int, int64_t>, SimTime> plan_cache_;
+  double total_ps_ = 0;
+  Simulator sim_;
+  Status error_;
+  int64_t nodes_ = 0;
+  ChakraReplayResult result_;
+};
+
+double us(SimTime t) { return static_cast<double>(t.ps()) * 1e-6; }
+
+}  // namespace
+
+StatusOr<Scenario> chakra_scenario(int ranks, const Scenario& s) {
+  if (ranks < 1) return invalid_argument("Chakra workload: no ranks");
+  const int gpn = s.cluster.gpus_per_node;
+  if (gpn < 1) return invalid_argument("cluster.gpus_per_node: expected at least 1");
+  Scenario r = s;
+  r.cluster.nodes = (ranks + gpn - 1) / gpn;
+  return r;
+}
+
+StatusOr<ChakraReplayResult> replay_chakra(const ChakraWorkload& w, const Scenario& s,
+                                           const ChakraReplayOptions& options) {
+  if (w.ranks.empty()) return invalid_argument(w.prefix + ": no ranks to replay");
+  if (w.ranks.size() > static_cast<size_t>(1) << 24) {
+    return invalid_argument(w.prefix + ": more than 16M ranks");
+  }
+  if (s.cluster.total_gpus() < static_cast<int64_t>(w.ranks.size())) {
+    return invalid_argument(w.prefix + ": " + std::to_string(w.ranks.size()) +
+                            " ranks do not fit the cluster's " +
+                            std::to_string(s.cluster.total_gpus()) + " GPUs");
+  }
+  for (const ChakraTrace& t : w.ranks) {
+    if (t.nodes.size() > static_cast<size_t>(INT32_MAX)) {
+      return invalid_argument(w.prefix + ": a rank holds more than 2^31 nodes");
+    }
+  }
+  const std::unique_ptr<ComputeModel> compute =
+      make_roofline_model(s.cluster.gpu, s.training.precision);
+  Replay replay(w, s, *compute, options);
+  PREFLIGHT_RETURN_IF_ERROR(replay.prepare());
+  return replay.run();
+}
+
+std::string format_chakra_summary(const ChakraReplayResult& r, const ChakraWorkload& w,
+                                  const Scenario& s) {
+  char buf[512];
+  std::string out;
+  std::snprintf(buf, sizeof buf, "Chakra workload  %s.<rank>.et: %zu ranks, %lld nodes, %zu "
+                "communicator groups\n",
+                w.prefix.c_str(), w.ranks.size(), static_cast<long long>(r.nodes),
+                w.groups.size());
+  out += buf;
+  std::snprintf(buf, sizeof buf, "Cluster          %s: %d nodes x %d %s (analytical network)\n",
+                s.cluster.name.c_str(), s.cluster.nodes, s.cluster.gpus_per_node,
+                s.cluster.gpu.name.c_str());
+  out += buf;
+  std::snprintf(buf, sizeof buf, "Iteration time   %.6f s (rank %d finishes last)\n",
+                r.iteration_time.to_seconds(), r.critical_rank);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "Replayed         %lld collectives, %lld point-to-point "
+                "transfers\n",
+                static_cast<long long>(r.collectives), static_cast<long long>(r.messages));
+  out += buf;
+  const ChakraRankResult& c = r.ranks[static_cast<size_t>(r.critical_rank)];
+  const ChakraBreakdown& b = c.breakdown;
+  out += "\nWhere rank " + std::to_string(r.critical_rank) + "'s time goes (ms)\n";
+  const std::pair<const char*, SimTime> rows[] = {
+      {"compute", b.compute},       {"optimizer", b.optimizer},   {"exposed TP comm", b.tp_comm},
+      {"exposed PP comm", b.pp_comm}, {"exposed DP comm", b.dp_comm},
+      {"exposed EP comm", b.ep_comm}, {"exposed CP comm", b.cp_comm},
+      {"exposed comm (no category)", b.other_comm}, {"CPU only", b.cpu},
+      {"idle (waiting for other ranks)", b.idle}};
+  for (const auto& [name, t] : rows) {
+    if (t.ps() == 0 && std::string(name) != "compute") continue;
+    std::snprintf(buf, sizeof buf, "  %-32s %12.3f  %5.1f%%\n", name, us(t) * 1e-3,
+                  100.0 * static_cast<double>(t.ps()) /
+                      static_cast<double>(std::max<int64_t>(1, c.end.ps())));
+    out += buf;
+  }
+  // ASTRA-sim's per-rank figures: wall, GPU time, communication time, exposed communication
+  // (wall − GPU time).
+  out += "\nPer rank (ms): wall, GPU busy, communication busy, exposed communication\n";
+  const size_t shown = std::min<size_t>(r.ranks.size(), 16);
+  for (size_t i = 0; i < shown; ++i) {
+    const ChakraRankResult& k = r.ranks[i];
+    std::snprintf(buf, sizeof buf, "  rank %-5zu %12.3f %12.3f %12.3f %12.3f\n", i,
+                  us(k.end) * 1e-3, us(k.gpu_busy) * 1e-3, us(k.comm_busy) * 1e-3,
+                  us(k.end - k.gpu_busy) * 1e-3);
+    out += buf;
+  }
+  if (shown < r.ranks.size()) {
+    out += "  ... " + std::to_string(r.ranks.size() - shown) + " more ranks in --json\n";
+  }
+  return out;
+}
+
+std::string chakra_result_json(const ChakraReplayResult& r, const ChakraWorkload& w,
+                               const Scenario& s) {
+  using nlohmann::json;
+  auto sec = [](SimTime t) { return t.to_seconds(); };
+  auto breakdown = [&](const ChakraBreakdown& b) {
+    return json{{"compute_s", sec(b.compute)},       {"optimizer_s", sec(b.optimizer)},
+                {"tp_comm_s", sec(b.tp_comm)},       {"pp_comm_s", sec(b.pp_comm)},
+                {"dp_comm_s", sec(b.dp_comm)},       {"ep_comm_s", sec(b.ep_comm)},
+                {"cp_comm_s", sec(b.cp_comm)},       {"other_comm_s", sec(b.other_comm)},
+                {"cpu_s", sec(b.cpu)},               {"idle_s", sec(b.idle)}};
+  };
+  json ranks = json::array();
+  for (size_t i = 0; i < r.ranks.size(); ++i) {
+    const ChakraRankResult& k = r.ranks[i];
+    ranks.push_back(json{{"rank", i},
+                         {"end_s", sec(k.end)},
+                         {"gpu_busy_s", sec(k.gpu_busy)},
+                         {"comm_busy_s", sec(k.comm_busy)},
+                         {"exposed_comm_s", sec(k.end - k.gpu_busy)},
+                         {"nodes", k.nodes},
+                         {"breakdown", breakdown(k.breakdown)}});
+  }
+  json j{{"workload", "chakra:" + w.prefix},
+         {"ranks", w.ranks.size()},
+         {"nodes", r.nodes},
+         {"groups", w.groups.size()},
+         {"iteration_time_s", sec(r.iteration_time)},
+         {"critical_rank", r.critical_rank},
+         {"collectives", r.collectives},
+         {"messages", r.messages},
+         {"events", r.events},
+         {"cluster",
+          {{"name", s.cluster.name},
+           {"nodes", s.cluster.nodes},
+           {"gpus_per_node", s.cluster.gpus_per_node},
+           {"gpu", s.cluster.gpu.name}}},
+         {"breakdown", breakdown(r.ranks[static_cast<size_t>(r.critical_rank)].breakdown)},
+         {"per_rank", ranks}};
+  return j.dump(2) + "\n";
+}
+
+std::string chakra_trace_events(const ChakraReplayResult& r) {
+  using nlohmann::json;
+  json events = json::array();
+  std::set<std::pair<int, int>> threads;
+  for (size_t rank = 0; rank < r.ranks.size(); ++rank) {
+    events.push_back(json{{"ph", "M"},
+                          {"name", "process_name"},
+                          {"pid", rank},
+                          {"args", {{"name", "rank " + std::to_string(rank)}}}});
+  }
+  for (const TraceInterval& t : r.trace) {
+    const int tid = t.stream + 2;  // 0 sends/receives, 1 CPU, 2.. GPU streams
+    if (threads.emplace(t.stage, tid).second) {
+      const std::string name = t.stream == -2   ? "send/recv"
+                               : t.stream == -1 ? "CPU"
+                                                : "stream " + std::to_string(t.stream);
+      events.push_back(json{{"ph", "M"},
+                            {"name", "thread_name"},
+                            {"pid", t.stage},
+                            {"tid", tid},
+                            {"args", {{"name", name}}}});
+    }
+    events.push_back(json{{"ph", "X"},
+                          {"name", t.name},
+                          {"pid", t.stage},
+                          {"tid", tid},
+                          {"ts", us(t.start)},
+                          {"dur", us(t.end - t.start)}});
+  }
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
+}
+
+}  // namespace preflight

@@ -1,0 +1,99 @@
+// Replays a Chakra workload (one execution trace per rank, interop/chakra_trace.h) on Preflight's
+// engine: a discrete-event run over every rank's dependency graph, with our compute model,
+// NCCL-faithful collective model and the scenario's cluster. The semantics (docs/interop.md):
+//  * A node is ready when all of its data_deps and ctrl_deps have finished (as ASTRA-sim's
+//    feeder does).
+//  * Each rank has one CPU thread and one queue per GPU stream (the node's `stream` attribute;
+//    without it compute kernels use stream 0 and collectives stream 1, ASTRA-sim's one compute
+//    and one communication op in flight). A queue runs one node at a time, the ready node with
+//    the lowest id first. Sends, receives, memory and metadata nodes take no queue.
+//  * COMP_NODE time: Preflight's exact `preflight.duration_ps`, else duration_micros, else the
+//    roofline time of its num_ops FLOPs and tensor_size bytes on the cluster's GPU.
+//    MEM_LOAD/MEM_STORE: tensor_size at the GPU's achievable HBM bandwidth.
+//  * COMM_COLL_NODE: the k-th collective a rank issues on a communicator meets the k-th of every
+//    other member; it starts when the last member arrives and lasts what the collective model
+//    plans for the group's placement (ranks fill nodes in order, gpus_per_node per node). Sizes:
+//    comm_size is the buffer (all-reduce, reduce-scatter, all-to-all per-rank, broadcast) or the
+//    per-rank input (all-gather, as ASTRA-sim reads it). BARRIER is a 4-byte all-reduce, REDUCE
+//    is timed as a broadcast; GATHER and SCATTER are refused.
+//  * COMM_SEND_NODE to comm_dst / COMM_RECV_NODE from comm_src, matched first-in first-out per
+//    (source, destination, comm_tag): the send is eager and completes when the data lands
+//    (the p2p model's time); the receive completes when it is issued and the data has landed.
+// Pure function of its inputs; deterministic.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/units.h"
+#include "config/scenario.h"
+#include "engine/executor.h"
+#include "interop/chakra_trace.h"
+
+namespace preflight {
+
+// Where one rank's time went, by what ran at each instant (compute wins over communication,
+// communication over CPU work); the parts add up to the rank's end time.
+struct ChakraBreakdown {
+  SimTime compute;    // GPU compute nodes (category compute, or none)
+  SimTime optimizer;  // GPU compute nodes of category optimizer
+  SimTime tp_comm, pp_comm, dp_comm, ep_comm, cp_comm;  // exposed, by preflight.category
+  SimTime other_comm;  // exposed communication of nodes without a category
+  SimTime cpu;         // only CPU ops running
+  SimTime idle;        // nothing running: waiting for other ranks (bubble) or for nothing
+  SimTime total() const {
+    return compute + optimizer + tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + other_comm +
+           cpu + idle;
+  }
+  SimTime exposed_comm() const {
+    return tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + other_comm;
+  }
+};
+
+struct ChakraRankResult {
+  SimTime end;           // when its last node finished
+  SimTime gpu_busy;      // union of its GPU compute nodes' intervals
+  SimTime comm_busy;     // union of its communication intervals
+  ChakraBreakdown breakdown;
+  int64_t nodes = 0;
+};
+
+struct ChakraReplayResult {
+  SimTime iteration_time;  // the latest end over all ranks
+  int critical_rank = 0;
+  std::vector<ChakraRankResult> ranks;
+  int64_t nodes = 0;
+  int64_t events = 0;
+  int64_t collectives = 0;  // collective instances (each counted once for its group)
+  int64_t messages = 0;     // point-to-point transfers
+  // With `trace`: every node's interval (stage = rank; stream 0.. = GPU stream, −1 = CPU thread,
+  // −2 = sends and receives).
+  std::vector<TraceInterval> trace;
+};
+
+struct ChakraReplayOptions {
+  bool trace = false;
+};
+
+// `s` on a cluster that holds `ranks` ranks: cluster.nodes = ⌈ranks / gpus_per_node⌉. Only the
+// cluster, collectives and simulation sections matter to a replay.
+StatusOr<Scenario> chakra_scenario(int ranks, const Scenario& s);
+
+// Replays `w` on `s`'s cluster (REQUIRES: s.cluster.total_gpus() >= ranks, e.g. from
+// chakra_scenario). Errors name the rank, node and what does not fit: an unknown communicator,
+// a rank outside its group, mismatched collectives, unsupported collective types, a send whose
+// receive never comes, a collective a member never reaches. The flow network is not supported
+// yet: a replay plans every transfer with the analytical network.
+StatusOr<ChakraReplayResult> replay_chakra(const ChakraWorkload& w, const Scenario& s,
+                                           const ChakraReplayOptions& options = {});
+
+// The text summary (`simulate --workload chakra:PREFIX`) and the JSON object of a replay.
+std::string format_chakra_summary(const ChakraReplayResult& r, const ChakraWorkload& w,
+                                  const Scenario& s);
+std::string chakra_result_json(const ChakraReplayResult& r, const ChakraWorkload& w,
+                               const Scenario& s);
+// Chrome trace-event JSON of a replay run with `trace`: a process per rank, a thread per stream.
+std::string chakra_trace_events(const ChakraReplayResult& r);
+
+}  // namespace preflight
