@@ -1,6 +1,6 @@
 // `preflight search [SCENARIO.yaml] [--gpus N] [--top K] [--objective time|cost|mfu] [--jobs J]
-// [--space key=v1,v2,...]... [--csv FILE] [--json FILE] [--tokens 1T]`: every valid
-// parallelization strategy of the scenario's model on its cluster, ranked.
+// [--space key=v1,v2,...]... [--csv FILE] [--json FILE] [--report FILE.html] [--tokens 1T]`:
+// every valid parallelization strategy of the scenario's model on its cluster, ranked.
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "config/loader.h"
 #include "report/report.h"
+#include "report/search_html.h"
 #include "search/cost.h"
 #include "search/process_group.h"
 #include "search/search.h"
@@ -32,6 +33,7 @@ struct SearchArgs {
   std::string tokens;
   std::string csv;
   std::string json;
+  std::string report;  // HTML report
   bool quiet = false;
 };
 
@@ -178,6 +180,15 @@ int run(const SearchArgs& a) {
     Status s = write_output(a.json, j.dump(2) + "\n");
     if (!s.ok()) return fail(s);
   }
+  if (!a.report.empty()) {
+    SearchHtmlOptions html;
+    html.objective = a.objective;
+    html.top = a.top;
+    html.space = a.space;
+    Status s = write_output(a.report, search_to_html(*base, *r, html));
+    if (!s.ok()) return fail(s);
+    if (!a.quiet && !to_stdout) std::printf("report written to %s\n", a.report.c_str());
+  }
   return kExitOk;
 }
 
@@ -198,6 +209,7 @@ void add_search_command(CLI::App& app, int* exit_code) {
       "  preflight search examples/llama3-70b-h100.yaml --objective cost --price 2.5\n"
       "  preflight search --space parallelism.tp=4,8 --space recompute=selective,full \\\n"
       "      --set simulation.network=flow --csv ranked.csv --json ranked.json\n"
+      "  preflight search --report search.html            # the table and a chart, in a browser\n"
       "  mpirun -np 4 preflight search ...             # split over 4 processes (MPI build)\n"
       "Space axes (--space key=v1,v2,...): tp, pp, cp, ep, vpp, micro_batch, recompute, "
       "sequence_parallel, distributed_optimizer, zero_stage, schedule; defaults in "
@@ -232,6 +244,10 @@ void add_search_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--json", args->json,
                   "Write JSON ('-': stdout): evaluated, rejected (by reason), results[] with "
                   "strategy, iteration_time_s, tokens_per_s, mfu, peak_bytes, cost_per_mtok");
+  cmd->add_option("--report", args->report,
+                  "Write a self-contained HTML report (opens offline): the space and rejections "
+                  "by reason, the ranked table of the --top best, and a chart of every simulated "
+                  "strategy, tokens/s against memory per GPU, with the Pareto front and HBM line");
   cmd->add_flag("--quiet,-q", args->quiet, "Print nothing but errors");
   cmd->callback([args, exit_code]() { *exit_code = run(*args); });
 }

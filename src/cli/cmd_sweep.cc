@@ -1,12 +1,14 @@
 // `preflight sweep [SCENARIO.yaml] --vary KEY=V1,V2,... [--vary ...] [--set k=v]... [--search]
-// [--jobs J] [--csv FILE] [--plot FILE.svg]`: the cross product of hardware or strategy changes,
-// each point simulated (optionally with its best strategy re-searched), as a table of speedups.
+// [--jobs J] [--csv FILE] [--plot FILE.svg] [--report FILE.html]`: the cross product of hardware
+// or strategy changes, each point simulated (optionally with its best strategy re-searched), as a
+// table of speedups.
 #include <algorithm>
 #include <cstdio>
 #include <thread>
 
 #include "cli/common.h"
 #include "report/report.h"
+#include "report/sweep_html.h"
 #include "search/search.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_report.h"
@@ -27,6 +29,7 @@ struct SweepArgs {
   std::string plot;
   std::string plot_metric = "iteration_time";
   std::string title;
+  std::string report;  // HTML report
   bool quiet = false;
 };
 
@@ -123,6 +126,12 @@ int run(const SweepArgs& a) {
     Status s = write_output(a.plot, render_bar_chart_svg(sweep_chart(*r, *metric, title)));
     if (!s.ok()) return fail(s);
   }
+  if (!a.report.empty()) {
+    const std::string title = a.title.empty() ? default_title(*r) : a.title;
+    Status s = write_output(a.report, sweep_to_html(*r, title));
+    if (!s.ok()) return fail(s);
+    if (!a.quiet && a.csv != "-") std::printf("report written to %s\n", a.report.c_str());
+  }
   return kExitOk;
 }
 
@@ -143,6 +152,7 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
       "      --search --plot nic.svg --csv nic.csv   # best strategy re-searched per point\n"
       "  preflight sweep examples/llama3-70b-h100.yaml --vary parallelism.pp=2,4,8 \\\n"
       "      --vary training.micro_batch=1,2 --plot-metric mfu --plot pp.svg\n"
+      "  preflight sweep --vary cluster.nic_bandwidth=100Gbps,400Gbps --report nic.html\n"
       "Each point must load: the scenario's strategy has to be valid on every point's cluster "
       "(with --search it is only the starting point). A value that fails at every point (an "
       "unknown key, a value without its unit) exits 2 naming it; a point that fails alone shows "
@@ -182,7 +192,12 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--plot-metric", args->plot_metric,
                   "What the chart shows: iteration_time (default), tokens_per_s or mfu")
       ->check(CLI::IsMember({"iteration_time", "tokens_per_s", "mfu"}));
-  cmd->add_option("--title", args->title, "Chart title (default: the model and cluster)");
+  cmd->add_option("--title", args->title,
+                  "Chart and report title (default: the model and cluster)");
+  cmd->add_option("--report", args->report,
+                  "Write a self-contained HTML report (opens offline): the table of points, bar "
+                  "charts of iteration time, tokens/s and MFU, and tokens/s against cost per hour "
+                  "(or GPUs) with the Pareto front");
   cmd->add_flag("--quiet,-q", args->quiet, "Print nothing but errors");
   cmd->callback([args, exit_code]() { *exit_code = run(*args); });
 }

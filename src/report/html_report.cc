@@ -2,38 +2,25 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <string>
 #include <vector>
+
+#include "report/html_page.h"
 
 namespace preflight {
 
 namespace {
 
-constexpr const char* kSvgNs = "http://www.w3.org/2000/svg";
 constexpr size_t kMaxRects = 5000;  // timeline spans drawn at most
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
-
-std::string num(double v) { return fmt("%.2f", v); }
+using html::esc;
+using html::fmt;
+using html::line;
+using html::num;
+using html::rect;
+using html::svg_open;
+using html::text;
+using html::tick_step;
 
 struct CategoryStyle {
   const char* name;
@@ -67,44 +54,6 @@ const CategoryStyle& style(Category c) {
       return kCategories[6];
   }
   return kCategories[0];
-}
-
-std::string svg_open(int width, int height, const char* id) {
-  return std::string("<svg xmlns=\"") + kSvgNs + "\" id=\"" + id + "\" width=\"" +
-         std::to_string(width) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
-         std::to_string(width) + " " + std::to_string(height) + "\">\n";
-}
-
-std::string rect(double x, double y, double w, double h, const char* fill,
-                 const std::string& title = "") {
-  std::string s = "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" +
-                  num(std::max(w, 0.5)) + "\" height=\"" + num(h) + "\" fill=\"" + fill + "\"";
-  if (title.empty()) return s + "/>\n";
-  return s + "><title>" + esc(title) + "</title></rect>\n";
-}
-
-std::string text(double x, double y, const std::string& t, const char* anchor = "start") {
-  return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" text-anchor=\"" + anchor + "\">" +
-         esc(t) + "</text>\n";
-}
-
-std::string line(double x1, double y1, double x2, double y2, const char* stroke,
-                 const char* extra = "") {
-  return "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" +
-         num(y2) + "\" stroke=\"" + stroke + "\"" + extra + "/>\n";
-}
-
-// Ticks at 1/2/5 × 10^k, about `target` of them over [0, max].
-double tick_step(double max, int target) {
-  if (max <= 0) return 1;
-  const double raw = max / target;
-  double p = 1;
-  while (p * 10 <= raw) p *= 10;
-  while (p > raw) p /= 10;
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    if (p * m >= raw) return p * m;
-  }
-  return p * 10;
 }
 
 std::string legend() {
@@ -356,24 +305,9 @@ std::string strategy(const SimulationReport& r) {
 
 std::string report_to_html(const SimulationReport& r) {
   const Scenario& s = r.scenario;
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Preflight: " +
-      esc(s.model.name) +
-      "</title>\n<style>\n"
-      "body{font:13px/1.4 sans-serif;margin:20px;color:#222;background:#fff}\n"
-      "h1{font-size:20px;margin:0 0 8px}h2{font-size:16px;margin:22px 0 6px}\n"
-      "dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;margin:0}\n"
-      "dt{color:#666}dd{margin:0;font-weight:600}\n"
-      "svg{display:block;font:11px sans-serif}svg text{fill:#333}\n"
-      ".legend span{margin-right:14px}.legend i,td i{display:inline-block;width:10px;"
-      "height:10px;margin-right:4px}\n"
-      "table{border-collapse:collapse;margin-top:6px}td,th{padding:1px 10px;text-align:right}"
-      "td:first-child,th:first-child{text-align:left}\n"
-      ".note{color:#666;font-style:italic}\n"
-      "</style>\n</head>\n<body>\n<h1>Preflight simulation report</h1>\n<dl>\n";
-  auto item = [&](const std::string& k, const std::string& v) {
-    out += "<dt>" + esc(k) + "</dt><dd>" + esc(v) + "</dd>\n";
-  };
+  std::string out = html::page_open("Preflight: " + s.model.name, "Preflight simulation report") +
+                    "<dl>\n";
+  auto item = [&](const std::string& k, const std::string& v) { out += html::item(k, v); };
   item("model", s.model.name + " (" + fmt("%.1f", static_cast<double>(r.parameters) * 1e-9) +
                     "B parameters)");
   item("cluster", std::to_string(s.cluster.total_gpus()) + " x " + s.cluster.gpu.name + " (" +
@@ -390,8 +324,7 @@ std::string report_to_html(const SimulationReport& r) {
   out += "<h2>Time breakdown of the critical stage</h2>\n" + breakdown(r);
   out += "<h2>Memory per pipeline stage</h2>\n" + memory(r);
   out += "<h2>Link utilization per tier</h2>\n" + network(r);
-  out += "</body>\n</html>\n";
-  return out;
+  return out + html::page_close();
 }
 
 }  // namespace preflight

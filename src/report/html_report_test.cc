@@ -2,11 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "config/loader.h"
+#include "report/html_test_util.h"
 
 namespace preflight {
 namespace {
@@ -21,34 +21,7 @@ SimulationReport run(const std::vector<std::string>& overrides) {
   return *r;
 }
 
-size_t count(const std::string& hay, const std::string& needle) {
-  size_t n = 0;
-  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
-  return n;
-}
-
-// Every opened element of these kinds is closed (self-closing ones count as both).
-void expect_balanced(const std::string& html) {
-  for (const char* tag : {"html", "head", "body", "svg", "g", "table", "tr", "dl", "p", "rect",
-                          "text", "title", "style", "div"}) {
-    const std::regex open(std::string("<") + tag + "[ >/]");
-    const std::regex self(std::string("<") + tag + "(\\s[^<>]*)?/>");
-    const auto opens = std::distance(std::sregex_iterator(html.begin(), html.end(), open), {});
-    const auto selfs = std::distance(std::sregex_iterator(html.begin(), html.end(), self), {});
-    const auto closes = static_cast<std::ptrdiff_t>(count(html, std::string("</") + tag + ">"));
-    EXPECT_EQ(opens, selfs + closes) << tag;
-  }
-}
-
-void expect_offline(const std::string& html) {
-  // The only URL allowed is the SVG namespace in xmlns attributes.
-  std::string rest = html;
-  const std::string ns = "xmlns=\"http://www.w3.org/2000/svg\"";
-  for (size_t p = rest.find(ns); p != std::string::npos; p = rest.find(ns)) rest.erase(p, ns.size());
-  EXPECT_EQ(rest.find("http"), std::string::npos);
-  EXPECT_EQ(rest.find("<script src"), std::string::npos);
-  EXPECT_EQ(rest.find("<link"), std::string::npos);
-}
+using namespace html_test;  // count, expect_*
 
 TEST(HtmlReport, AnalyticalNetwork) {
   const SimulationReport r =
@@ -77,8 +50,8 @@ TEST(HtmlReport, AnalyticalNetwork) {
 TEST(HtmlReport, FlowNetworkDrawsTierUtilization) {
   const SimulationReport r =
       run({"model.preset=gpt3-13b", "cluster.preset=dgx-h100", "cluster.nodes=4",
-           "parallelism.tp=8", "parallelism.pp=4", "parallelism.dp=1",
-           "training.global_batch=16", "simulation.network=flow"});
+           "parallelism.tp=8", "parallelism.pp=4", "parallelism.dp=1", "training.global_batch=16",
+           "simulation.network=flow"});
   const std::string html = report_to_html(r);
   EXPECT_EQ(count(html, "<svg "), 4u);
   EXPECT_EQ(count(html, "id=\"network\""), 1u);

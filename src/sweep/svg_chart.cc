@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "base/check.h"
+#include "report/html_page.h"
 
 namespace preflight {
 namespace {
@@ -14,37 +15,7 @@ constexpr const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "
                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr int kColorCount = sizeof(kColors) / sizeof(kColors[0]);
 
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string fmt(const char* format, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), format, x);
-  return buf;
-}
+using html::fmt;
 
 // 7.64, 35.6, 158k, 1.2M: `digits` significant digits, with a k/M/G suffix from 10,000 on.
 std::string short_number(double v, int digits) {
@@ -111,7 +82,7 @@ std::string render_bar_chart_svg(const BarChart& chart) {
        fmt("%.0f", height) + "\" fill=\"white\"/>\n";
   o += "<text x=\"" + fmt("%.1f", width / 2) +
        "\" y=\"28\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" +
-       escape(chart.title) + "</text>\n";
+       html::esc(chart.title) + "</text>\n";
 
   // Grid lines and y tick labels.
   for (int t = 0; t <= ticks; ++t) {
@@ -136,7 +107,7 @@ std::string render_bar_chart_svg(const BarChart& chart) {
       o += "<rect class=\"bar\" x=\"" + fmt("%.1f", x) + "\" y=\"" + fmt("%.1f", y) +
            "\" width=\"" + fmt("%.1f", bar_width) + "\" height=\"" +
            fmt("%.1f", top_margin + plot_height - y) + "\" fill=\"" + kColors[s % kColorCount] +
-           "\"><title>" + escape(tip) + "</title></rect>\n";
+           "\"><title>" + html::esc(tip) + "</title></rect>\n";
       o += "<text x=\"" + fmt("%.1f", x + bar_width / 2) + "\" y=\"" + fmt("%.1f", y - 3) +
            "\" text-anchor=\"middle\" font-size=\"10\">" + short_number(v, 3) + "</text>\n";
     }
@@ -147,7 +118,7 @@ std::string render_bar_chart_svg(const BarChart& chart) {
          (turn ? " text-anchor=\"end\" transform=\"rotate(-25 " + fmt("%.1f", cx) + " " +
                      fmt("%.1f", cy) + ")\""
                : std::string(" text-anchor=\"middle\"")) +
-         ">" + escape(chart.categories[c]) + "</text>\n";
+         ">" + html::esc(chart.categories[c]) + "</text>\n";
   }
 
   // Axes and their labels.
@@ -158,23 +129,23 @@ std::string render_bar_chart_svg(const BarChart& chart) {
        "\" x2=\"" + fmt("%.1f", left + plot_width) + "\" y2=\"" +
        fmt("%.1f", top_margin + plot_height) + "\" stroke=\"black\"/>\n";
   o += "<text x=\"" + fmt("%.1f", left + plot_width / 2) + "\" y=\"" + fmt("%.1f", height - 12) +
-       "\" text-anchor=\"middle\">" + escape(chart.x_label) + "</text>\n";
+       "\" text-anchor=\"middle\">" + html::esc(chart.x_label) + "</text>\n";
   const double ly = top_margin + plot_height / 2;
   o += "<text x=\"18\" y=\"" + fmt("%.1f", ly) +
        "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " + fmt("%.1f", ly) + ")\">" +
-       escape(chart.y_label) + "</text>\n";
+       html::esc(chart.y_label) + "</text>\n";
 
   if (legend) {
     const double lx = left + plot_width + 20;
     o += "<g class=\"legend\">\n";
     o += "<text x=\"" + fmt("%.1f", lx) + "\" y=\"" + fmt("%.1f", top_margin + 4) +
-         "\" font-weight=\"bold\">" + escape(chart.legend_title) + "</text>\n";
+         "\" font-weight=\"bold\">" + html::esc(chart.legend_title) + "</text>\n";
     for (int s = 0; s < series; ++s) {
       const double y = top_margin + 16 + s * 20;
       o += "<rect x=\"" + fmt("%.1f", lx) + "\" y=\"" + fmt("%.1f", y) +
            "\" width=\"12\" height=\"12\" fill=\"" + kColors[s % kColorCount] + "\"/>\n";
       o += "<text x=\"" + fmt("%.1f", lx + 18) + "\" y=\"" + fmt("%.1f", y + 10) + "\">" +
-           escape(chart.series[s].name) + "</text>\n";
+           html::esc(chart.series[s].name) + "</text>\n";
     }
     o += "</g>\n";
   }
