@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <algorithm>
 #include <fstream>
@@ -362,6 +363,13 @@ const char* to_string(ChakraCommType t) {
 }
 
 StatusOr<ChakraTrace> parse_chakra_trace(std::string_view bytes, const std::string& file) {
+  // libprotobuf logs parse failures (invalid UTF-8 in a string field) to stderr; the error we
+  // return says it once, in our format.
+  static const bool quiet = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)quiet;
   std::string inflated;
   if (bytes.size() >= 2 && static_cast<uint8_t>(bytes[0]) == 0x1f &&
       static_cast<uint8_t>(bytes[1]) == 0x8b) {
@@ -401,7 +409,7 @@ StatusOr<ChakraTrace> parse_chakra_trace(std::string_view bytes, const std::stri
     if (!p.ParseFromArray(data, static_cast<int>(len))) {
       return invalid_argument(file + ": node #" + std::to_string(t.nodes.size()) +
                               " (byte offset " + std::to_string(at) +
-                              "): not a valid Node message");
+                              "): not a valid Node message (malformed protobuf, or invalid UTF-8 in a string field)");
     }
     ChakraNode n;
     n.offset = static_cast<int64_t>(at);

@@ -1,0 +1,115 @@
+#include "interop/chakra_export.h"
+
+#include <gtest/gtest.h>
+
+#include "config/loader.h"
+#include "interop/chakra_replay.h"
+#include "simulate/simulate.h"
+
+namespace preflight {
+namespace {
+
+Scenario scenario(std::vector<std::string> sets) {
+  sets.insert(sets.begin(), {"model.preset=gpt3-1.7b", "model.layers=8", "cluster.nodes=2",
+                             "training.global_batch=32"});
+  StatusOr<Scenario> s = load_scenario("", sets);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+// Export → bytes → import: the same nodes and dependencies; the replay's iteration time is the
+// simulated one to the picosecond.
+void expect_round_trip(const Scenario& s) {
+  StatusOr<ChakraWorkload> w = export_chakra(s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(static_cast<int64_t>(w->ranks.size()), s.cluster.total_gpus());
+  ChakraWorkload back;
+  back.prefix = "round-trip";
+  back.groups = w->groups;
+  for (size_t r = 0; r < w->ranks.size(); ++r) {
+    StatusOr<ChakraTrace> t =
+        parse_chakra_trace(write_chakra_trace(w->ranks[r]), "rank" + std::to_string(r));
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    ASSERT_EQ(t->nodes.size(), w->ranks[r].nodes.size());
+    for (size_t i = 0; i < t->nodes.size(); ++i) {
+      EXPECT_EQ(t->nodes[i].id, w->ranks[r].nodes[i].id);
+      EXPECT_EQ(t->nodes[i].data_deps, w->ranks[r].nodes[i].data_deps);
+    }
+    back.ranks.push_back(std::move(*t));
+  }
+  StatusOr<SimulationReport> simulated = simulate(s);
+  ASSERT_TRUE(simulated.ok()) << simulated.status().message();
+  StatusOr<Scenario> c = chakra_scenario(static_cast<int>(back.ranks.size()), s);
+  ASSERT_TRUE(c.ok());
+  StatusOr<ChakraReplayResult> replayed = replay_chakra(back, *c);
+  ASSERT_TRUE(replayed.ok()) << replayed.status().message();
+  EXPECT_EQ(replayed->iteration_time.ps(), simulated->execution.iteration_time.ps());
+  // The breakdowns agree on what is not a matter of attribution: the critical rank's compute.
+  const ChakraBreakdown& b = replayed->ranks[0].breakdown;
+  EXPECT_EQ(b.total(), replayed->ranks[0].end);
+  EXPECT_EQ((b.compute + b.optimizer).ps(),
+            (simulated->execution.stages[0].breakdown.compute +
+             simulated->execution.stages[0].breakdown.optimizer)
+                .ps());
+}
+
+TEST(ChakraExport, RoundTrip1F1BWithTensorAndDataParallelism) {
+  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4"}));
+}
+
+TEST(ChakraExport, RoundTripInterleavedWithOverlappedP2p) {
+  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
+                              "parallelism.vpp=2", "parallelism.schedule=interleaved",
+                              "parallelism.overlap_p2p=true"}));
+}
+
+TEST(ChakraExport, RoundTripZeroBubbleAndTpCommOverlap) {
+  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
+                              "parallelism.schedule=zb_h1", "parallelism.sequence_parallel=true",
+                              "parallelism.tp_comm_overlap=true"}));
+}
+
+TEST(ChakraExport, RoundTripRingAttentionAndZero3) {
+  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=2",
+                              "parallelism.cp=2", "training.seq_len=8192"}));
+  expect_round_trip(
+      scenario({"parallelism.tp=2", "parallelism.pp=1", "parallelism.dp=8",
+                "parallelism.zero_stage=3"}));
+}
+
+TEST(ChakraExport, RoundTripMoeWithExpertParallelismAndSkewedRouting) {
+  expect_round_trip(scenario({"model.preset=mixtral-8x7b", "cluster.preset=dgx-h100",
+                              "parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
+                              "parallelism.ep=4", "parallelism.etp=1", "model.moe.routing=zipf"}));
+}
+
+TEST(ChakraExport, GroupsFollowMegatronRankOrder) {
+  const Scenario s = scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4"});
+  StatusOr<ChakraWorkload> w = export_chakra(s);
+  ASSERT_TRUE(w.ok());
+  // Rank 5 = tp 1, dp 2, stage 0: its TP group is {4, 5}, its DP group {1, 3, 5, 7}; it sends
+  // activations to rank 13 (stage 1).
+  bool tp = false, dp = false, send = false;
+  for (const ChakraNode& n : w->ranks[5].nodes) {
+    if (n.type == ChakraNodeType::kColl) {
+      const std::vector<int>& m = w->groups.at(n.pg_name);
+      tp = tp || m == std::vector<int>{4, 5};
+      dp = dp || m == std::vector<int>{1, 3, 5, 7};
+    }
+    send = send || (n.type == ChakraNodeType::kSend && n.comm_dst == 13);
+  }
+  EXPECT_TRUE(tp);
+  EXPECT_TRUE(dp);
+  EXPECT_TRUE(send);
+}
+
+TEST(ChakraExport, RefusesExportsOverTheNodeLimit) {
+  StatusOr<ChakraWorkload> w =
+      export_chakra(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4"}), 1000);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("over the limit of 1000 (--max-nodes)"), std::string::npos)
+      << w.status().message();
+}
+
+}  // namespace
+}  // namespace preflight
