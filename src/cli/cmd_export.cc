@@ -96,7 +96,7 @@ void add_export_command(CLI::App& app, int* exit_code) {
       ->take_all();
   chakra->add_option("--max-nodes", args->max_nodes,
                      "Refuse exports with more nodes than this over all ranks (default 20000000; "
-                     "a node takes about 60 bytes)");
+                     "a node takes about 100 bytes)");
   chakra->add_flag("--quiet,-q", args->quiet, "Print nothing but errors");
   chakra->add_option("-o,--output", args->output,
                      "Output prefix: writes PREFIX.<rank>.et and PREFIX.comm_group.json")
