@@ -1,16 +1,20 @@
 # Preflight: two commands for a newcomer.
 #   make run   install deps, build (release), simulate the default scenario
-#   make test  install deps, build, run every test (unit, golden, Python, MPI search, then unit under
-#              ASan+UBSan)
-# Other targets: build, python-test, install, bench, validate, asan, mpi-test, format, clean.
+#   make test  install deps, build, run every test (unit, golden, Python, MPI search, unit under
+#              ASan+UBSan, then every parser's fuzzer for 20 s)
+# Other targets: build, python-test, install, bench, validate, asan, mpi-test, fuzz, format,
+# clean.
 
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 MPI_BUILD ?= build-mpi
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 20
+FUZZERS = units scenario dataset simai chakra
 
-.PHONY: all deps build run test unit golden python-test install asan-test asan mpi-test bench \
-	validate format clean
+.PHONY: all deps build run test unit golden python-test install asan-test asan mpi-test fuzz \
+	bench validate format clean
 
 all: build
 
@@ -60,7 +64,17 @@ mpi-test: deps $(MPI_BUILD)/build.ninja
 	cmake --build $(MPI_BUILD) -j $(JOBS) --target preflight
 	tests/mpi/run_mpi_test.sh $(MPI_BUILD)/preflight
 
-test: build unit golden python-test mpi-test asan-test
+# Every parser's libFuzzer target (clang, ASan+UBSan) for FUZZ_SECONDS each on a copy of its seed
+# corpus (docs/fuzzing.md).
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DPREFLIGHT_FUZZ=ON \
+	  -DPREFLIGHT_BUILD_BENCH=OFF -DPREFLIGHT_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+fuzz: deps $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS:%=%_fuzz)
+	scripts/run-fuzzers $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
+
+test: build unit golden python-test mpi-test asan-test fuzz
 	@echo "make test: all tests passed"
 
 bench: build
@@ -73,4 +87,4 @@ format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(MPI_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(MPI_BUILD) $(FUZZ_BUILD)

@@ -379,6 +379,7 @@ StatusOr<ChakraTrace> parse_chakra_trace(std::string_view bytes, const std::stri
   ChakraTrace t;
   size_t pos = 0;
   bool metadata = false;
+  pb::Node p;  // reused: parsing into it again reuses its allocations
   while (pos < bytes.size()) {
     const size_t at = pos;
     uint64_t len = 0;
@@ -405,7 +406,6 @@ StatusOr<ChakraTrace> parse_chakra_trace(std::string_view bytes, const std::stri
       metadata = true;
       continue;
     }
-    pb::Node p;
     if (!p.ParseFromArray(data, static_cast<int>(len))) {
       return invalid_argument(file + ": node #" + std::to_string(t.nodes.size()) +
                               " (byte offset " + std::to_string(at) +
