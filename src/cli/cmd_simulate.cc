@@ -80,11 +80,6 @@ int run_chakra(const SimulateArgs& a, const std::string& prefix) {
   if (!w.ok()) return fail(w.status());
   StatusOr<Scenario> base = load_cluster_scenario(a, /*header_gpus=*/true);
   if (!base.ok()) return fail(base.status());
-  if (base->simulation.network != "analytical") {
-    return fail(invalid_argument("simulation.network: " + base->simulation.network +
-                                 ": a Chakra replay runs on the analytical network only "
-                                 "(set simulation.network=analytical)"));
-  }
   StatusOr<Scenario> s = chakra_scenario(static_cast<int>(w->ranks.size()), *base);
   if (!s.ok()) return fail(s.status());
   ChakraReplayOptions options;

@@ -643,6 +643,13 @@ class FakeTransport final : public Transport, public EventHandler {
     log_->push_back({group, stage, kind, sim_->now()});
     finish_later(std::move(done));
   }
+  void send_gpus(int src, int dst, Bytes bytes, SimTime latency, Done done) override {
+    finish_later(std::move(done));
+  }
+  void collective_gpus(const std::vector<int>& members, CollectiveKind kind, Bytes bytes,
+                       const CollectivePlan& plan, Done done) override {
+    finish_later(std::move(done));
+  }
   TransportStats stats(SimTime end) const override { return {}; }
   void on_event(int64_t id) override { pending_[id](sim_->now()); }
 

@@ -66,6 +66,14 @@ class Transport {
   virtual void collective(GroupKind group, int stage, CollectiveKind kind, Bytes bytes,
                           const CollectivePlan& plan, Done done) = 0;
 
+  // GPU-level operations, for workloads that name GPUs rather than the groups of a Megatron job
+  // (an imported Chakra trace, interop/chakra_replay.h); GPU g sits on node g / gpus_per_node.
+  // Starts, now, a transfer of `bytes` from GPU `src` to GPU `dst` (as send()).
+  virtual void send_gpus(int src, int dst, Bytes bytes, SimTime latency, Done done) = 0;
+  // Starts, now, collective `kind` on the one group of GPUs `members` (in group-rank order), as
+  // collective() does for each group of a kind.
+  virtual void collective_gpus(const std::vector<int>& members, CollectiveKind kind, Bytes bytes,
+                               const CollectivePlan& plan, Done done) = 0;
   // Statistics at the end of a run that lasted `end`.
   virtual TransportStats stats(SimTime end) const = 0;
 };

@@ -83,6 +83,15 @@ TEST(ChakraExport, RoundTripMoeWithExpertParallelismAndSkewedRouting) {
                               "parallelism.ep=4", "parallelism.etp=1", "model.moe.routing=zipf"}));
 }
 
+TEST(ChakraExport, RoundTripOnTheFlowNetwork) {
+  // Every cross-node collective and send goes through the fabric in both runs, started at the
+  // same instants: the max-min shares, and so the times, are the same.
+  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
+                              "simulation.network=flow"}));
+  expect_round_trip(scenario({"parallelism.tp=8", "parallelism.pp=2", "parallelism.dp=1",
+                              "simulation.network=flow"}));
+}
+
 TEST(ChakraExport, GroupsFollowMegatronRankOrder) {
   const Scenario s = scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4"});
   StatusOr<ChakraWorkload> w = export_chakra(s);

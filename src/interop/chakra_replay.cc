@@ -15,6 +15,8 @@
 #include "collective/collective_model.h"
 #include "compute/compute_model.h"
 #include "engine/simulator.h"
+#include "engine/transport.h"
+#include "network/flow/flow_transport.h"
 #include "network/network_backend.h"
 
 namespace preflight {
@@ -117,8 +119,13 @@ struct Instance {
   std::vector<std::pair<int, int>> members;  // (rank, node)
 };
 
+// A point-to-point message, in send order per (source, destination, tag): it lands at
+// `arrival` (known when it starts on the analytical network, when the transport completes it on
+// the flow network) and goes to the receive matched with it.
 struct Message {
   SimTime start, arrival;
+  bool landed = false;
+  int recv_rank = -1, recv_node = -1;
 };
 
 using Key = std::tuple<int, int, int64_t>;  // (source, destination, tag)
@@ -171,7 +178,8 @@ class Replay final : public EventHandler {
     if (!group_index_.count("0")) group_index_["0"] = group_index_[""];
     std::vector<GroupPlacement> placements;
     for (const Group& g : groups_) placements.push_back(g.placement);
-    PREFLIGHT_ASSIGN_OR_RETURN(network_, make_network_backend("analytical", s_.cluster));
+    PREFLIGHT_ASSIGN_OR_RETURN(network_, make_network_backend(s_.simulation.network, s_));
+    if (TransportFactory f = network_->transport_factory()) transport_ = f(&sim_);
     PREFLIGHT_ASSIGN_OR_RETURN(
         CollectiveModel model,
         CollectiveModel::nccl(s_.cluster, s_.collectives, *network_, placements));
@@ -228,6 +236,14 @@ class Replay final : public EventHandler {
     if (!error_.ok()) return error_;
     PREFLIGHT_RETURN_IF_ERROR(check_finished());
     result_.nodes = nodes_;
+    if (transport_) {
+      SimTime end;
+      for (const Rank& rk : ranks_) {
+        for (const SimTime& e : rk.end) end = std::max(end, e);
+      }
+      result_.has_network_stats = true;
+      result_.network = transport_->stats(end);
+    }
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
       ChakraRankResult rr = summarize(ranks_[r]);
       if (rr.end > result_.iteration_time) {
@@ -368,19 +384,24 @@ class Replay final : public EventHandler {
     return Status();
   }
 
-  SimTime p2p_time(int src, int dst, int64_t bytes) {
-    const int gpn = s_.cluster.gpus_per_node;
-    return collectives_->p2p(Bytes(bytes), src / gpn != dst / gpn).time;
+  bool cross_node(int a, int b) const {
+    return a / s_.cluster.gpus_per_node != b / s_.cluster.gpus_per_node;
   }
 
-  // The collective model's time, cached per (group, kind, bytes).
-  SimTime collective_time(int group, CollectiveKind kind, Bytes bytes) {
+  SimTime p2p_time(int src, int dst, int64_t bytes) {
+    return collectives_->p2p(Bytes(bytes), cross_node(src, dst)).time;
+  }
+
+  // The collective model's plan, cached per (group, kind, bytes).
+  const CollectivePlan& collective_plan(int group, CollectiveKind kind, Bytes bytes) {
     const auto key = std::make_tuple(group, static_cast<int>(kind), bytes.count());
     auto it = plan_cache_.find(key);
     if (it != plan_cache_.end()) return it->second;
-    const SimTime t = collectives_->plan(kind, groups_[group].placement, bytes).time;
-    plan_cache_.emplace(key, t);
-    return t;
+    return plan_cache_.emplace(key, collectives_->plan(kind, groups_[group].placement, bytes))
+        .first->second;
+  }
+  SimTime collective_time(int group, CollectiveKind kind, Bytes bytes) {
+    return collective_plan(group, kind, bytes).time;
   }
 
   void make_ready(int r, int i) {
@@ -421,16 +442,28 @@ class Replay final : public EventHandler {
         return;
       case ChakraNodeType::kSend: {
         const Key key{r, n.comm_dst, n.comm_tag};
-        const SimTime arrival = now + p2p_time(r, n.comm_dst, n.comm_size);
         result_.messages++;
+        const int m = static_cast<int>(messages_.size());
+        messages_.push_back(Message{now, now, false, -1, -1});
         auto waiting = receivers_.find(key);
         if (waiting != receivers_.end() && !waiting->second.empty()) {
-          const auto [dst, node] = waiting->second.front();
+          std::tie(messages_[m].recv_rank, messages_[m].recv_node) = waiting->second.front();
           waiting->second.pop_front();
-          deliver(dst, node, Message{now, arrival});
         } else {
-          mailbox_[key].push_back(Message{now, arrival});
+          mailbox_[key].push_back(m);
         }
+        if (transport_ && cross_node(r, n.comm_dst) && n.comm_size > 0) {
+          // Through the fabric; the planner's latency of one transfer counts the shortest path.
+          const SimTime latency = collectives_->p2p(Bytes(1), true).latency;
+          transport_->send_gpus(r, n.comm_dst, Bytes(n.comm_size), latency,
+                                [this, r, i, m](SimTime finish) {
+                                  land(m, finish);
+                                  schedule_done(r, i, std::max(finish, sim_.now()));
+                                });
+          return;
+        }
+        const SimTime arrival = now + p2p_time(r, n.comm_dst, n.comm_size);
+        land(m, arrival);
         schedule_done(r, i, arrival);
         return;
       }
@@ -438,9 +471,11 @@ class Replay final : public EventHandler {
         const Key key{n.comm_src, r, n.comm_tag};
         auto box = mailbox_.find(key);
         if (box != mailbox_.end() && !box->second.empty()) {
-          const Message m = box->second.front();
+          const int m = box->second.front();
           box->second.pop_front();
-          deliver(r, i, m);
+          messages_[m].recv_rank = r;
+          messages_[m].recv_node = i;
+          if (messages_[m].landed) deliver(m);
         } else {
           receivers_[key].emplace_back(r, i);
         }
@@ -452,12 +487,20 @@ class Replay final : public EventHandler {
     }
   }
 
-  // The message `m` for receive node i of rank r.
-  void deliver(int r, int i, const Message& m) {
-    Rank& rk = ranks_[r];
-    const ChakraNode& n = rk.trace->nodes[i];
-    rk.intervals.push_back(Interval{m.start, m.arrival, class_of(n)});
-    schedule_done(r, i, std::max(m.arrival, sim_.now()));
+  // Message m lands at `arrival`; its receive, if already matched, completes then.
+  void land(int m, SimTime arrival) {
+    messages_[m].landed = true;
+    messages_[m].arrival = arrival;
+    if (messages_[m].recv_rank >= 0) deliver(m);
+  }
+
+  // Message m to the receive matched with it.
+  void deliver(int m) {
+    const Message& msg = messages_[m];
+    Rank& rk = ranks_[msg.recv_rank];
+    const ChakraNode& n = rk.trace->nodes[msg.recv_node];
+    rk.intervals.push_back(Interval{msg.start, msg.arrival, class_of(n)});
+    schedule_done(msg.recv_rank, msg.recv_node, std::max(msg.arrival, sim_.now()));
   }
 
   void arrive(int r, int i) {
@@ -486,14 +529,27 @@ class Replay final : public EventHandler {
     const Group& group = groups_[g];
     if (inst.arrived < static_cast<int>(group.members.size())) return;
     const SimTime now = sim_.now();
-    const SimTime end = now + collective_time(g, inst.kind, inst.bytes);
     result_.collectives++;
-    for (const auto& [mr, mi] : inst.members) {
-      Rank& m = ranks_[mr];
-      m.intervals.push_back(Interval{now, end, class_of(m.trace->nodes[mi])});
-      schedule_done(mr, mi, end);
-    }
+    std::vector<std::pair<int, int>> members = std::move(inst.members);
+    const CollectiveKind kind = inst.kind;
+    const Bytes bytes = inst.bytes;
     instances_.erase({g, seq});
+    auto finish = [this, now](const std::vector<std::pair<int, int>>& ms, SimTime end) {
+      for (const auto& [mr, mi] : ms) {
+        Rank& m = ranks_[mr];
+        m.intervals.push_back(Interval{now, end, class_of(m.trace->nodes[mi])});
+        schedule_done(mr, mi, std::max(end, sim_.now()));
+      }
+    };
+    if (transport_ && group.placement.crosses_nodes() && group.members.size() > 1 &&
+        bytes.count() > 0) {
+      // Through the fabric, as the transfers of the algorithm the planner chose.
+      transport_->collective_gpus(
+          group.members, kind, bytes, collective_plan(g, kind, bytes),
+          [finish, members = std::move(members)](SimTime end) { finish(members, end); });
+      return;
+    }
+    finish(members, now + collective_time(g, kind, bytes));
   }
 
   void complete(int r, int i) {
@@ -631,9 +687,11 @@ class Replay final : public EventHandler {
   std::map<std::string, int> group_index_;
   std::vector<Rank> ranks_;
   std::map<std::pair<int, int64_t>, Instance> instances_;
-  std::map<Key, std::deque<Message>> mailbox_;
+  std::unique_ptr<Transport> transport_;  // the flow network's, or null (analytical)
+  std::vector<Message> messages_;
+  std::map<Key, std::deque<int>> mailbox_;  // sent messages not yet matched with a receive
   std::map<Key, std::deque<std::pair<int, int>>> receivers_;
-  std::map<std::tuple<int, int, int64_t>, SimTime> plan_cache_;
+  std::map<std::tuple<int, int, int64_t>, CollectivePlan> plan_cache_;
   double total_ps_ = 0;
   Simulator sim_;
   Status error_;
@@ -686,9 +744,10 @@ std::string format_chakra_summary(const ChakraReplayResult& r, const ChakraWorkl
                 w.prefix.c_str(), w.ranks.size(), static_cast<long long>(r.nodes),
                 w.groups.size());
   out += buf;
-  std::snprintf(buf, sizeof buf, "Cluster          %s: %d nodes x %d %s (analytical network)\n",
+  std::snprintf(buf, sizeof buf, "Cluster          %s: %d nodes x %d %s (%s network)\n",
                 s.cluster.name.c_str(), s.cluster.nodes, s.cluster.gpus_per_node,
-                s.cluster.gpu.name.c_str());
+                s.cluster.gpu.name.c_str(),
+                r.has_network_stats ? "flow-level" : "analytical");
   out += buf;
   std::snprintf(buf, sizeof buf, "Iteration time   %.6f s (rank %d finishes last)\n",
                 r.iteration_time.to_seconds(), r.critical_rank);
@@ -697,6 +756,19 @@ std::string format_chakra_summary(const ChakraReplayResult& r, const ChakraWorkl
                 "transfers\n",
                 static_cast<long long>(r.collectives), static_cast<long long>(r.messages));
   out += buf;
+  if (r.has_network_stats) {
+    std::snprintf(buf, sizeof buf, "Network          %lld flows, %lld rate solves; link tiers "
+                  "(mean / peak utilization):",
+                  static_cast<long long>(r.network.flows),
+                  static_cast<long long>(r.network.solves));
+    out += buf;
+    for (const TierSeries& t : r.network.tiers) {
+      std::snprintf(buf, sizeof buf, " %s %.1f%% / %.1f%%", t.tier.c_str(), 100 * t.mean,
+                    100 * t.peak);
+      out += buf;
+    }
+    out += "\n";
+  }
   const ChakraRankResult& c = r.ranks[static_cast<size_t>(r.critical_rank)];
   const ChakraBreakdown& b = c.breakdown;
   out += "\nWhere rank " + std::to_string(r.critical_rank) + "'s time goes (ms)\n";
@@ -768,6 +840,17 @@ std::string chakra_result_json(const ChakraReplayResult& r, const ChakraWorkload
            {"gpu", s.cluster.gpu.name}}},
          {"breakdown", breakdown(r.ranks[static_cast<size_t>(r.critical_rank)].breakdown)},
          {"per_rank", ranks}};
+  j["network"] = {{"backend", r.has_network_stats ? "flow" : "analytical"}};
+  if (r.has_network_stats) {
+    json tiers = json::array();
+    for (const TierSeries& t : r.network.tiers) {
+      tiers.push_back(json{{"tier", t.tier}, {"mean_utilization", t.mean},
+                           {"peak_utilization", t.peak}});
+    }
+    j["network"]["flows"] = r.network.flows;
+    j["network"]["rate_solves"] = r.network.solves;
+    j["network"]["tiers"] = tiers;
+  }
   return j.dump(2) + "\n";
 }
 

@@ -29,6 +29,7 @@
 #include "base/units.h"
 #include "config/scenario.h"
 #include "engine/executor.h"
+#include "engine/transport.h"
 #include "interop/chakra_trace.h"
 
 namespace preflight {
@@ -67,6 +68,9 @@ struct ChakraReplayResult {
   int64_t events = 0;
   int64_t collectives = 0;  // collective instances (each counted once for its group)
   int64_t messages = 0;     // point-to-point transfers
+  // The flow-level network's statistics (simulation.network: flow).
+  bool has_network_stats = false;
+  TransportStats network;
   // With `trace`: every node's interval (stage = rank; stream 0.. = GPU stream, −1 = CPU thread,
   // −2 = sends and receives).
   std::vector<TraceInterval> trace;
@@ -83,8 +87,10 @@ StatusOr<Scenario> chakra_scenario(int ranks, const Scenario& s);
 // Replays `w` on `s`'s cluster (REQUIRES: s.cluster.total_gpus() >= ranks, e.g. from
 // chakra_scenario). Errors name the rank, node and what does not fit: an unknown communicator,
 // a rank outside its group, mismatched collectives, unsupported collective types, a send whose
-// receive never comes, a collective a member never reaches. The flow network is not supported
-// yet: a replay plans every transfer with the analytical network.
+// receive never comes, a collective a member never reaches. With simulation.network: flow,
+// every collective whose group spans nodes and every cross-node send is carried through the
+// fabric by the flow-level transport (network/flow/flow_transport.h), sharing links with
+// whatever else is in flight; otherwise each takes the collective model's time alone.
 StatusOr<ChakraReplayResult> replay_chakra(const ChakraWorkload& w, const Scenario& s,
                                            const ChakraReplayOptions& options = {});
 

@@ -172,6 +172,52 @@ TEST(ChakraReplay, SendRecvAcrossNodesAddsTheP2pTime) {
       << lost.status().message();
 }
 
+TEST(ChakraReplay, FlowNetworkSharesTheSendersNic) {
+  // Rank 0 sends 256 MiB to each of ranks 8..15 (the other node) at once. On the analytical
+  // network each takes the p2p time alone; on the flow network the eight flows share rank 0's
+  // NIC, so the last lands about 8x later. One send alone takes the same time on both.
+  auto workload = [](int sends) {
+    ChakraWorkload w;
+    w.prefix = "fanout";
+    w.ranks.resize(16);
+    for (int k = 0; k < sends; ++k) {
+      ChakraNode send;
+      send.id = static_cast<uint64_t>(k);
+      send.type = ChakraNodeType::kSend;
+      send.comm_dst = 8 + k;
+      send.comm_size = 256 << 20;
+      w.ranks[0].nodes.push_back(send);
+      ChakraNode recv;
+      recv.type = ChakraNodeType::kRecv;
+      recv.comm_src = 0;
+      recv.comm_size = 256 << 20;
+      w.ranks[8 + k].nodes.push_back(recv);
+    }
+    return w;
+  };
+  StatusOr<Scenario> base =
+      load_scenario("", {"cluster.preset=dgx-h100", "simulation.network=flow"});
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  const Scenario flow = *chakra_scenario(16, *base);
+  Scenario analytical = flow;
+  analytical.simulation.network = "analytical";
+  StatusOr<ChakraReplayResult> one_a = replay_chakra(workload(1), analytical);
+  StatusOr<ChakraReplayResult> one_f = replay_chakra(workload(1), flow);
+  StatusOr<ChakraReplayResult> eight_a = replay_chakra(workload(8), analytical);
+  StatusOr<ChakraReplayResult> eight_f = replay_chakra(workload(8), flow);
+  ASSERT_TRUE(one_a.ok() && one_f.ok() && eight_a.ok() && eight_f.ok())
+      << one_f.status().message() << eight_f.status().message();
+  EXPECT_FALSE(one_a->has_network_stats);
+  EXPECT_TRUE(one_f->has_network_stats);
+  EXPECT_EQ(eight_a->iteration_time, one_a->iteration_time);
+  const double single = one_f->iteration_time.to_seconds();
+  EXPECT_NEAR(single, one_a->iteration_time.to_seconds(), 0.05 * single);
+  const double ratio = eight_f->iteration_time.to_seconds() / single;
+  EXPECT_GT(ratio, 7.0);
+  EXPECT_LT(ratio, 8.5);
+  EXPECT_EQ(eight_f->network.flows, 8);
+}
+
 TEST(ChakraReplay, RooflineTimesNodesWithoutDuration) {
   const Scenario s = cluster(1);
   ChakraWorkload w;

@@ -29,6 +29,11 @@ base=(--set model.preset=gpt3-1.7b --set model.layers=8 --set cluster.nodes=2
 a=$("$bin" simulate "${base[@]}" --json - -q | time_of)
 b=$("$bin" simulate "${base[@]}" --workload "chakra:$tmp/gpt" --json - -q | time_of)
 [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "round trip: simulate $a, replay $b"
+# On the flow-level network too: every cross-node collective and send shares the fabric.
+a=$("$bin" simulate "${base[@]}" --set simulation.network=flow --json - -q | time_of)
+b=$("$bin" simulate "${base[@]}" --set simulation.network=flow --workload "chakra:$tmp/gpt" \
+  --json - -q | time_of)
+[ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "round trip on the flow network: simulate $a, replay $b"
 "$bin" simulate "${base[@]}" --workload "chakra:$tmp/gpt" --trace "$tmp/t.json" -q &&
   python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["traceEvents"]; assert sum(x["ph"]=="X" for x in e) > 1000' \
     "$tmp/t.json" && ok || bad "trace"
@@ -45,7 +50,6 @@ expect_error() {  # WANT ARGS...
 expect_error "none.0.et: cannot open" --workload "chakra:$tmp/none"
 expect_error "expected simai:FILE or chakra:PREFIX" --workload "astra:$tmp/gpt"
 expect_error "--report: not available" --workload "chakra:$tmp/gpt" --report "$tmp/r.html"
-expect_error "analytical network only" --workload "chakra:$tmp/gpt" --set simulation.network=flow
 cp "$tmp"/gpt.* "$tmp/keep" 2>/dev/null
 mkdir -p "$tmp/c"
 for r in $(seq 0 15); do cp "$tmp/gpt.$r.et" "$tmp/c/x.$r.et"; done

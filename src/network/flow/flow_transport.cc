@@ -237,19 +237,19 @@ class FlowTransport final : public Transport {
                   const CollectivePlan& plan, Done done) override {
     std::vector<FlowSpec> flows;
     for (const std::vector<int>& members : layout_.groups(group, stage)) {
-      if (members.size() < 2) continue;
-      const std::vector<PairFlow>& pairs = pair_flows(members, kind, bytes, plan);
-      for (const PairFlow& f : pairs) {
-        const int src = members[f.src];
-        const int host = src / gpus_per_node_;
-        int nic = -1;
-        if (f.nic >= 0 && host < static_cast<int>(host_nics_.size()) &&
-            f.nic < static_cast<int>(host_nics_[host].size())) {
-          nic = host_nics_[host][f.nic];
-        }
-        flows.push_back({src, members[f.dst], nic, static_cast<double>(f.bytes)});
-      }
+      add_group_flows(members, kind, bytes, plan, &flows);
     }
+    start_all(flows, plan.latency, std::move(done));
+  }
+
+  void send_gpus(int src, int dst, Bytes bytes, SimTime latency, Done done) override {
+    start_all({{src, dst, -1, static_cast<double>(bytes.count())}}, latency, std::move(done));
+  }
+
+  void collective_gpus(const std::vector<int>& members, CollectiveKind kind, Bytes bytes,
+                       const CollectivePlan& plan, Done done) override {
+    std::vector<FlowSpec> flows;
+    add_group_flows(members, kind, bytes, plan, &flows);
     start_all(flows, plan.latency, std::move(done));
   }
 
@@ -302,6 +302,22 @@ class FlowTransport final : public Transport {
     int nic;  // sending NIC node id, or -1: src's own
     double bytes;
   };
+
+  // The inter-node flows of one group's collective, onto `flows`.
+  void add_group_flows(const std::vector<int>& members, CollectiveKind kind, Bytes bytes,
+                       const CollectivePlan& plan, std::vector<FlowSpec>* flows) {
+    if (members.size() < 2) return;
+    for (const PairFlow& f : pair_flows(members, kind, bytes, plan)) {
+      const int src = members[f.src];
+      const int host = src / gpus_per_node_;
+      int nic = -1;
+      if (f.nic >= 0 && host < static_cast<int>(host_nics_.size()) &&
+          f.nic < static_cast<int>(host_nics_[host].size())) {
+        nic = host_nics_[host][f.nic];
+      }
+      flows->push_back({src, members[f.dst], nic, static_cast<double>(f.bytes)});
+    }
+  }
 
   // The inter-node pair flows of `kind` on the group `members` (GPUs), from the cache: groups
   // of the same shape (node pattern and GPU indices) decompose alike.
