@@ -82,6 +82,18 @@ def test_simulate_set_overrides_like_the_cli():
     assert r["scenario"]["training"]["global_batch"] == 64
 
 
+def test_dict_dp_auto_resolves_from_the_gpu_count():
+    # 64 DGX A100 nodes = 512 GPUs over tp 8 · pp 16: dp 4.
+    scenario = {"cluster": {"preset": "dgx-a100", "nodes": 64},
+                "parallelism": {"tp": 8, "pp": 16, "dp": "auto"}}
+    assert preflight.memory(scenario)["scenario"]["parallelism"]["dp"] == 4
+    r = preflight.memory(None, set=["parallelism.dp=auto", "cluster.nodes=32"])
+    assert r["scenario"]["parallelism"]["dp"] == 2
+    with pytest.raises(preflight.Error, match=r"^<dict>: parallelism\.dp: auto: 512 GPUs is not a "
+                                              r"multiple of tp·cp·pp = 48 \(tp 8, cp 1, pp 6\)$"):
+        preflight.memory(dict(scenario, parallelism={"tp": 8, "pp": 6, "dp": "auto"}))
+
+
 def test_memory_matches_the_cli_keys():
     m = preflight.memory(EXAMPLE)
     cli = run_cli("memory", EXAMPLE, "--json", "-")

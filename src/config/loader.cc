@@ -470,7 +470,7 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   YamlReader r(node, source, "parallelism");
   p->tp = r.get_int("tp", 1);
   p->pp = r.get_int("pp", 1);
-  p->dp = r.get_int("dp", 0, 1);
+  p->dp = r.get_int_or_auto("dp", 0);  // auto (0) is resolved by build()
   p->vpp = r.get_int("vpp", 1);
   p->first_stage_layers = r.get_int("first_stage_layers", 0, 0);
   p->last_stage_layers = r.get_int("last_stage_layers", 0, 0);
@@ -580,17 +580,19 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   PREFLIGHT_RETURN_IF_ERROR(read_parallelism(root["parallelism"], source, &s.parallelism));
   PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], source, &s.collectives));
   PREFLIGHT_RETURN_IF_ERROR(read_simulation(root["simulation"], source, &s.simulation));
-  if (s.parallelism.dp == 0) {
-    const int64_t model_parallel =
-        int64_t{s.parallelism.tp} * s.parallelism.pp * s.parallelism.cp;
-    if (s.cluster.total_gpus() % model_parallel != 0) {
-      const bool cp = s.parallelism.cp > 1;
-      return invalid_argument(source + ": parallelism: tp·" + (cp ? "cp·" : "") + "pp = " +
-                              std::to_string(model_parallel) + " does not divide the cluster's " +
-                              std::to_string(s.cluster.total_gpus()) + " GPUs; expected tp·" +
-                              (cp ? "cp·" : "") + "pp·dp = GPUs");
+  if (s.parallelism.dp == 0) {  // dp: auto
+    const ParallelismConfig& p = s.parallelism;
+    int64_t tp_cp_pp = 0;  // each factor is at most 10^9, so only the last product may overflow
+    const bool overflow = __builtin_mul_overflow(int64_t{p.tp} * p.cp, p.pp, &tp_cp_pp);
+    const int gpus = s.cluster.total_gpus();
+    if (overflow || gpus % tp_cp_pp != 0) {
+      return invalid_argument(source + ": parallelism.dp: auto: " + std::to_string(gpus) +
+                              " GPUs is not a multiple of tp·cp·pp = " +
+                              (overflow ? "over 2^63" : std::to_string(tp_cp_pp)) + " (tp " +
+                              std::to_string(p.tp) + ", cp " + std::to_string(p.cp) + ", pp " +
+                              std::to_string(p.pp) + ")");
     }
-    s.parallelism.dp = static_cast<int>(s.cluster.total_gpus() / model_parallel);
+    s.parallelism.dp = static_cast<int>(gpus / tp_cp_pp);
   }
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s).with_prefix(source + ": "));
   return s;

@@ -13,7 +13,9 @@
 namespace preflight {
 
 // Parses `text` (from `source`, used in messages), applies `overrides` ("a.b=c"), resolves presets
-// and validates. Empty `text` means the built-in default scenario.
+// and validates. Empty `text` means the built-in default scenario. `parallelism.dp: auto` (or no
+// dp) resolves to GPUs / (tp·cp·pp), an error when that does not divide; the Scenario holds the
+// resolved count.
 StatusOr<Scenario> load_scenario_text(const std::string& text, const std::string& source,
                                       const std::vector<std::string>& overrides);
 

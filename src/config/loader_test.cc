@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/presets.h"
@@ -121,7 +122,64 @@ TEST(LoadScenarioText, DerivesDpFromGpuCount) {
 TEST(LoadScenarioText, DpUnderivableWhenTpPpDoNotDivideGpus) {
   // 256 GPUs, tp 8 · pp 12 = 96 does not divide 256.
   expect_user_error(load_error(kSmall, {"parallelism.pp=12"}),
-                    {"test.yaml: parallelism", "tp·pp = 96", "256 GPUs"});
+                    {"test.yaml: parallelism.dp: auto: 256 GPUs is not a multiple of "
+                     "tp·cp·pp = 96 (tp 8, cp 1, pp 12)"});
+}
+
+TEST(LoadScenarioText, DpAutoIsDpLeftOut) {
+  // dp: auto = 256 GPUs / (tp 8 · pp 16) = 2, as when dp is absent.
+  StatusOr<Scenario> s = load(kSmall, {"parallelism.dp=auto"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->parallelism.dp, 2);
+  EXPECT_EQ(s->num_microbatches(), 32);  // 64 / (1 · 2)
+}
+
+TEST(LoadScenarioText, DpAutoFollowsNodesTpAndCp) {
+  // 1024 GPUs / (tp 8 · pp 16) = 8; 2048 GPUs: 16; tp 4: 16; cp 2: 4.
+  const char* const kAuto = R"(
+model: {preset: gpt3-175b}
+cluster: {preset: dgx-a100, nodes: 128}
+training: {global_batch: 1536}
+parallelism: {tp: 8, pp: 16, dp: auto}
+)";
+  const std::vector<std::pair<std::string, int>> cases = {{"cluster.nodes=128", 8},
+                                                          {"cluster.nodes=256", 16},
+                                                          {"parallelism.tp=4", 16},
+                                                          {"parallelism.cp=2", 4}};
+  for (const auto& [set, dp] : cases) {
+    StatusOr<Scenario> s = load(kAuto, {set});
+    ASSERT_TRUE(s.ok()) << set << ": " << s.status().message();
+    EXPECT_EQ(s->parallelism.dp, dp) << set;
+  }
+}
+
+TEST(LoadScenarioText, DpAutoNotDividingTheGpuCountNamesTheNumbers) {
+  // 1024 GPUs over tp 8 · cp 1 · pp 6 = 48: 1024 / 48 is not whole. The file's own value and a
+  // --set one read the same.
+  const std::string file = std::string(kSmall) + "  dp: auto\n";
+  expect_user_error(load_error(file, {"cluster.nodes=128", "parallelism.pp=6"}),
+                    {"test.yaml: parallelism.dp: auto: 1024 GPUs is not a multiple of "
+                     "tp·cp·pp = 48 (tp 8, cp 1, pp 6)"});
+  expect_user_error(load_error("", {"parallelism.dp=auto", "parallelism.pp=6"}),
+                    {"test.yaml: parallelism.dp: auto: 1024 GPUs is not a multiple of "
+                     "tp·cp·pp = 48 (tp 8, cp 1, pp 6)"});
+  // cp counts: 256 GPUs over tp 8 · cp 3 · pp 8 = 192.
+  expect_user_error(load_error(kSmall, {"parallelism.pp=8", "parallelism.cp=3"}),
+                    {"256 GPUs is not a multiple of tp·cp·pp = 192 (tp 8, cp 3, pp 8)"});
+}
+
+TEST(LoadScenarioText, DpAutoGlobalBatchErrorNamesTheResolvedDp) {
+  // dp: auto = 256 / (tp 8 · pp 4) = 8; 60 is not a multiple of micro_batch 1 · dp 8.
+  expect_user_error(
+      load_error(kSmall, {"parallelism.dp=auto", "parallelism.pp=4", "training.global_batch=60"}),
+      {"test.yaml: training.global_batch: 60", "micro_batch × dp = 1 × 8 = 8"});
+}
+
+TEST(LoadScenarioText, DpNeitherACountNorAuto) {
+  for (const char* v : {"parallelism.dp=0", "parallelism.dp=Auto", "parallelism.dp=two"}) {
+    expect_user_error(load_error(kSmall, {v}),
+                      {"test.yaml: parallelism.dp: '", "': expected an integer >= 1 or auto"});
+  }
 }
 
 TEST(LoadScenarioText, InlineFieldsOverrideModelPreset) {
@@ -354,7 +412,11 @@ TEST(LoadScenarioText, GpusNotEqualToTpPpDp) {
   // Explicit dp 4: 8 · 16 · 4 = 512 ≠ 1024.
   expect_user_error(load_error("", {"parallelism.dp=4"}),
                     {"test.yaml: parallelism: tp·pp·dp = 8·16·4 = 512",
-                     "expected the cluster's GPU count, 1024"});
+                     "expected the cluster's GPU count, 1024 (128 nodes × 8), or dp: auto"});
+  // An explicit dp stays fixed when the GPU count changes: 8 · 16 · 8 = 1024 ≠ 2048.
+  expect_user_error(load_error("", {"cluster.nodes=256"}),
+                    {"test.yaml: parallelism: tp·pp·dp = 8·16·8 = 1024",
+                     "expected the cluster's GPU count, 2048"});
 }
 
 TEST(LoadScenarioText, GlobalBatchNotDivisibleByMicroBatchTimesDp) {

@@ -179,11 +179,11 @@ Status validate_scenario(const Scenario& s) {
   if (overflow || all != gpus) {
     const std::string cp = p.cp > 1 ? "cp·" : "";
     const std::string cp_value = p.cp > 1 ? str(p.cp) + "·" : "";
-    return invalid_argument("parallelism: tp·" + cp + "pp·dp = " + str(p.tp) + "·" + cp_value +
-                            str(p.pp) + "·" + str(p.dp) + " = " +
-                            (overflow ? "over 2^63" : str(all)) +
-                            ": expected the cluster's GPU count, " + str(gpus) + " (" +
-                            str(s.cluster.nodes) + " nodes × " + str(s.cluster.gpus_per_node) + ")");
+    return invalid_argument(
+        "parallelism: tp·" + cp + "pp·dp = " + str(p.tp) + "·" + cp_value + str(p.pp) + "·" +
+        str(p.dp) + " = " + (overflow ? "over 2^63" : str(all)) +
+        ": expected the cluster's GPU count, " + str(gpus) + " (" + str(s.cluster.nodes) +
+        " nodes × " + str(s.cluster.gpus_per_node) + "), or dp: auto");
   }
   if (m.heads % p.tp != 0) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +

@@ -212,7 +212,7 @@ struct TrainingConfig {
 struct ParallelismConfig {
   int tp = 1;
   int pp = 1;
-  int dp = 0;   // 0 = derived from the GPU count
+  int dp = 0;   // 0 = auto: GPUs / (tp·cp·pp), which the loader resolves
   int vpp = 1;  // virtual pipeline stages (model chunks) per pipeline rank
   // Uneven pipelines (Megatron's --decoder-first/last-pipeline-num-layers): layers on the first
   // and last stage (0 = an even split); the other stages share the rest evenly. REQUIRES vpp 1.

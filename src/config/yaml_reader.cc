@@ -77,6 +77,19 @@ int YamlReader::get_int(const std::string& key, int fallback, int min_value) {
   return static_cast<int>(v);
 }
 
+int YamlReader::get_int_or_auto(const std::string& key, int auto_value, int min_value) {
+  std::string s;
+  if (!scalar(key, &s) || s == "auto") return auto_value;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno != 0 || v > 1'000'000'000 || v < min_value) {
+    fail(key, quote(s) + ": expected an integer >= " + std::to_string(min_value) + " or auto");
+    return auto_value;
+  }
+  return static_cast<int>(v);
+}
+
 int YamlReader::required_int(const std::string& key, int min_value) {
   if (!has(key)) {
     known_.insert(key);

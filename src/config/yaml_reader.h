@@ -25,6 +25,9 @@ class YamlReader {
   // fallback) when the value is malformed. `required_*` records "missing key" when absent.
   int get_int(const std::string& key, int fallback, int min_value = 1);
   int required_int(const std::string& key, int min_value = 1);
+  // An integer >= min_value, or the word `auto`: returns `auto_value` when the key is absent or
+  // says auto.
+  int get_int_or_auto(const std::string& key, int auto_value, int min_value = 1);
   double get_double(const std::string& key, double fallback, double min_value, double max_value);
   bool get_bool(const std::string& key, bool fallback);
   // A flow or block sequence of numbers, each in [min_value, max_value] (at most 1,000,000).

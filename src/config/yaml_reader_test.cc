@@ -106,6 +106,19 @@ TEST(YamlReader, IntErrorsNameFileKeyValueAndExpectation) {
   }
 }
 
+TEST(YamlReader, IntOrAutoTakesACountOrTheWordAuto) {
+  YamlReader r = reader("dp: 16\nauto_dp: auto\n");
+  EXPECT_EQ(r.get_int_or_auto("dp", 0), 16);
+  EXPECT_EQ(r.get_int_or_auto("auto_dp", 0), 0);
+  EXPECT_EQ(r.get_int_or_auto("absent", 0), 0);
+  EXPECT_TRUE(r.finish().ok());
+  for (const char* bad : {"dp: 0\n", "dp: automatic\n", "dp: -4\n", "dp: 2.5\n"}) {
+    YamlReader b = reader(bad);
+    EXPECT_EQ(b.get_int_or_auto("dp", 0), 0) << bad;  // the auto value on error
+    EXPECT_THAT(b.finish().message(), HasSubstr("': expected an integer >= 1 or auto")) << bad;
+  }
+}
+
 TEST(YamlReader, RequiredIntReportsMissingKey) {
   YamlReader r(YAML::Load("seq_len: 2048\n"), "test.yaml", "training");
   r.get_int("seq_len", 1);

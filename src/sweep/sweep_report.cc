@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 namespace preflight {
 namespace {
@@ -46,7 +47,14 @@ std::string format_sweep_table(const SweepResult& r) {
   std::vector<std::string> header;
   for (const SweepAxis& a : r.axes) header.push_back(a.key);
   const size_t keys = header.size();
-  if (r.searched) header.push_back("best strategy");
+  // The strategy has a column when it was searched or when it differs between points (a varied
+  // parallelism key, or dp: auto over a varied GPU count).
+  std::set<std::string> strategies;
+  for (const SweepPoint& p : r.points) {
+    if (p.status.ok()) strategies.insert(strategy_summary(p.scenario));
+  }
+  const bool strategy = r.searched || strategies.size() > 1;
+  if (strategy) header.push_back(r.searched ? "best strategy" : "strategy");
   for (const char* h : {"iteration", "tokens/s", "MFU", "peak/HBM GiB", "fits", "speedup"}) {
     header.push_back(h);
   }
@@ -58,7 +66,7 @@ std::string format_sweep_table(const SweepResult& r) {
       rows.push_back(row);
       continue;
     }
-    if (r.searched) row.push_back(strategy_summary(p.scenario));
+    if (strategy) row.push_back(strategy_summary(p.scenario));
     row.push_back(fmt("%.3f s", p.iteration_time_s));
     row.push_back(thousands(p.tokens_per_s));
     row.push_back(fmt("%.1f %%", p.mfu * 100));
@@ -80,7 +88,7 @@ std::string format_sweep_table(const SweepResult& r) {
     std::string out;
     for (size_t c = 0; c < cells.size(); ++c) {
       const bool last = c + 1 == cells.size();
-      const bool number = c >= keys && !(r.searched && c == keys);
+      const bool number = c >= keys && !(strategy && c == keys);
       if (c > 0) out += "  ";
       out += last && !number ? cells[c] : pad(cells[c], width[c], number);
     }

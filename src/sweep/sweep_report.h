@@ -10,9 +10,9 @@
 
 namespace preflight {
 
-// A column per varied key, the strategy (when searched), iteration time, tokens/s, MFU, peak
-// memory per GPU of HBM, whether it fits, and the speedup over the first point; a failed point
-// shows its error instead of figures.
+// A column per varied key, the strategy (when searched, or when it differs between points),
+// iteration time, tokens/s, MFU, peak memory per GPU of HBM, whether it fits, and the speedup
+// over the first point; a failed point shows its error instead of figures.
 std::string format_sweep_table(const SweepResult& r);
 
 // One header line, then a line per point: the keys, tp, pp, dp, cp, ep, vpp, micro_batch,

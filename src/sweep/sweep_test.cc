@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <string>
@@ -72,6 +73,8 @@ TEST(RunSweep, FasterNicsGiveSpeedupsOverTheFirstPoint) {
   EXPECT_EQ(r->points[2].values, std::vector<std::string>{"400Gbps"});
   EXPECT_DOUBLE_EQ(r->points[2].speedup,
                    r->points[0].iteration_time_s / r->points[2].iteration_time_s);
+  // One strategy at every point: the table has no strategy column.
+  EXPECT_EQ(format_sweep_table(*r).find("strategy"), std::string::npos);
 }
 
 TEST(RunSweep, IsIdenticalForAnyThreadCount) {
@@ -122,6 +125,48 @@ TEST(RunSweep, APointThatFailsAloneKeepsItsErrorAndTheOthersRun) {
   EXPECT_NE(table.find("error: "), std::string::npos) << table;
   const std::string csv = sweep_to_csv(*r);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+}
+
+TEST(RunSweep, DpAutoScalesWithTheNodeCountAndTp) {
+  // dp: auto = GPUs / (tp · pp): 1, 2, 4 nodes of 8 at TP 2 · PP 2 give DP 2, 4, 8; an explicit
+  // dp (kBase's 4) loads on 2 nodes only.
+  std::vector<std::string> base = kBase;
+  base.push_back("parallelism.dp=auto");
+  SweepOptions o;
+  StatusOr<SweepResult> r = run_sweep("", base, {axis("cluster.nodes=1,2,4")}, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->points.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const SweepPoint& p = r->points[i];
+    ASSERT_TRUE(p.status.ok()) << p.values[0] << ": " << p.status.message();
+    EXPECT_EQ(p.scenario.parallelism.dp, 2 << i) << p.values[0];
+    EXPECT_GT(p.tokens_per_s, 0);
+  }
+  // More replicas of the same global batch: each iteration is shorter.
+  EXPECT_GT(r->points[2].speedup, r->points[1].speedup);
+  EXPECT_GT(r->points[1].speedup, 1.0);
+  const std::string csv = sweep_to_csv(*r);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);  // the header and a row per point
+  // The strategies differ, so the table shows them.
+  const std::string table = format_sweep_table(*r);
+  EXPECT_NE(table.find("strategy"), std::string::npos) << table;
+  EXPECT_NE(table.find("TP2 PP2 DP8 mb1"), std::string::npos) << table;
+
+  // TP 2, 4, 8 on 2 nodes: DP 4, 2, 1.
+  r = run_sweep("", base, {axis("parallelism.tp=2,4,8")}, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->points.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(r->points[i].status.ok()) << r->points[i].status.message();
+    EXPECT_EQ(r->points[i].scenario.parallelism.dp, 4 >> i);
+  }
+
+  // With kBase's dp 4, 1 node fails at every point, an error that suggests dp: auto.
+  r = run_sweep("", kBase, {axis("cluster.nodes=1,2,4")}, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--vary cluster.nodes=1: "), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("or dp: auto"), std::string::npos) << r.status().message();
 }
 
 TEST(RunSweep, CallsTheStrategyFinderOncePerPointAndSimulatesItsChoice) {

@@ -42,6 +42,20 @@ cmp -s "$tmp/a.txt" "$tmp/b.txt" && cmp -s "$tmp/a.csv" "$tmp/b.csv" && ok || ba
 [ "$(wc -l <"$tmp/d.csv")" -eq 3 ] && grep -q "^4,8,4," "$tmp/d.csv" && ok ||
   bad "scenario after --set: $(cat "$tmp/d.csv" "$tmp/d.err")"
 
+# A scenario with dp: auto sweeps the node count and tp: dp = GPUs / (tp·pp), one row per point.
+cat >"$tmp/auto.yaml" <<'EOF'
+model: {preset: gpt3-1.7b}
+cluster: {preset: dgx-a100, nodes: 2}
+training: {global_batch: 32}
+parallelism: {tp: 2, pp: 2, dp: auto}
+EOF
+"$bin" sweep "$tmp/auto.yaml" --vary cluster.nodes=1,2,4 --csv - >"$tmp/e.csv" 2>"$tmp/e.err"
+[ "$(wc -l <"$tmp/e.csv")" -eq 4 ] && [ "$(cut -d, -f1,4 "$tmp/e.csv" | tail -3 | tr '\n' ' ')" = "1,2 2,4 4,8 " ] &&
+  ok || bad "dp: auto over cluster.nodes: $(cat "$tmp/e.csv" "$tmp/e.err")"
+"$bin" sweep "$tmp/auto.yaml" --vary parallelism.tp=1,2,4 --csv - >"$tmp/f.csv" 2>"$tmp/f.err"
+[ "$(cut -d, -f1,4 "$tmp/f.csv" | tail -n +2 | tr '\n' ' ')" = "1,8 2,4 4,2 " ] && ok ||
+  bad "dp: auto over parallelism.tp: $(cat "$tmp/f.csv" "$tmp/f.err")"
+
 expect_bad() {
   local label=$1 needle=$2
   shift 2
@@ -61,6 +75,11 @@ expect_bad empty-value "empty value" "$bin" sweep "${base[@]}" --vary parallelis
 expect_bad key-twice "varied twice" "$bin" sweep "${base[@]}" --vary training.micro_batch=1 \
   --vary training.micro_batch=2
 expect_bad no-vary "--vary" "$bin" sweep "${base[@]}"
+expect_bad explicit-dp "--vary cluster.nodes=4: " "$bin" sweep "${base[@]}" --vary cluster.nodes=2,4
+expect_bad explicit-dp-hint "or dp: auto" "$bin" sweep "${base[@]}" --vary cluster.nodes=2,4
+expect_bad auto-not-dividing \
+  "--vary parallelism.pp=3: $tmp/auto.yaml: parallelism.dp: auto: 16 GPUs is not a multiple of tp·cp·pp = 6 (tp 2, cp 1, pp 3)" \
+  "$bin" sweep "$tmp/auto.yaml" --vary parallelism.pp=2,3
 expect_bad space-without-search "only with --search" "$bin" sweep "${base[@]}" \
   --vary training.micro_batch=1,2 --space tp=2
 expect_bad bad-metric "--plot-metric" "$bin" sweep "${base[@]}" --vary training.micro_batch=1 \
