@@ -17,6 +17,87 @@ void push(std::vector<Op>& ops, Op op, bool async = false, bool wait_comm = fals
   ops.push_back(std::move(op));
 }
 
+// `a` followed by `b`.
+std::vector<Op> concat(std::vector<Op> a, const std::vector<Op>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// A whole activation, T·h elements: what the TP collectives around a layer's halves move.
+Bytes full_activation(const LayerShape& x) {
+  return to_bytes(x.act_bytes * static_cast<double>(x.tokens) * static_cast<double>(x.h));
+}
+
+// The TP reduction after a row-parallel GEMM (forward: its partial outputs) or a column-parallel
+// one (backward, `grad`: the partial gradients of its input): a reduce-scatter into the
+// sequence-parallel region, else an all-reduce. REQUIRES: x.tp > 1.
+Op tp_reduction(const LayerShape& x, bool grad) {
+  if (x.sequence_parallel) {
+    return collective_op(grad ? "tp.reducescatter.grad" : "tp.reducescatter",
+                         CollectiveKind::kReduceScatter, GroupKind::kTensor, full_activation(x));
+  }
+  return collective_op(grad ? "tp.allreduce.grad" : "tp.allreduce", CollectiveKind::kAllReduce,
+                       GroupKind::kTensor, full_activation(x));
+}
+
+// With sequence parallelism (and TP), the all-gather of a sequence-sharded hidden state or
+// gradient entering a TP region.
+void sp_gather(const LayerShape& x, const char* name, std::vector<Op>& ops) {
+  if (x.tp > 1 && x.sequence_parallel) {
+    ops.push_back(
+        collective_op(name, CollectiveKind::kAllGather, GroupKind::kTensor, full_activation(x)));
+  }
+}
+
+// A norm in front of a TP region (ln1, ln2, the final norm) reads and writes the hidden state,
+// 2·e·T·h (T/t tokens with sequence parallelism); with SP its output is then all-gathered.
+void norm_forward(const LayerShape& x, const char* name, std::vector<Op>& ops) {
+  const double e = x.act_bytes;
+  const double te = static_cast<double>(x.elementwise_tokens);
+  ops.push_back(memory_op(name, 2 * e * te * static_cast<double>(x.h)));
+  sp_gather(x, "tp.allgather", ops);
+}
+
+// The backward of a half's residual branch: dropout with the saved mask and the bias gradient (a
+// reduction over tokens); with sequence parallelism the gradient is then all-gathered into the
+// TP region.
+void residual_backward(const LayerShape& x, const char* name, std::vector<Op>& ops) {
+  const double e = x.act_bytes;
+  const double te = static_cast<double>(x.elementwise_tokens);
+  ops.push_back(memory_op(name, (x.dropout ? 3 * e + 1 : 2 * e) * te * static_cast<double>(x.h)));
+  sp_gather(x, "tp.allgather.grad", ops);
+}
+
+// Norm backward reads grad, input and the residual gradient, writes the gradient: 4e·T·h. With
+// TP it first waits for the asynchronous reduction of the input gradient.
+void norm_backward(const LayerShape& x, const char* name, std::vector<Op>& ops) {
+  const double e = x.act_bytes;
+  const double te = static_cast<double>(x.elementwise_tokens);
+  push(ops, memory_op(name, 4 * e * te * static_cast<double>(x.h)), false, /*wait_comm=*/x.tp > 1);
+}
+
+// The input-gradient (`dgrad`) and weight-gradient (`wgrad`) GEMMs of a column-parallel layer
+// (QKV, FC1) with its TP communication. With sequence parallelism Megatron re-gathers the input
+// for the weight gradient, overlapped with the data-gradient GEMM, then reduce-scatters the input
+// gradient overlapped with wgrad; without, the input gradient's all-reduce overlaps wgrad.
+void column_parallel_backward(const LayerShape& x, Op dgrad, Op wgrad, std::vector<Op>& ops) {
+  const bool tp = x.tp > 1;
+  if (tp && x.sequence_parallel) {
+    push(ops,
+         collective_op("tp.allgather.input", CollectiveKind::kAllGather, GroupKind::kTensor,
+                       full_activation(x)),
+         /*async=*/true);
+    ops.push_back(std::move(dgrad));
+    wgrad.wait_comm = true;
+    push(ops, tp_reduction(x, /*grad=*/true), /*async=*/true);
+    ops.push_back(std::move(wgrad));
+  } else {
+    ops.push_back(std::move(dgrad));
+    if (tp) push(ops, tp_reduction(x, /*grad=*/true), /*async=*/true);
+    ops.push_back(std::move(wgrad));
+  }
+}
+
 // Widths (elements per token on this TP rank) of the attention tensors.
 struct AttentionWidths {
   double q, k, v, o;
@@ -269,14 +350,7 @@ std::vector<Op> attention_forward_ops(const LayerShape& x) {
   const double t = static_cast<double>(x.tokens);
   const double te = static_cast<double>(x.elementwise_tokens);
   const double h = static_cast<double>(x.h);
-  const Bytes full_activation = to_bytes(e * t * h);
-  const bool tp = x.tp > 1;
-  // Norm reads and writes the hidden state: 2·e·T·h.
-  ops.push_back(memory_op("ln1.fwd", 2 * e * te * h));
-  if (tp && x.sequence_parallel) {
-    ops.push_back(collective_op("tp.allgather", CollectiveKind::kAllGather, GroupKind::kTensor,
-                                full_activation));
-  }
+  norm_forward(x, "ln1.fwd", ops);
   if (x.kv_lora > 0) {
     // MLA (DeepSeek-V2 §2.1): queries from a latent of q_lora (or directly), K/V up-projected
     // from a shared latent of kv_lora plus one decoupled RoPE key. The down-projections are
@@ -316,13 +390,7 @@ std::vector<Op> attention_forward_ops(const LayerShape& x) {
                                 to_bytes(e * t * w.o)));
   }
   ops.push_back(gemm_op("proj.fwd", x.tokens, x.h, x.heads_per_rank * x.v_dim, 1, x.gemm_bytes));
-  if (tp) {
-    ops.push_back(x.sequence_parallel
-                      ? collective_op("tp.reducescatter", CollectiveKind::kReduceScatter,
-                                      GroupKind::kTensor, full_activation)
-                      : collective_op("tp.allreduce", CollectiveKind::kAllReduce,
-                                      GroupKind::kTensor, full_activation));
-  }
+  if (x.tp > 1) ops.push_back(tp_reduction(x, /*grad=*/false));
   // bias + dropout + residual add: read x, residual (and bias), mask; write out: (3e+1)·T·h.
   ops.push_back(memory_op("attn.residual", (x.dropout ? 3 * e + 1 : 3 * e) * te * h));
   return ops;
@@ -334,34 +402,19 @@ std::vector<Op> mlp_forward_ops(const LayerShape& x) {
   const double t = static_cast<double>(x.tokens);
   const double te = static_cast<double>(x.elementwise_tokens);
   const double h = static_cast<double>(x.h);
-  const Bytes full_activation = to_bytes(e * t * h);
-  const bool tp = x.tp > 1;
-  ops.push_back(memory_op("ln2.fwd", 2 * e * te * h));
-  if (tp && x.sequence_parallel) {
-    ops.push_back(collective_op("tp.allgather", CollectiveKind::kAllGather, GroupKind::kTensor,
-                                full_activation));
-  }
+  norm_forward(x, "ln2.fwd", ops);
   ops.push_back(gemm_op("fc1.fwd", x.tokens, x.fc1_out, x.h, 1, x.gemm_bytes));
   // GELU(+bias): read and write T·F/t; SwiGLU: read 2·T·F/t, write T·F/t.
   const double f = static_cast<double>(x.ffn_per_rank);
   ops.push_back(memory_op("mlp.act.fwd", (x.swiglu ? 3 : 2) * e * t * f));
   ops.push_back(gemm_op("fc2.fwd", x.tokens, x.h, x.ffn_per_rank, 1, x.gemm_bytes));
-  if (tp) {
-    ops.push_back(x.sequence_parallel
-                      ? collective_op("tp.reducescatter", CollectiveKind::kReduceScatter,
-                                      GroupKind::kTensor, full_activation)
-                      : collective_op("tp.allreduce", CollectiveKind::kAllReduce,
-                                      GroupKind::kTensor, full_activation));
-  }
+  if (x.tp > 1) ops.push_back(tp_reduction(x, /*grad=*/false));
   ops.push_back(memory_op("mlp.residual", (x.dropout ? 3 * e + 1 : 3 * e) * te * h));
   return ops;
 }
 
 std::vector<Op> layer_forward_ops(const LayerShape& x) {
-  std::vector<Op> ops = attention_forward_ops(x);
-  std::vector<Op> mlp = mlp_forward_ops(x);
-  ops.insert(ops.end(), mlp.begin(), mlp.end());
-  return ops;
+  return concat(attention_forward_ops(x), mlp_forward_ops(x));
 }
 
 std::vector<Op> attention_recompute_ops(const LayerShape& x) {
@@ -375,53 +428,17 @@ std::vector<Op> mlp_backward_ops(const LayerShape& x) {
   std::vector<Op> ops;
   const double e = x.act_bytes;
   const double t = static_cast<double>(x.tokens);
-  const double te = static_cast<double>(x.elementwise_tokens);
-  const double h = static_cast<double>(x.h);
   const double f = static_cast<double>(x.ffn_per_rank);
-  const Bytes full_activation = to_bytes(e * t * h);
-  const bool tp = x.tp > 1;
-  const bool sp = tp && x.sequence_parallel;
-
-  // --- MLP ---
-  // Dropout backward with the saved mask and the bias gradient (a reduction over tokens).
-  ops.push_back(memory_op("mlp.residual.bwd", (x.dropout ? 3 * e + 1 : 2 * e) * te * h));
-  if (sp) {
-    ops.push_back(collective_op("tp.allgather.grad", CollectiveKind::kAllGather, GroupKind::kTensor,
-                                full_activation));
-  }
+  residual_backward(x, "mlp.residual.bwd", ops);
   ops.push_back(gemm_op("fc2.dgrad", x.tokens, x.ffn_per_rank, x.h, 1, x.gemm_bytes));
   ops.push_back(gemm_op("fc2.wgrad", x.h, x.ffn_per_rank, x.tokens, 1, x.gemm_bytes, true));
   // GELU backward reads grad and input, writes grad (3e·T·F/t), plus the fc1 bias gradient
   // (reads T·F/t); SwiGLU backward reads grad and both halves, writes two halves (5e·T·F/t).
   ops.push_back(memory_op("mlp.act.bwd", (x.swiglu ? 5 : (x.bias ? 4 : 3)) * e * t * f));
-  if (sp) {
-    // Megatron re-gathers the sequence-parallel input for the weight gradient, overlapped with
-    // the data-gradient GEMM, then reduce-scatters the input gradient overlapped with wgrad.
-    push(ops,
-         collective_op("tp.allgather.input", CollectiveKind::kAllGather, GroupKind::kTensor,
-                       full_activation),
-         /*async=*/true);
-    ops.push_back(gemm_op("fc1.dgrad", x.tokens, x.h, x.fc1_out, 1, x.gemm_bytes));
-    Op wgrad = gemm_op("fc1.wgrad", x.h, x.fc1_out, x.tokens, 1, x.gemm_bytes, true);
-    wgrad.wait_comm = true;
-    push(ops,
-         collective_op("tp.reducescatter.grad", CollectiveKind::kReduceScatter, GroupKind::kTensor,
-                       full_activation),
-         /*async=*/true);
-    ops.push_back(wgrad);
-  } else {
-    ops.push_back(gemm_op("fc1.dgrad", x.tokens, x.h, x.fc1_out, 1, x.gemm_bytes));
-    if (tp) {
-      push(ops,
-           collective_op("tp.allreduce.grad", CollectiveKind::kAllReduce, GroupKind::kTensor,
-                         full_activation),
-           /*async=*/true);
-    }
-    ops.push_back(gemm_op("fc1.wgrad", x.h, x.fc1_out, x.tokens, 1, x.gemm_bytes, true));
-  }
-  // Norm backward reads grad, input and the residual gradient, writes the gradient: 4e·T·h.
-  push(ops, memory_op("ln2.bwd", 4 * e * te * h), false, /*wait_comm=*/tp);
-
+  column_parallel_backward(x, gemm_op("fc1.dgrad", x.tokens, x.h, x.fc1_out, 1, x.gemm_bytes),
+                           gemm_op("fc1.wgrad", x.h, x.fc1_out, x.tokens, 1, x.gemm_bytes, true),
+                           ops);
+  norm_backward(x, "ln2.bwd", ops);
   return ops;
 }
 
@@ -435,7 +452,6 @@ void mla_projection_backward(const LayerShape& x, std::vector<Op>& ops) {
   const double t = static_cast<double>(x.tokens);
   const double te = static_cast<double>(x.elementwise_tokens);
   const double h = static_cast<double>(x.h);
-  const bool tp = x.tp > 1;
   const int64_t q_out = x.heads_per_rank * x.qk_dim;
   const int64_t kv_up = x.heads_per_rank * (x.qk_dim - x.rope_dim + x.v_dim);
   const int64_t kv_down = x.kv_lora + x.rope_dim;
@@ -450,15 +466,7 @@ void mla_projection_backward(const LayerShape& x, std::vector<Op>& ops) {
   } else {
     ops.push_back(gemm_op("mla.q.dgrad", x.tokens, x.h, q_out, 1, x.gemm_bytes));
   }
-  if (tp) {
-    const Bytes full_activation = to_bytes(e * t * h);
-    push(ops,
-         x.sequence_parallel ? collective_op("tp.reducescatter.grad", CollectiveKind::kReduceScatter,
-                                             GroupKind::kTensor, full_activation)
-                             : collective_op("tp.allreduce.grad", CollectiveKind::kAllReduce,
-                                             GroupKind::kTensor, full_activation),
-         /*async=*/true);
-  }
+  if (x.tp > 1) push(ops, tp_reduction(x, /*grad=*/true), /*async=*/true);
   ops.push_back(gemm_op("mla.kv_up.wgrad", x.kv_lora, kv_up, x.tokens, 1, x.gemm_bytes, true));
   ops.push_back(gemm_op("mla.kv_down.wgrad", x.h, kv_down, x.tokens, 1, x.gemm_bytes, true));
   if (x.q_lora > 0) {
@@ -467,7 +475,7 @@ void mla_projection_backward(const LayerShape& x, std::vector<Op>& ops) {
   } else {
     ops.push_back(gemm_op("mla.q.wgrad", x.h, q_out, x.tokens, 1, x.gemm_bytes, true));
   }
-  push(ops, memory_op("ln1.bwd", 4 * e * te * h), false, /*wait_comm=*/tp);
+  norm_backward(x, "ln1.bwd", ops);
   ops.push_back(memory_op("residual.grad_add", 3 * e * te * h));
 }
 
@@ -479,17 +487,8 @@ std::vector<Op> attention_backward_ops(const LayerShape& x) {
   const double t = static_cast<double>(x.tokens);
   const double te = static_cast<double>(x.elementwise_tokens);
   const double h = static_cast<double>(x.h);
-  const Bytes full_activation = to_bytes(e * t * h);
-  const bool tp = x.tp > 1;
-  const bool sp = tp && x.sequence_parallel;
   const int64_t attn_width = x.heads_per_rank * x.v_dim;
-
-  // --- attention ---
-  ops.push_back(memory_op("attn.residual.bwd", (x.dropout ? 3 * e + 1 : 2 * e) * te * h));
-  if (sp) {
-    ops.push_back(collective_op("tp.allgather.grad", CollectiveKind::kAllGather, GroupKind::kTensor,
-                                full_activation));
-  }
+  residual_backward(x, "attn.residual.bwd", ops);
   ops.push_back(gemm_op("proj.dgrad", x.tokens, attn_width, x.h, 1, x.gemm_bytes));
   ops.push_back(gemm_op("proj.wgrad", x.h, attn_width, x.tokens, 1, x.gemm_bytes, true));
   const int64_t bh = x.b * x.heads_per_rank;
@@ -530,41 +529,17 @@ std::vector<Op> attention_backward_ops(const LayerShape& x) {
         memory_op("rope.bwd", 2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
   }
   if (x.bias) ops.push_back(memory_op("qkv.bias.bwd", e * t * x.qkv_out));
-  if (sp) {
-    push(ops,
-         collective_op("tp.allgather.input", CollectiveKind::kAllGather, GroupKind::kTensor,
-                       full_activation),
-         /*async=*/true);
-    ops.push_back(gemm_op("qkv.dgrad", x.tokens, x.h, x.qkv_out, 1, x.gemm_bytes));
-    Op wgrad = gemm_op("qkv.wgrad", x.h, x.qkv_out, x.tokens, 1, x.gemm_bytes, true);
-    wgrad.wait_comm = true;
-    push(ops,
-         collective_op("tp.reducescatter.grad", CollectiveKind::kReduceScatter, GroupKind::kTensor,
-                       full_activation),
-         /*async=*/true);
-    ops.push_back(wgrad);
-  } else {
-    ops.push_back(gemm_op("qkv.dgrad", x.tokens, x.h, x.qkv_out, 1, x.gemm_bytes));
-    if (tp) {
-      push(ops,
-           collective_op("tp.allreduce.grad", CollectiveKind::kAllReduce, GroupKind::kTensor,
-                         full_activation),
-           /*async=*/true);
-    }
-    ops.push_back(gemm_op("qkv.wgrad", x.h, x.qkv_out, x.tokens, 1, x.gemm_bytes, true));
-  }
-  push(ops, memory_op("ln1.bwd", 4 * e * te * h), false, /*wait_comm=*/tp);
+  column_parallel_backward(x, gemm_op("qkv.dgrad", x.tokens, x.h, x.qkv_out, 1, x.gemm_bytes),
+                           gemm_op("qkv.wgrad", x.h, x.qkv_out, x.tokens, 1, x.gemm_bytes, true),
+                           ops);
+  norm_backward(x, "ln1.bwd", ops);
   // The residual stream's gradient is summed with the branch gradient: read 2, write 1.
   ops.push_back(memory_op("residual.grad_add", 3 * e * te * h));
   return ops;
 }
 
-
 std::vector<Op> layer_backward_ops(const LayerShape& x) {
-  std::vector<Op> ops = mlp_backward_ops(x);
-  std::vector<Op> attn = attention_backward_ops(x);
-  ops.insert(ops.end(), attn.begin(), attn.end());
-  return ops;
+  return concat(mlp_backward_ops(x), attention_backward_ops(x));
 }
 
 std::vector<Op> embedding_forward_ops(const LayerShape& x) {
@@ -576,11 +551,7 @@ std::vector<Op> embedding_forward_ops(const LayerShape& x) {
   if (x.tp > 1) {
     // Vocab-parallel embedding: each rank holds V/t rows, partial sums are all-reduced (or
     // reduce-scattered into the sequence-parallel region).
-    ops.push_back(x.sequence_parallel
-                      ? collective_op("tp.reducescatter", CollectiveKind::kReduceScatter,
-                                      GroupKind::kTensor, Bytes(static_cast<int64_t>(e * t * h)))
-                      : collective_op("tp.allreduce", CollectiveKind::kAllReduce,
-                                      GroupKind::kTensor, Bytes(static_cast<int64_t>(e * t * h))));
+    ops.push_back(tp_reduction(x, /*grad=*/false));
   }
   const double te = static_cast<double>(x.elementwise_tokens);
   if (x.learned_positions) ops.push_back(memory_op("embedding.position_add", 3 * e * te * h));
@@ -605,14 +576,8 @@ std::vector<Op> head_forward_ops(const LayerShape& x) {
   std::vector<Op> ops;
   const double e = x.act_bytes;
   const double t = static_cast<double>(x.tokens);
-  const double te = static_cast<double>(x.elementwise_tokens);
-  const double h = static_cast<double>(x.h);
   const double logits = t * static_cast<double>(x.vocab_per_rank);
-  ops.push_back(memory_op("final_norm.fwd", 2 * e * te * h));
-  if (x.tp > 1 && x.sequence_parallel) {
-    ops.push_back(collective_op("tp.allgather", CollectiveKind::kAllGather, GroupKind::kTensor,
-                                Bytes(static_cast<int64_t>(e * t * h))));
-  }
+  norm_forward(x, "final_norm.fwd", ops);
   ops.push_back(gemm_op("logits.fwd", x.tokens, x.vocab_per_rank, x.h, 1, x.gemm_bytes));
   // Vocab-parallel cross-entropy in fp32 (Megatron): cast to fp32 (e+4), max (4), exp/sum
   // (8), normalise and pick the target (8): ≈ 26 B per logit element; three all-reduces of T
@@ -636,24 +601,14 @@ std::vector<Op> head_backward_ops(const LayerShape& x) {
   std::vector<Op> ops;
   const double e = x.act_bytes;
   const double t = static_cast<double>(x.tokens);
-  const double te = static_cast<double>(x.elementwise_tokens);
-  const double h = static_cast<double>(x.h);
   const double logits = t * static_cast<double>(x.vocab_per_rank);
   // Softmax gradient in fp32 (read p, write dlogits) and the cast back to half: ≈ 26 B/element.
   ops.push_back(memory_op("loss.bwd", 12 * logits));
   ops.push_back(memory_op("loss.bwd_cast", (4 + e) * logits + 4 * logits));
   ops.push_back(gemm_op("logits.dgrad", x.tokens, x.h, x.vocab_per_rank, 1, x.gemm_bytes));
-  if (x.tp > 1) {
-    push(ops,
-         x.sequence_parallel
-             ? collective_op("tp.reducescatter.grad", CollectiveKind::kReduceScatter,
-                             GroupKind::kTensor, Bytes(static_cast<int64_t>(e * t * h)))
-             : collective_op("tp.allreduce.grad", CollectiveKind::kAllReduce, GroupKind::kTensor,
-                             Bytes(static_cast<int64_t>(e * t * h))),
-         /*async=*/true);
-  }
+  if (x.tp > 1) push(ops, tp_reduction(x, /*grad=*/true), /*async=*/true);
   ops.push_back(gemm_op("logits.wgrad", x.vocab_per_rank, x.h, x.tokens, 1, x.gemm_bytes, true));
-  push(ops, memory_op("final_norm.bwd", 4 * e * te * h), false, /*wait_comm=*/x.tp > 1);
+  norm_backward(x, "final_norm.bwd", ops);
   return ops;
 }
 

@@ -10,6 +10,7 @@ namespace {
 
 struct MoeTraffic {
   double tokens_in = 0;    // T_r: tokens entering the block on this rank
+  double copies = 0;       // T_r·k: the token copies this rank routes
   double rank_tokens = 0;  // tokens the busiest rank's experts compute
   int64_t per_expert = 0;  // mean tokens per local expert on that rank (grouped-GEMM M)
   Bytes dispatch;          // all-to-all buffer (or all-gather size)
@@ -21,14 +22,14 @@ MoeTraffic traffic(const LayerShape& x, const ExpertLoad& load) {
   const double e = x.act_bytes;
   const double h = static_cast<double>(x.h);
   t.tokens_in = static_cast<double>(x.tp > 1 ? x.tokens / x.tp : x.tokens);
-  const double copies = t.tokens_in * static_cast<double>(x.top_k);
-  const double received = copies * static_cast<double>(x.ep) * load.max_rank_share;
+  t.copies = t.tokens_in * static_cast<double>(x.top_k);
+  const double received = t.copies * static_cast<double>(x.ep) * load.max_rank_share;
   t.rank_tokens = received * static_cast<double>(x.etp);
   t.per_expert = static_cast<int64_t>(std::ceil(t.rank_tokens / static_cast<double>(x.local_experts)));
   if (x.allgather_dispatcher) {
     t.dispatch = round_bytes(e * h * t.tokens_in * static_cast<double>(x.ep));
   } else {
-    t.dispatch = round_bytes(e * h * std::max(copies * (1 - load.dropped), received));
+    t.dispatch = round_bytes(e * h * std::max(t.copies * (1 - load.dropped), received));
   }
   t.etp_gather = round_bytes(e * h * t.rank_tokens);
   return t;
@@ -41,9 +42,37 @@ std::string tag(const char* name, const ExpertLoad& load) {
   return std::string(name) + buf;
 }
 
-Op named(Op op, const std::string& name) {
-  op.name = name;
+// A grouped GEMM over the rank's E/ep local experts, its name tagged with the load's imbalance.
+Op expert_gemm(const char* name, int64_t m, int64_t n, int64_t k, const LayerShape& x,
+               const ExpertLoad& load, bool accumulate = false) {
+  Op op = gemm_op(name, m, n, k, x.local_experts, x.gemm_bytes, accumulate);
+  op.name = tag(name, load);
   return op;
+}
+
+// An EP collective of the token dispatcher: an all-to-all, or with the all-gather dispatcher
+// `allgather_kind` (the dispatch's all-gather or the combine's reduce-scatter).
+Op ep_collective(const LayerShape& x, const char* alltoall_name, const char* allgather_name,
+                 CollectiveKind allgather_kind, Bytes bytes) {
+  return x.allgather_dispatcher
+             ? collective_op(allgather_name, allgather_kind, GroupKind::kExpert, bytes)
+             : collective_op(alltoall_name, CollectiveKind::kAllToAll, GroupKind::kExpert, bytes);
+}
+
+// Shared experts: a dense TP MLP over every token (with its SP gather and reduce-scatter),
+// forward or `backward`, named "shared.*"; its first and last kernels (the norm and the
+// residual) are the layer's own and are left out.
+std::vector<Op> shared_expert_ops(const LayerShape& x, bool backward) {
+  LayerShape s = x;
+  s.ffn_per_rank = x.shared_ffn_per_rank;
+  s.fc1_out = x.swiglu ? 2 * s.ffn_per_rank : s.ffn_per_rank;
+  const std::vector<Op> mlp = backward ? mlp_backward_ops(s) : mlp_forward_ops(s);
+  std::vector<Op> ops;
+  for (size_t i = 1; i + 1 < mlp.size(); ++i) {
+    ops.push_back(mlp[i]);
+    ops.back().name = "shared." + mlp[i].name;
+  }
+  return ops;
 }
 
 }  // namespace
@@ -59,19 +88,15 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   const double h = static_cast<double>(x.h);
   const double te = static_cast<double>(x.elementwise_tokens);
   const int64_t tin = static_cast<int64_t>(t.tokens_in);
-  const double copies = t.tokens_in * static_cast<double>(x.top_k);
   ops.push_back(memory_op("ln2.fwd", 2 * e * te * h));
   // Router: logits GEMM, then softmax/sigmoid + top-k over E scores in fp32 (read, write, index).
   ops.push_back(gemm_op("moe.router.fwd", tin, x.experts, x.h, 1, x.act_bytes));
   ops.push_back(memory_op("moe.router.topk", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
   // Permute: gather each token copy into its expert's contiguous block (read + write).
-  ops.push_back(memory_op("moe.permute.fwd", 2 * e * copies * h));
+  ops.push_back(memory_op("moe.permute.fwd", 2 * e * t.copies * h));
   if (x.ep > 1) {
-    ops.push_back(x.allgather_dispatcher
-                      ? collective_op("ep.allgather.dispatch", CollectiveKind::kAllGather,
-                                      GroupKind::kExpert, t.dispatch)
-                      : collective_op("ep.alltoall.dispatch", CollectiveKind::kAllToAll,
-                                      GroupKind::kExpert, t.dispatch));
+    ops.push_back(ep_collective(x, "ep.alltoall.dispatch", "ep.allgather.dispatch",
+                                CollectiveKind::kAllGather, t.dispatch));
   }
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.allgather", CollectiveKind::kAllGather,
@@ -79,37 +104,23 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   }
   const double rt = t.rank_tokens;
   const double f = static_cast<double>(x.expert_ffn_per_rank);
-  ops.push_back(named(gemm_op("moe.experts.fc1.fwd", t.per_expert, x.expert_fc1_out, x.h,
-                              x.local_experts, x.gemm_bytes),
-                      tag("moe.experts.fc1.fwd", load)));
+  ops.push_back(expert_gemm("moe.experts.fc1.fwd", t.per_expert, x.expert_fc1_out, x.h, x, load));
   ops.push_back(memory_op("moe.experts.act.fwd", (x.swiglu ? 3 : 2) * e * rt * f));
-  ops.push_back(named(gemm_op("moe.experts.fc2.fwd", t.per_expert, x.h, x.expert_ffn_per_rank,
-                              x.local_experts, x.gemm_bytes),
-                      tag("moe.experts.fc2.fwd", load)));
+  ops.push_back(
+      expert_gemm("moe.experts.fc2.fwd", t.per_expert, x.h, x.expert_ffn_per_rank, x, load));
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.reducescatter", CollectiveKind::kReduceScatter,
                                 GroupKind::kExpertTensor, t.etp_gather));
   }
   if (x.ep > 1) {
-    ops.push_back(x.allgather_dispatcher
-                      ? collective_op("ep.reducescatter.combine", CollectiveKind::kReduceScatter,
-                                      GroupKind::kExpert, t.dispatch)
-                      : collective_op("ep.alltoall.combine", CollectiveKind::kAllToAll,
-                                      GroupKind::kExpert, t.dispatch));
+    ops.push_back(ep_collective(x, "ep.alltoall.combine", "ep.reducescatter.combine",
+                                CollectiveKind::kReduceScatter, t.dispatch));
   }
   // Unpermute and the gate-weighted sum of the k copies of each token.
-  ops.push_back(memory_op("moe.unpermute.fwd", 2 * e * copies * h + e * t.tokens_in * h));
+  ops.push_back(memory_op("moe.unpermute.fwd", 2 * e * t.copies * h + e * t.tokens_in * h));
   if (x.shared_ffn_per_rank > 0) {
-    // Shared experts: a dense TP MLP over every token (its SP gather and reduce-scatter).
-    LayerShape s = x;
-    s.ffn_per_rank = x.shared_ffn_per_rank;
-    s.fc1_out = x.swiglu ? 2 * s.ffn_per_rank : s.ffn_per_rank;
-    std::vector<Op> shared = mlp_forward_ops(s);
-    // Keep FC1 .. the TP collective; ln2 and the residual are the layer's own.
-    for (size_t i = 1; i + 1 < shared.size(); ++i) {
-      shared[i].name = "shared." + shared[i].name;
-      ops.push_back(shared[i]);
-    }
+    const std::vector<Op> shared = shared_expert_ops(x, /*backward=*/false);
+    ops.insert(ops.end(), shared.begin(), shared.end());
   }
   ops.push_back(memory_op("mlp.residual", (x.dropout ? 3 * e + 1 : 3 * e) * te * h));
   return ops;
@@ -122,59 +133,39 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
   const double h = static_cast<double>(x.h);
   const double te = static_cast<double>(x.elementwise_tokens);
   const int64_t tin = static_cast<int64_t>(t.tokens_in);
-  const double copies = t.tokens_in * static_cast<double>(x.top_k);
   const double rt = t.rank_tokens;
   const double f = static_cast<double>(x.expert_ffn_per_rank);
   ops.push_back(memory_op("mlp.residual.bwd", (x.dropout ? 3 * e + 1 : 2 * e) * te * h));
   if (x.shared_ffn_per_rank > 0) {
-    LayerShape s = x;
-    s.ffn_per_rank = x.shared_ffn_per_rank;
-    s.fc1_out = x.swiglu ? 2 * s.ffn_per_rank : s.ffn_per_rank;
-    std::vector<Op> shared = mlp_backward_ops(s);
-    // Drop the residual (first) and ln2 (last) kernels: the layer's own.
-    for (size_t i = 1; i + 1 < shared.size(); ++i) {
-      shared[i].name = "shared." + shared[i].name;
-      ops.push_back(shared[i]);
-    }
+    const std::vector<Op> shared = shared_expert_ops(x, /*backward=*/true);
+    ops.insert(ops.end(), shared.begin(), shared.end());
   }
-  ops.push_back(memory_op("moe.unpermute.bwd", 2 * e * copies * h + e * t.tokens_in * h));
+  ops.push_back(memory_op("moe.unpermute.bwd", 2 * e * t.copies * h + e * t.tokens_in * h));
   if (x.ep > 1) {
-    ops.push_back(x.allgather_dispatcher
-                      ? collective_op("ep.allgather.combine.grad", CollectiveKind::kAllGather,
-                                      GroupKind::kExpert, t.dispatch)
-                      : collective_op("ep.alltoall.combine.grad", CollectiveKind::kAllToAll,
-                                      GroupKind::kExpert, t.dispatch));
+    ops.push_back(ep_collective(x, "ep.alltoall.combine.grad", "ep.allgather.combine.grad",
+                                CollectiveKind::kAllGather, t.dispatch));
   }
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.allgather.grad", CollectiveKind::kAllGather,
                                 GroupKind::kExpertTensor, t.etp_gather));
   }
-  ops.push_back(named(gemm_op("moe.experts.fc2.dgrad", t.per_expert, x.expert_ffn_per_rank, x.h,
-                              x.local_experts, x.gemm_bytes),
-                      tag("moe.experts.fc2.dgrad", load)));
-  ops.push_back(named(gemm_op("moe.experts.fc2.wgrad", x.h, x.expert_ffn_per_rank, t.per_expert,
-                              x.local_experts, x.gemm_bytes, true),
-                      tag("moe.experts.fc2.wgrad", load)));
+  ops.push_back(
+      expert_gemm("moe.experts.fc2.dgrad", t.per_expert, x.expert_ffn_per_rank, x.h, x, load));
+  ops.push_back(expert_gemm("moe.experts.fc2.wgrad", x.h, x.expert_ffn_per_rank, t.per_expert, x,
+                            load, true));
   ops.push_back(memory_op("moe.experts.act.bwd", (x.swiglu ? 5 : 3) * e * rt * f));
-  ops.push_back(named(gemm_op("moe.experts.fc1.dgrad", t.per_expert, x.h, x.expert_fc1_out,
-                              x.local_experts, x.gemm_bytes),
-                      tag("moe.experts.fc1.dgrad", load)));
-  ops.push_back(named(gemm_op("moe.experts.fc1.wgrad", x.h, x.expert_fc1_out, t.per_expert,
-                              x.local_experts, x.gemm_bytes, true),
-                      tag("moe.experts.fc1.wgrad", load)));
+  ops.push_back(expert_gemm("moe.experts.fc1.dgrad", t.per_expert, x.h, x.expert_fc1_out, x, load));
+  ops.push_back(
+      expert_gemm("moe.experts.fc1.wgrad", x.h, x.expert_fc1_out, t.per_expert, x, load, true));
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.reducescatter.grad", CollectiveKind::kReduceScatter,
                                 GroupKind::kExpertTensor, t.etp_gather));
   }
   if (x.ep > 1) {
-    ops.push_back(x.allgather_dispatcher
-                      ? collective_op("ep.reducescatter.dispatch.grad",
-                                      CollectiveKind::kReduceScatter, GroupKind::kExpert,
-                                      t.dispatch)
-                      : collective_op("ep.alltoall.dispatch.grad", CollectiveKind::kAllToAll,
-                                      GroupKind::kExpert, t.dispatch));
+    ops.push_back(ep_collective(x, "ep.alltoall.dispatch.grad", "ep.reducescatter.dispatch.grad",
+                                CollectiveKind::kReduceScatter, t.dispatch));
   }
-  ops.push_back(memory_op("moe.permute.bwd", 2 * e * copies * h));
+  ops.push_back(memory_op("moe.permute.bwd", 2 * e * t.copies * h));
   ops.push_back(memory_op("moe.router.topk.bwd", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
   ops.push_back(gemm_op("moe.router.dgrad", tin, x.h, x.experts, 1, x.act_bytes));
   ops.push_back(gemm_op("moe.router.wgrad", x.h, x.experts, tin, 1, x.act_bytes, true));

@@ -1,0 +1,186 @@
+// The model's blocks of a generated workload (model_blocks.h): which kernels each distinct
+// layer, the embedding and the loss head run, assembled from layer_ops.h and moe_ops.h, with
+// recompute replayed before a backward, multi-token-prediction modules folded into the head,
+// and the backward blocks of split schedules cut into their B and W halves.
+#include "workload/model_blocks.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "workload/expert_routing.h"
+#include "workload/generator_internal.h"
+#include "workload/moe_ops.h"
+#include "workload/schedule.h"
+
+namespace preflight {
+namespace {
+
+// One transformer layer's kernels: forward attention then MLP, backward MLP then attention.
+struct LayerOps {
+  std::vector<Op> fwd, bwd;
+};
+
+// The layer of shape `xl`; its MLP is a MoE block routed by `load` when given, else dense.
+LayerOps layer_ops(const LayerShape& xl, const std::optional<ExpertLoad>& load) {
+  LayerOps ops;
+  ops.fwd = attention_forward_ops(xl);
+  const std::vector<Op> mlp_fwd = load ? moe_forward_ops(xl, *load) : mlp_forward_ops(xl);
+  ops.fwd.insert(ops.fwd.end(), mlp_fwd.begin(), mlp_fwd.end());
+  ops.bwd = load ? moe_backward_ops(xl, *load) : mlp_backward_ops(xl);
+  const std::vector<Op> attn_bwd = attention_backward_ops(xl);
+  ops.bwd.insert(ops.bwd.end(), attn_bwd.begin(), attn_bwd.end());
+  return ops;
+}
+
+// The expert load of model layer `layer` if it is a MoE layer, drawn as routing draw `draw`
+// (the layer's index, or past the last layer for an MTP module); none for a dense layer.
+std::optional<ExpertLoad> routing(const Scenario& s, int layer, int draw) {
+  if (!s.model.is_moe_layer(layer)) return std::nullopt;
+  return draw_expert_load(s.model.moe, s.parallelism.ep, draw, s.simulation.seed);
+}
+
+std::string signature(const std::vector<Op>& ops) {
+  std::string sig;
+  for (const Op& op : ops) {
+    sig += op.name;
+    sig += '|';
+    sig += std::to_string(op.flops.count()) + '|' + std::to_string(op.bytes.count()) + '|' +
+           std::to_string(op.comm_bytes.count()) + ';';
+  }
+  return sig;
+}
+
+// The ops replayed before a layer's backward by recompute, followed by the backward itself.
+std::vector<Op> backward_with_recompute(const Scenario& s, const LayerShape& x, std::vector<Op> fwd,
+                                        std::vector<Op> bwd) {
+  std::vector<Op> ops;
+  if (s.parallelism.recompute == Recompute::kFull) {
+    ops = std::move(fwd);
+    for (Op& op : ops) op.name += ".recompute";
+  } else if (s.parallelism.recompute == Recompute::kSelective && !x.flash) {
+    ops = attention_recompute_ops(x);
+  }
+  ops.insert(ops.end(), bwd.begin(), bwd.end());
+  return ops;
+}
+
+// Layers differ when some are MoE and some dense (model.moe.dense_layers, layer_interval), when
+// MoE layers draw their own expert loads, or when attention windows alternate. Each distinct
+// layer gets one forward and one backward block (identical layers share them), named
+// "layer.fwd" / "layer.bwd" as for a uniform model.
+void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, ModelBlocks& mb) {
+  if (!s.model.moe.enabled() && s.model.sliding_window == 0) {
+    const LayerOps ops = layer_ops(x, std::nullopt);
+    const int fwd = add_block(w, "layer.fwd", ops.fwd);
+    const int bwd = add_block(w, "layer.bwd", backward_with_recompute(s, x, ops.fwd, ops.bwd));
+    mb.layer_fwd.assign(s.model.layers, fwd);
+    mb.layer_bwd.assign(s.model.layers, bwd);
+    return;
+  }
+  std::map<std::string, int> known;  // block signature -> block id
+  auto block_for = [&](const char* name, std::vector<Op> ops) {
+    const std::string sig = std::string(name) + '#' + signature(ops);
+    auto it = known.find(sig);
+    if (it != known.end()) return it->second;
+    const int id = add_block(w, name, std::move(ops));
+    known.emplace(sig, id);
+    return id;
+  };
+  for (int i = 0; i < s.model.layers; ++i) {
+    const LayerShape xi = make_layer_shape(s, i);
+    const std::optional<ExpertLoad> load = routing(s, i, i);
+    LayerOps ops = layer_ops(xi, load);
+    if (load) {
+      w.moe_layers.push_back(MoeLayerStats{i, load->imbalance(), load->max_expert_share,
+                                           load->dropped, moe_rank_tokens(xi, *load)});
+    }
+    mb.layer_bwd.push_back(
+        block_for("layer.bwd", backward_with_recompute(s, xi, ops.fwd, ops.bwd)));
+    mb.layer_fwd.push_back(block_for("layer.fwd", std::move(ops.fwd)));
+  }
+}
+
+// The final norm, output layer and loss; with multi-token prediction (DeepSeek-V3 §2.2) each
+// of the mtp_layers modules on the last stage normalises the hidden state and the next token's
+// embedding, projects their concatenation (2h → h), runs one transformer layer like the
+// model's last, and shares the output head and its loss. Forward runs after the main head,
+// backward before it.
+void add_head_blocks(const Scenario& s, const LayerShape& x, Workload& w, ModelBlocks& mb) {
+  std::vector<Op> head_fwd = head_forward_ops(x);
+  std::vector<Op> head_bwd = head_backward_ops(x);
+  for (int d = 0; d < s.model.mtp_layers; ++d) {
+    const int last = s.model.layers - 1;
+    const LayerShape xl = make_layer_shape(s, last);
+    const double e = x.act_bytes;
+    const double th = static_cast<double>(x.tokens) * static_cast<double>(x.h);
+    const LayerOps layer = layer_ops(xl, routing(s, last, s.model.layers + d));
+    std::vector<Op> f = {memory_op("mtp.norms.fwd", 4 * e * th),
+                         gemm_op("mtp.proj.fwd", x.tokens, x.h, 2 * x.h, 1, x.gemm_bytes)};
+    f.insert(f.end(), layer.fwd.begin(), layer.fwd.end());
+    std::vector<Op> hf = head_forward_ops(x);
+    f.insert(f.end(), hf.begin(), hf.end());
+    std::vector<Op> b = head_backward_ops(x);
+    b.insert(b.end(), layer.bwd.begin(), layer.bwd.end());
+    b.push_back(gemm_op("mtp.proj.dgrad", x.tokens, 2 * x.h, x.h, 1, x.gemm_bytes));
+    b.push_back(gemm_op("mtp.proj.wgrad", 2 * x.h, x.h, x.tokens, 1, x.gemm_bytes, true));
+    b.push_back(memory_op("mtp.norms.bwd", 8 * e * th));
+    for (Op& op : f) op.name = "mtp" + std::to_string(d) + "." + op.name;
+    for (Op& op : b) op.name = "mtp" + std::to_string(d) + "." + op.name;
+    head_fwd.insert(head_fwd.end(), f.begin(), f.end());
+    b.insert(b.end(), head_bwd.begin(), head_bwd.end());
+    head_bwd = std::move(b);
+  }
+  mb.head_fwd = add_block(w, "head.fwd", std::move(head_fwd));
+  mb.head_bwd = add_block(w, "head.bwd", std::move(head_bwd));
+}
+
+// Split schedules (zb_h1, zb_h2, dualpipe): backward block `block` keeps its weight-gradient
+// GEMMs ("*.wgrad", the W pass, which completes the backward and keeps the block's name) and
+// hands everything else to a new block "<name>.input" (the B pass), whose id is returned. The
+// B part drains the TP stream before it ends, so the W GEMMs no longer wait for it.
+int split_off_input_grad(Workload& w, int block) {
+  std::vector<Op> input, weight;
+  for (const Op& op : w.blocks[block].ops) {
+    const std::string& n = op.name;
+    const bool wgrad = n.size() > 6 && n.compare(n.size() - 6, 6, ".wgrad") == 0;
+    (wgrad ? weight : input).push_back(op);
+  }
+  for (Op& op : weight) op.wait_comm = false;
+  const std::string name = w.blocks[block].name + ".input";
+  w.blocks[block].ops = std::move(weight);
+  return add_block(w, name.c_str(), std::move(input));
+}
+
+}  // namespace
+
+ModelBlocks add_model_blocks(const Scenario& s, const LayerShape& x, Workload& w) {
+  ModelBlocks mb;
+  add_layer_blocks(s, x, w, mb);
+  mb.embedding_fwd = add_block(w, "embedding.fwd", embedding_forward_ops(x));
+  mb.embedding_bwd = add_block(w, "embedding.bwd", embedding_backward_ops(x));
+  add_head_blocks(s, x, w, mb);
+  // Zero-bubble and DualPipe schedules run each backward block as B then, later, W.
+  if (splits_backward(s.parallelism.schedule)) {
+    for (int b : mb.layer_bwd) {
+      if (mb.input_block.count(b) == 0) mb.input_block[b] = split_off_input_grad(w, b);
+    }
+    mb.input_block[mb.head_bwd] = split_off_input_grad(w, mb.head_bwd);
+  }
+  return mb;
+}
+
+std::vector<LayerRun> layer_runs(const ModelBlocks& mb, int first, int count, bool backward) {
+  std::vector<LayerRun> runs;
+  for (int i = first; i < first + count; ++i) {
+    if (!runs.empty() && runs.back().fwd == mb.layer_fwd[i] && runs.back().bwd == mb.layer_bwd[i]) {
+      ++runs.back().count;
+    } else {
+      runs.push_back(LayerRun{mb.layer_fwd[i], mb.layer_bwd[i], 1, i});
+    }
+  }
+  if (backward) std::reverse(runs.begin(), runs.end());
+  return runs;
+}
+
+}  // namespace preflight
