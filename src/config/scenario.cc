@@ -166,6 +166,22 @@ std::vector<int> stage_layers(const Scenario& s) {
   return out;
 }
 
+std::vector<int> chunk_layers(const Scenario& s) {
+  const int p = s.parallelism.pp;
+  const int v = std::max(1, s.parallelism.vpp);
+  const std::vector<int> stages = stage_layers(s);
+  std::vector<int> out(static_cast<size_t>(p) * v, 0);
+  for (int stage = 0; stage < p; ++stage) {
+    const int base = stages[stage] / v;
+    const int extra = stages[stage] % v;
+    for (int c = 0; c < v; ++c) {
+      const bool gets_extra = stage == 0 ? c >= v - extra : c < extra;
+      out[static_cast<size_t>(c) * p + stage] = base + (gets_extra ? 1 : 0);
+    }
+  }
+  return out;
+}
+
 Status validate_scenario(const Scenario& s) {
   PREFLIGHT_RETURN_IF_ERROR(check_hardware_ranges(s.cluster));
   const ModelConfig& m = s.model;
@@ -203,10 +219,6 @@ Status validate_scenario(const Scenario& s) {
     const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
     const int rest = m.layers - p.first_stage_layers - p.last_stage_layers;
     const int middle = p.pp - fixed;
-    if (p.vpp > 1) {
-      return invalid_argument("parallelism.first_stage_layers: uneven stages need vpp 1 (vpp " +
-                              str(p.vpp) + ")");
-    }
     if (p.pp < 2 || (fixed == 2 && p.pp == 2 && rest != 0) || rest < middle ||
         (middle > 0 && rest % middle != 0) || (middle == 0 && rest != 0)) {
       return invalid_argument(
@@ -214,6 +226,19 @@ Status validate_scenario(const Scenario& s) {
           str(p.last_stage_layers) + " of model.layers " + str(m.layers) + " on pp " + str(p.pp) +
           ": expected the remaining layers to split evenly over the other stages, "
           "at least one each");
+    }
+    // Interleaved: every chunk holds a layer, except that the first stage's first chunk (with
+    // the embedding) and the last stage's last chunk (with the loss head) may hold none.
+    if (p.vpp > 1) {
+      const int first = p.first_stage_layers > 0 ? p.first_stage_layers : rest / middle;
+      const int last = p.last_stage_layers > 0 ? p.last_stage_layers : rest / middle;
+      if (first < p.vpp - 1 || last < p.vpp - 1 || (middle > 0 && rest / middle < p.vpp)) {
+        return invalid_argument(
+            "parallelism.vpp: " + str(p.vpp) + " chunks per stage with " + str(first) + " / " +
+            str(middle > 0 ? rest / middle : 0) + " / " + str(last) +
+            " layers on the first / middle / last stages: expected at least vpp layers per "
+            "stage (vpp − 1 on the first and last)");
+      }
     }
   } else if (m.layers % (int64_t{p.pp} * p.vpp) != 0) {
     return invalid_argument("parallelism.pp: " + str(p.pp) + " stages × vpp " + str(p.vpp) +

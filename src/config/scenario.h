@@ -215,7 +215,10 @@ struct ParallelismConfig {
   int dp = 0;   // 0 = auto: GPUs / (tp·cp·pp), which the loader resolves
   int vpp = 1;  // virtual pipeline stages (model chunks) per pipeline rank
   // Uneven pipelines (Megatron's --decoder-first/last-pipeline-num-layers): layers on the first
-  // and last stage (0 = an even split); the other stages share the rest evenly. REQUIRES vpp 1.
+  // and last stage (0 = an even split); the other stages share the rest evenly. With vpp > 1
+  // each stage's layers split over its chunks as evenly as they go, the lighter chunks being the
+  // first stage's first (it holds the embedding) and the last stage's last (the loss), as Llama
+  // 3 405B's 126 layers ran on 16 stages × 8 chunks (chunk_layers()).
   int first_stage_layers = 0;
   int last_stage_layers = 0;
   bool sequence_parallel = false;
@@ -289,6 +292,13 @@ struct Scenario {
 // Transformer layers of each pipeline stage (all its model chunks together), in order.
 // REQUIRES: validate_scenario(s).ok().
 std::vector<int> stage_layers(const Scenario& s);
+
+// Transformer layers of each model chunk, in model order: chunk k = c·pp + stage is stage
+// `stage`'s c-th virtual stage (pp·vpp entries; vpp 1: stage_layers). A stage whose layers do
+// not divide by vpp gives its extra layers to its last chunks (the first stage, so its first
+// chunk, which holds the embedding, is the lighter) or its first chunks (every other stage, so
+// the last stage's last chunk, which holds the loss head, is). REQUIRES: validate_scenario(s).
+std::vector<int> chunk_layers(const Scenario& s);
 
 // Checks the cross-field rules (divisibility, GPU count = tp·pp·dp, ...). Returns the first
 // violation as "key.path: value: what was expected".

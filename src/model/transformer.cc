@@ -252,10 +252,13 @@ std::vector<int> stage_layer_ids(const Scenario& s, int stage) {
     for (int i = 0; i < sizes[stage]; ++i) ids.push_back(first + i);
     return ids;
   }
-  const int per_chunk = s.model.layers / (p.pp * p.vpp);
-  for (int c = 0; c < p.vpp; ++c) {
-    const int first = (c * p.pp + stage) * per_chunk;
-    for (int i = 0; i < per_chunk; ++i) ids.push_back(first + i);
+  const std::vector<int> chunks = chunk_layers(s);
+  int first = 0;
+  for (int k = 0; k < static_cast<int>(chunks.size()); ++k) {
+    if (k % p.pp == stage) {
+      for (int i = 0; i < chunks[k]; ++i) ids.push_back(first + i);
+    }
+    first += chunks[k];
   }
   return ids;
 }

@@ -67,7 +67,13 @@ std::vector<int> default_pp(const Scenario& s) {
 
 std::vector<int> default_vpp(const Scenario& s, int pp) {
   std::vector<int> out{1};
-  if (uneven(s) || pp < 2) return out;
+  if (pp < 2) return out;
+  if (uneven(s)) {
+    // Uneven stages split over their chunks as chunk_layers() says: the scenario's own vpp, if
+    // any (validation rejects a pp whose stages are too small for it).
+    if (s.parallelism.vpp > 1) out.push_back(s.parallelism.vpp);
+    return out;
+  }
   const int per_stage = s.model.layers / pp;
   if (s.parallelism.vpp > 1 && s.model.layers % (pp * s.parallelism.vpp) == 0) {
     out.push_back(s.parallelism.vpp);
@@ -105,10 +111,8 @@ std::string divisibility(const Scenario& s, const Strategy& st, int64_t model_pa
   const int gpus = s.cluster.total_gpus();
   if (s.model.heads % st.tp != 0) return "divisibility: heads not a multiple of tp";
   if (gpus % model_parallel != 0) return "divisibility: tp·cp·pp does not divide the GPU count";
-  if (!uneven(s) || st.vpp > 1) {
-    if (s.model.layers % (int64_t{st.pp} * st.vpp) != 0) {
-      return "divisibility: layers not a multiple of pp·vpp";
-    }
+  if (!uneven(s) && s.model.layers % (int64_t{st.pp} * st.vpp) != 0) {
+    return "divisibility: layers not a multiple of pp·vpp";
   }
   if (s.training.global_batch % (int64_t{st.micro_batch} * st.dp) != 0) {
     return "divisibility: global_batch not a multiple of micro_batch·dp";

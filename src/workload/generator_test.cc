@@ -339,6 +339,22 @@ TEST(GenerateWorkload, SelectiveRecomputeReplaysOnlyTheUnfusedAttentionCore) {
             layer_backward_ops(make_layer_shape(flash)).size());
 }
 
+// Layer forwards each stage runs for micro-batch 0.
+std::vector<int> forward_layers_of_microbatch0(const Workload& w) {
+  std::vector<int> out;
+  for (const Program& p : w.stages) {
+    int layers = 0;
+    for (const Step& st : p.steps) {
+      if (st.kind == StepKind::kRun && w.blocks[st.block].name == "layer.fwd" &&
+          st.microbatch == 0) {
+        layers += st.repeat;
+      }
+    }
+    out.push_back(layers);
+  }
+  return out;
+}
+
 TEST(GenerateWorkload, UnevenStagesRunTheirOwnLayerCounts) {
   // LLaMA-3 405B: 126 layers on PP 16 as Meta ran it, 7 on the first and last stage and
   // (126 − 14)/14 = 8 on each of the others (Megatron's --decoder-first/last-pipeline-num-layers).
@@ -353,24 +369,51 @@ TEST(GenerateWorkload, UnevenStagesRunTheirOwnLayerCounts) {
   EXPECT_EQ(layers.front(), 7);
   EXPECT_EQ(layers.back(), 7);
   for (size_t i = 1; i + 1 < layers.size(); ++i) EXPECT_EQ(layers[i], 8);
-  const Workload w = generate_workload(*s);
-  int total = 0;
-  for (size_t stage = 0; stage < w.stages.size(); ++stage) {
-    int forward_layers = 0;
-    for (const Step& st : w.stages[stage].steps) {
-      if (st.kind == StepKind::kRun && w.blocks[st.block].name == "layer.fwd" &&
-          st.microbatch == 0) {
-        forward_layers += st.repeat;
-      }
-    }
-    EXPECT_EQ(forward_layers, layers[stage]) << "stage " << stage;
-    total += forward_layers;
-  }
-  EXPECT_EQ(total, 126);
+  const std::vector<int> ran = forward_layers_of_microbatch0(generate_workload(*s));
+  EXPECT_EQ(ran, layers);
+}
+
+TEST(GenerateWorkload, UnevenInterleavedStagesLightenTheEmbeddingAndLossChunks) {
+  // LLaMA-3 405B as Meta ran it with interleaving: 16 stages × 8 chunks of one layer, one layer
+  // fewer on the first and the last stage, taken from the chunk holding the embedding (chunk 0)
+  // and the one holding the loss (chunk 127).
+  StatusOr<Scenario> s = load_scenario_text(
+      "", "",
+      {"model.preset=llama3-405b", "cluster.preset=dgx-h100", "cluster.nodes=32",
+       "parallelism.tp=8", "parallelism.pp=16", "parallelism.dp=2", "training.global_batch=32",
+       "parallelism.first_stage_layers=7", "parallelism.last_stage_layers=7",
+       "parallelism.vpp=8", "parallelism.schedule=interleaved"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const std::vector<int> chunks = chunk_layers(*s);
+  ASSERT_EQ(chunks.size(), 128u);
+  EXPECT_EQ(chunks.front(), 0);
+  EXPECT_EQ(chunks.back(), 0);
+  for (size_t k = 1; k + 1 < chunks.size(); ++k) EXPECT_EQ(chunks[k], 1) << "chunk " << k;
+  // Stage 0 holds layers 15, 31, ..., 111 (chunk c·16 holds layer c·16 − 1 for c ≥ 1).
+  const std::vector<int> ids = stage_layer_ids(*s, 0);
+  ASSERT_EQ(ids.size(), 7u);
+  EXPECT_EQ(ids.front(), 15);
+  EXPECT_EQ(ids.back(), 111);
+  EXPECT_EQ(stage_layer_ids(*s, 15).back(), 110);  // chunk 126; chunk 127 holds only the head
+  const std::vector<int> ran = forward_layers_of_microbatch0(generate_workload(*s));
+  EXPECT_EQ(ran, stage_layers(*s));
+  EXPECT_EQ(ran.front(), 7);
+  EXPECT_EQ(ran[1], 8);
+  // A 6-layer first stage cannot give 7 of its 8 chunks a layer each.
+  StatusOr<Scenario> few = load_scenario_text(
+      "", "",
+      {"model.preset=llama3-405b", "cluster.preset=dgx-h100", "cluster.nodes=32",
+       "parallelism.tp=8", "parallelism.pp=16", "parallelism.dp=2", "training.global_batch=32",
+       "parallelism.first_stage_layers=6", "parallelism.last_stage_layers=8",
+       "parallelism.vpp=8", "parallelism.schedule=interleaved"});
+  ASSERT_FALSE(few.ok());
+  EXPECT_NE(few.status().message().find("expected at least vpp layers per stage"),
+            std::string::npos)
+      << few.status().message();
 }
 
 TEST(GenerateWorkload, UnevenStagesThatDoNotSplitAreRejected) {
-  // (126 − 10)/14 is not a whole number of layers; uneven stages with vpp > 1 are not Megatron's.
+  // (126 − 10)/14 is not a whole number of layers.
   StatusOr<Scenario> a = load_scenario_text(
       "", "",
       {"model.preset=llama3-405b", "cluster.preset=dgx-h100", "cluster.nodes=32",

@@ -94,6 +94,7 @@ class StageBuilder {
   const int dp_cp_;  // the gradient-reduction group of dense parameters
   const int edp_;    // ... and of routed experts
   const std::vector<int> layers_of_stage_;
+  const std::vector<int> chunk_layers_;  // model order (k = c·p + stage)
   // First model layer of each global chunk k (= chunk·p + stage), and past the last chunk.
   std::vector<int> chunk_first_;
   const RankParams rank_;
@@ -129,6 +130,7 @@ StageBuilder::StageBuilder(const Scenario& s, const LayerShape& x, const ModelBl
       dp_cp_(par_.dp * par_.cp),
       edp_(s.model.moe.enabled() ? s.expert_dp() : 1),
       layers_of_stage_(stage_layers(s)),
+      chunk_layers_(preflight::chunk_layers(s)),
       chunk_first_(chunks_ + 1, 0),
       rank_(rank_params(s, stage)),
       expert_reduce_(rank_.expert_params > 0 && edp_ > 1),
@@ -136,10 +138,7 @@ StageBuilder::StageBuilder(const Scenario& s, const LayerShape& x, const ModelBl
       last_grads_(std::max(v_, 2), -1),
       bucket_params_(std::max<int64_t>(1, par_.grad_bucket_size.count() / grad_bytes_)),
       dp_(s, expert_reduce_, x.act_bytes, prog_) {
-  for (int k = 0; k < chunks_; ++k) {
-    chunk_first_[k + 1] =
-        chunk_first_[k] + (v_ == 1 ? layers_of_stage_[k] : s.model.layers / chunks_);
-  }
+  for (int k = 0; k < chunks_; ++k) chunk_first_[k + 1] = chunk_first_[k] + chunk_layers_[k];
   for (size_t i = 0; i < order_.size(); ++i) {
     const Pass pass = order_[i].pass;
     if (pass == Pass::kBackward || pass == Pass::kWeightGrad) {
@@ -169,7 +168,7 @@ Place StageBuilder::place(const PipelineTask& t) const {
     q.to = t.chunk == 0 ? stage_ + 1 : stage_ - 1;
   } else {
     q.k = t.chunk * p_ + stage_;
-    q.layers = layers_of_stage_[stage_] / v_;
+    q.layers = chunk_layers_[q.k];
     q.from = (stage_ - 1 + p_) % p_;
     q.to = (stage_ + 1) % p_;
   }
