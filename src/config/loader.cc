@@ -162,8 +162,15 @@ Status read_moe(const YAML::Node& node, const std::string& source, ModelConfig* 
   }
   static const std::vector<std::string> kDispatchers = {"alltoall", "allgather"};
   e.allgather_dispatcher = r.get_choice("dispatcher", 0, kDispatchers) == 1;
+  e.group_topk = r.get_int("group_topk", 0, 0);
+  e.fp8_dispatch = r.get_choice("dispatch_precision", 0, {"bf16", "fp8"}) == 1;
   e.router_aux_loss = r.get_double("router_aux_loss", 0, 0, 1e6);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (e.group_topk > 0 && e.allgather_dispatcher) {
+    return invalid_argument(source + ": model.moe.group_topk: " + std::to_string(e.group_topk) +
+                            ": node-limited routing needs dispatcher: alltoall (the all-gather "
+                            "dispatcher sends every token to every rank)");
+  }
   if (e.top_k > e.experts) {
     return invalid_argument(source + ": model.moe.top_k: " + std::to_string(e.top_k) +
                             ": expected at most model.moe.experts (" + std::to_string(e.experts) +

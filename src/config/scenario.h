@@ -54,6 +54,14 @@ struct MoeConfig {
   // Token dispatch/combine: all-to-all in the EP group, or all-gather + reduce-scatter
   // (Megatron's "allgather" dispatcher).
   bool allgather_dispatcher = false;
+  // Node-limited routing (DeepSeek-V3's topk_group, Megatron's --moe-router-group-topk with the
+  // EP group's nodes as groups): each token's experts lie on at most this many nodes, and the
+  // dispatcher sends one copy per destination node, fanned out over NVLink there (DeepEP).
+  // 0 = unlimited, one copy per routed expert (Megatron's alltoall dispatcher).
+  int group_topk = 0;
+  // Dispatch in FP8 (DeepSeek-V3 §3.3.2): the forward dispatch and the backward combine-gradient
+  // carry 1-byte activations plus one fp32 scale per 128; the other two stay 16-bit.
+  bool fp8_dispatch = false;
   double router_aux_loss = 0;  // informational; the router's load-balancing loss coefficient
 
   bool enabled() const { return experts > 0; }

@@ -61,7 +61,9 @@ json scenario_to_json(const Scenario& s) {
                         {"zipf_exponent", e.zipf_exponent},
                         {"dirichlet_alpha", e.dirichlet_alpha},
                         {"loads", e.loads},
-                        {"dispatcher", e.allgather_dispatcher ? "allgather" : "alltoall"}};
+                        {"dispatcher", e.allgather_dispatcher ? "allgather" : "alltoall"},
+                        {"group_topk", e.group_topk},
+                        {"dispatch_precision", e.fp8_dispatch ? "fp8" : "bf16"}};
   }
   if (m.mla.enabled()) {
     const MlaConfig& a = m.mla;

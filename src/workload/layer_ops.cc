@@ -269,6 +269,21 @@ LayerShape make_layer_shape(const Scenario& sc) {
     x.shared_ffn_per_rank =
         static_cast<int64_t>(m.moe.shared_experts) * m.moe.shared_expert_ffn_hidden / x.tp;
     x.allgather_dispatcher = m.moe.allgather_dispatcher;
+    // Node-limited routing with one copy per destination node: a token reaches M = group_topk
+    // of the EP group's N nodes, M·(N−1)/N of them remote on average under balanced routing,
+    // where a copy per routed expert sends k·(N−1)/N: the cross-node volume scales by M/k
+    // (capped at 1). N as place_group (network/placement.h) counts it: members stride etp.
+    const int gpn = sc.cluster.gpus_per_node;
+    const int64_t per_node =
+        x.etp >= gpn || gpn % x.etp != 0 ? 1 : std::min<int64_t>(x.ep, gpn / x.etp);
+    const int64_t ep_nodes = (x.ep + per_node - 1) / per_node;
+    if (m.moe.group_topk > 0 && ep_nodes > 1) {
+      x.dispatch_copy_scale =
+          std::min(1.0, static_cast<double>(std::min<int64_t>(m.moe.group_topk, ep_nodes)) /
+                            static_cast<double>(x.top_k));
+    }
+    // FP8 dispatch: 1 byte per element and a 4-byte scale per 128, over act_bytes.
+    if (m.moe.fp8_dispatch) x.dispatch_fp8_scale = (1.0 + 4.0 / 128.0) / x.act_bytes;
   }
   return x;
 }

@@ -55,6 +55,10 @@ struct LayerShape {
   int64_t expert_ffn_per_rank = 0;  // expert F / etp
   int64_t shared_ffn_per_rank = 0;  // shared_experts · shared F / tp (0: none)
   bool allgather_dispatcher = false;
+  // Cross-node volume of the all-to-all dispatch and combine relative to one copy per routed
+  // expert (node-limited routing, moe_ops.h), and of the FP8 dispatch relative to 16 bits.
+  double dispatch_copy_scale = 1;
+  double dispatch_fp8_scale = 1;
 };
 
 // The shape of `s`'s layers with full attention (make_layer_shape) and of layer `layer`, whose

@@ -13,7 +13,8 @@ struct MoeTraffic {
   double copies = 0;       // T_r·k: the token copies this rank routes
   double rank_tokens = 0;  // tokens the busiest rank's experts compute
   int64_t per_expert = 0;  // mean tokens per local expert on that rank (grouped-GEMM M)
-  Bytes dispatch;          // all-to-all buffer (or all-gather size)
+  Bytes dispatch;          // all-to-all buffer (or all-gather size), towards the experts
+  Bytes combine;           // the same, back from the experts (16-bit even with FP8 dispatch)
   Bytes etp_gather;        // expert-TP all-gather size
 };
 
@@ -28,8 +29,13 @@ MoeTraffic traffic(const LayerShape& x, const ExpertLoad& load) {
   t.per_expert = static_cast<int64_t>(std::ceil(t.rank_tokens / static_cast<double>(x.local_experts)));
   if (x.allgather_dispatcher) {
     t.dispatch = round_bytes(e * h * t.tokens_in * static_cast<double>(x.ep));
+    t.combine = t.dispatch;
   } else {
-    t.dispatch = round_bytes(e * h * std::max(t.copies * (1 - load.dropped), received));
+    // Node-limited routing shrinks the cross-node copies; the buffer stands for them, since the
+    // all-to-all's time is that of its cross-node share once the group spans nodes.
+    const double copies = std::max(t.copies * (1 - load.dropped), received);
+    t.combine = round_bytes(e * h * copies * x.dispatch_copy_scale);
+    t.dispatch = round_bytes(e * h * copies * x.dispatch_copy_scale * x.dispatch_fp8_scale);
   }
   t.etp_gather = round_bytes(e * h * t.rank_tokens);
   return t;
@@ -114,7 +120,7 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   }
   if (x.ep > 1) {
     ops.push_back(ep_collective(x, "ep.alltoall.combine", "ep.reducescatter.combine",
-                                CollectiveKind::kReduceScatter, t.dispatch));
+                                CollectiveKind::kReduceScatter, t.combine));
   }
   // Unpermute and the gate-weighted sum of the k copies of each token.
   ops.push_back(memory_op("moe.unpermute.fwd", 2 * e * t.copies * h + e * t.tokens_in * h));
@@ -163,7 +169,7 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
   }
   if (x.ep > 1) {
     ops.push_back(ep_collective(x, "ep.alltoall.dispatch.grad", "ep.reducescatter.dispatch.grad",
-                                CollectiveKind::kReduceScatter, t.dispatch));
+                                CollectiveKind::kReduceScatter, t.combine));
   }
   ops.push_back(memory_op("moe.permute.bwd", 2 * e * t.copies * h));
   ops.push_back(memory_op("moe.router.topk.bwd", 12.0 * t.tokens_in * static_cast<double>(x.experts)));

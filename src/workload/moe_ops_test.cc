@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "config/loader.h"
@@ -74,6 +76,49 @@ TEST(MoeOps, BalancedRoutingMatchesAnalyticFlopsAndBytes) {
   const Op* router = find(ops, "moe.router.fwd");
   ASSERT_NE(router, nullptr);
   EXPECT_DOUBLE_EQ(router->flops.count(), 2 * T * h * 64);
+}
+
+TEST(MoeOps, NodeLimitedRoutingAndFp8DispatchShrinkTheAllToAll) {
+  // EP 8 on one-GPU nodes spans 8 nodes. Top-8 over at most 4 nodes, one copy per node: the
+  // cross-node copies halve (M/k = 4/8), for dispatch and combine alike. FP8 dispatch then
+  // carries 1 byte + 4/128 per element on the dispatch and the combine's gradient only.
+  const auto bytes = [](std::vector<std::string> extra, bool backward, const char* name) {
+    if (std::find(extra.begin(), extra.end(), "in_node") == extra.end()) {
+      extra.insert(extra.begin(), {"cluster.gpus_per_node=1", "cluster.nodes=64"});
+    } else {
+      extra.erase(std::find(extra.begin(), extra.end(), "in_node"));
+    }
+    const Scenario s = moe_scenario(extra);
+    const LayerShape x = make_layer_shape(s, 0);
+    const ExpertLoad load = draw_expert_load(s.model.moe, 8, 0, 0);
+    const std::vector<Op> ops = backward ? moe_backward_ops(x, load) : moe_forward_ops(x, load);
+    const Op* op = find(ops, name);
+    EXPECT_NE(op, nullptr) << name;
+    return op == nullptr ? int64_t{0} : op->comm_bytes.count();
+  };
+  const int64_t full = bytes({}, false, "ep.alltoall.dispatch");
+  ASSERT_GT(full, 0);
+  const std::vector<std::string> limited = {"model.moe.group_topk=4"};
+  EXPECT_EQ(bytes(limited, false, "ep.alltoall.dispatch"), full / 2);
+  EXPECT_EQ(bytes(limited, false, "ep.alltoall.combine"), full / 2);
+  EXPECT_EQ(bytes(limited, true, "ep.alltoall.dispatch.grad"), full / 2);
+  const std::vector<std::string> fp8 = {"model.moe.group_topk=4",
+                                        "model.moe.dispatch_precision=fp8"};
+  const double fp8_bytes = static_cast<double>(full) / 2 * (1 + 4.0 / 128) / 2;
+  EXPECT_NEAR(static_cast<double>(bytes(fp8, false, "ep.alltoall.dispatch")), fp8_bytes, 1);
+  EXPECT_NEAR(static_cast<double>(bytes(fp8, true, "ep.alltoall.combine.grad")), fp8_bytes, 1);
+  EXPECT_EQ(bytes(fp8, false, "ep.alltoall.combine"), full / 2);
+  EXPECT_EQ(bytes(fp8, true, "ep.alltoall.dispatch.grad"), full / 2);
+  // A limit at or above top-k, or an EP group inside one 8-GPU node, changes nothing.
+  EXPECT_EQ(bytes({"model.moe.group_topk=8"}, false, "ep.alltoall.dispatch"), full);
+  EXPECT_EQ(bytes({"in_node", "model.moe.group_topk=4"}, false, "ep.alltoall.dispatch"), full);
+  // The all-gather dispatcher sends every token everywhere: no node limit for it.
+  StatusOr<Scenario> bad = load_scenario(
+      "", {"model.preset=deepseek-v3", "model.moe.dispatcher=allgather"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("node-limited routing needs dispatcher: alltoall"),
+            std::string::npos)
+      << bad.status().message();
 }
 
 TEST(MoeOps, SkewedRoutingIsSetByTheBusiestRank) {
