@@ -88,8 +88,10 @@ void add_export_command(CLI::App& app, int* exit_code) {
       "encode the host thread and the compute, TP and DP streams, so replaying the traces gives "
       "the simulated iteration time. Kernels carry duration_micros (exact picoseconds in "
       "preflight.duration_ps), num_ops and tensor_size. E.g.\n"
-      "  preflight export chakra --set model.preset=llama3-8b --set cluster.nodes=1 -o llama\n"
-      "  preflight simulate --workload chakra:llama --set cluster.nodes=1\n"
+      "  preflight export chakra --set model.preset=llama3-8b --set cluster.preset=dgx-h100 \\\n"
+      "      --set cluster.nodes=1 --set parallelism.tp=4 --set parallelism.pp=2 \\\n"
+      "      --set parallelism.dp=auto --set training.global_batch=16 -o llama\n"
+      "  preflight simulate --workload chakra:llama --set cluster.preset=dgx-h100\n"
       "Or give ASTRA-sim --workload-configuration=llama (docs/interop.md).");
   chakra->add_option("scenario", args->scenario, "Scenario YAML file (default: built-in scenario)");
   chakra->add_option("--set", args->overrides, "Override a key: section.key=value (repeatable)")
