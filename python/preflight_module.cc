@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "interop/chakra_export.h"
+#include "interop/chakra_replay.h"
 #include "config/presets.h"
 #include "memory/memory_model.h"
 #include "report/collective_table.h"
@@ -113,6 +115,52 @@ py::object py_memory(const py::object& scenario, const std::vector<std::string>&
   }
   j["scenario"] = scenario_to_json(s);
   return to_python(j);
+}
+
+// Chakra execution traces (interop/chakra_*.h): the generated workload of `scenario` written as
+// PREFIX.<rank>.et + PREFIX.comm_group.json; a summary of what was written.
+py::object py_export_chakra(const py::object& scenario, const std::vector<std::string>& set,
+                            const std::string& prefix, int64_t max_nodes) {
+  const Scenario s = load(scenario, set);
+  StatusOr<ChakraWorkload> w = invalid_argument("");
+  Status written;
+  {
+    py::gil_scoped_release release;
+    w = export_chakra(s, max_nodes);
+    if (w.ok()) written = write_chakra_workload(*w, prefix);
+  }
+  const ChakraWorkload& out = value_or_raise(std::move(w));
+  if (!written.ok()) raise(written);
+  nlohmann::json j{{"prefix", prefix}, {"ranks", out.ranks.size()}, {"groups", out.groups.size()}};
+  int64_t nodes = 0;
+  for (const ChakraTrace& t : out.ranks) nodes += static_cast<int64_t>(t.nodes.size());
+  j["nodes"] = nodes;
+  return to_python(j);
+}
+
+// Replays PREFIX.<rank>.et on the cluster of `scenario` (which must load; its parallelism is
+// not used, so `parallelism.dp=auto` with tp and pp that fit the cluster will do): the
+// `simulate --workload chakra:PREFIX --json` document.
+py::object py_replay_chakra(const std::string& prefix, const py::object& scenario,
+                            const std::vector<std::string>& set) {
+  const Scenario base = load(scenario, set);
+  std::string json;
+  Status failed;
+  {
+    py::gil_scoped_release release;
+    StatusOr<ChakraWorkload> w = load_chakra_workload(prefix);
+    StatusOr<Scenario> s = w.ok() ? chakra_scenario(static_cast<int>(w->ranks.size()), base)
+                                  : StatusOr<Scenario>(w.status());
+    StatusOr<ChakraReplayResult> r =
+        s.ok() ? replay_chakra(*w, *s) : StatusOr<ChakraReplayResult>(s.status());
+    if (r.ok()) {
+      json = chakra_result_json(*r, *w, *s);
+    } else {
+      failed = r.status();
+    }
+  }
+  if (!failed.ok()) raise(failed);
+  return py::module_::import("json").attr("loads")(json);
 }
 
 py::object py_search(const py::object& scenario, const std::vector<std::string>& set,
@@ -236,6 +284,18 @@ PYBIND11_MODULE(preflight, m) {
         py::arg("gpus_per_node") = 0, py::arg("set") = std::vector<std::string>{},
         "Predicts an nccl-tests table: the `preflight collective --json` document (op, ranks, "
         "rows of bytes, time_us, algbw_gbps, busbw_gbps, algorithm, protocol, channels).");
+  m.def("export_chakra", &py_export_chakra, py::arg("scenario") = py::none(), py::kw_only(),
+        py::arg("set") = std::vector<std::string>{}, py::arg("prefix"),
+        py::arg("max_nodes") = kChakraDefaultMaxNodes,
+        "Writes the scenario's generated workload as Chakra execution traces, PREFIX.<rank>.et "
+        "and PREFIX.comm_group.json (as `preflight export chakra -o PREFIX`); returns {prefix, "
+        "ranks, nodes, groups}.");
+  m.def("replay_chakra", &py_replay_chakra, py::arg("prefix"), py::arg("scenario") = py::none(),
+        py::kw_only(), py::arg("set") = std::vector<std::string>{},
+        "Replays Chakra execution traces PREFIX.<rank>.et on the scenario's cluster (its "
+        "parallelism must load but is not used): the `preflight simulate --workload "
+        "chakra:PREFIX --json` document (iteration_time_s, critical_rank, breakdown, per_rank, "
+        "network, ...).");
   m.def("presets", &py_presets, py::arg("kind") = "",
         "The built-in presets: a list of {kind, name, description}; kind: gpus, clusters, "
         "models or scenarios (empty: all).");

@@ -213,3 +213,26 @@ def test_the_nic_sweep_example_writes_a_png_headless(tmp_path):
                         str(out)], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+CHAKRA_JOB = ["model.preset=gpt3-1.7b", "model.layers=4", "cluster.nodes=2",
+              "parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
+              "training.global_batch=16"]
+
+
+def test_chakra_export_then_replay_gives_the_simulated_time(tmp_path):
+    prefix = str(tmp_path / "job")
+    written = preflight.export_chakra(set=CHAKRA_JOB, prefix=prefix)
+    assert written["ranks"] == 16 and written["nodes"] > 1000
+    assert os.path.exists(prefix + ".15.et") and os.path.exists(prefix + ".comm_group.json")
+    replayed = preflight.replay_chakra(prefix, set=CHAKRA_JOB)
+    assert replayed["iteration_time_s"] == preflight.simulate(set=CHAKRA_JOB)["iteration_time_s"]
+    assert len(replayed["per_rank"]) == 16
+    assert replayed["network"]["backend"] == "analytical"
+
+
+def test_chakra_errors_raise_preflight_error(tmp_path):
+    with pytest.raises(preflight.Error, match=r"none\.0\.et: cannot open"):
+        preflight.replay_chakra(str(tmp_path / "none"))
+    with pytest.raises(preflight.Error, match=r"over the limit of 10 \(--max-nodes\)"):
+        preflight.export_chakra(set=CHAKRA_JOB, prefix=str(tmp_path / "big"), max_nodes=10)
