@@ -14,9 +14,10 @@
 namespace preflight {
 namespace {
 
-const std::vector<std::string> kScenario = {
-    "model.preset=llama3-8b", "cluster.preset=dgx-h100", "cluster.nodes=8", "parallelism.tp=2",
-    "parallelism.pp=4",       "parallelism.dp=8",        "training.global_batch=128"};
+const std::vector<std::string> kScenario = {"model.preset=llama3-8b",   "cluster.preset=dgx-h100",
+                                            "cluster.nodes=8",          "parallelism.tp=2",
+                                            "parallelism.pp=4",         "parallelism.dp=8",
+                                            "training.global_batch=128"};
 
 struct Fixture {
   Scenario scenario;

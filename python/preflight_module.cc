@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "config/presets.h"
 #include "interop/chakra_export.h"
 #include "interop/chakra_replay.h"
-#include "config/presets.h"
 #include "memory/memory_model.h"
 #include "report/collective_table.h"
 #include "report/report.h"

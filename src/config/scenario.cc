@@ -82,12 +82,14 @@ Status validate_moe_and_cp(const Scenario& s) {
                               str(folded) + " (the ranks of one pipeline stage)");
     }
     if (m.moe.expert_ffn_hidden % s.expert_tp() != 0) {
-      return invalid_argument("parallelism.etp: " + str(s.expert_tp()) + ": expected a divisor of " +
-                              "model.moe.expert_ffn_hidden (" + str(m.moe.expert_ffn_hidden) + ")");
+      return invalid_argument("parallelism.etp: " + str(s.expert_tp()) +
+                              ": expected a divisor of " + "model.moe.expert_ffn_hidden (" +
+                              str(m.moe.expert_ffn_hidden) + ")");
     }
     if (p.tp > 1 && !p.sequence_parallel) {
       return invalid_argument("parallelism.sequence_parallel: false: MoE layers with tp " +
-                              str(p.tp) + " need sequence parallelism (as Megatron-Core requires); "
+                              str(p.tp) +
+                              " need sequence parallelism (as Megatron-Core requires); "
                               "expected sequence_parallel: true or tp 1");
     }
     if (m.moe.routing == MoeRouting::kLoads &&
@@ -144,9 +146,9 @@ Status validate_moe_and_cp(const Scenario& s) {
                               str(p.pp) + ")");
     }
     if (s.num_microbatches() < 2 * p.pp || s.num_microbatches() % 2 != 0) {
-      return invalid_argument("parallelism.schedule: dualpipe: " + str(s.num_microbatches()) +
-                              " micro-batches: expected an even number, at least 2·pp = " +
-                              str(2 * p.pp));
+      return invalid_argument(
+          "parallelism.schedule: dualpipe: " + str(s.num_microbatches()) +
+          " micro-batches: expected an even number, at least 2·pp = " + str(2 * p.pp));
     }
   }
   return Status();
@@ -280,16 +282,19 @@ Status validate_scenario(const Scenario& s) {
   }
   // Overlap switches (docs/workload.md, "Overlap switches and sharded data parallelism").
   if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel) {
-    return invalid_argument("parallelism.tp_comm_overlap: true needs sequence_parallel: true "
-                            "(Transformer Engine overlaps its all-gathers and reduce-scatters)");
+    return invalid_argument(
+        "parallelism.tp_comm_overlap: true needs sequence_parallel: true "
+        "(Transformer Engine overlaps its all-gathers and reduce-scatters)");
   }
   if (p.overlap_param_gather && !p.distributed_optimizer) {
-    return invalid_argument("parallelism.overlap_param_gather: true needs "
-                            "distributed_optimizer: true (as Megatron)");
+    return invalid_argument(
+        "parallelism.overlap_param_gather: true needs "
+        "distributed_optimizer: true (as Megatron)");
   }
   if (p.overlap_param_gather && !p.overlap_grad_reduce) {
-    return invalid_argument("parallelism.overlap_param_gather: true needs "
-                            "overlap_grad_reduce: true (as Megatron)");
+    return invalid_argument(
+        "parallelism.overlap_param_gather: true needs "
+        "overlap_grad_reduce: true (as Megatron)");
   }
   if (p.overlap_p2p && p.schedule != Schedule::kInterleaved) {
     return invalid_argument(std::string("parallelism.overlap_p2p: true needs schedule: "

@@ -47,10 +47,9 @@ void expect_round_trip(const Scenario& s) {
   // The breakdowns agree on what is not a matter of attribution: the critical rank's compute.
   const ChakraBreakdown& b = replayed->ranks[0].breakdown;
   EXPECT_EQ(b.total(), replayed->ranks[0].end);
-  EXPECT_EQ((b.compute + b.optimizer).ps(),
-            (simulated->execution.stages[0].breakdown.compute +
-             simulated->execution.stages[0].breakdown.optimizer)
-                .ps());
+  EXPECT_EQ((b.compute + b.optimizer).ps(), (simulated->execution.stages[0].breakdown.compute +
+                                             simulated->execution.stages[0].breakdown.optimizer)
+                                                .ps());
 }
 
 TEST(ChakraExport, RoundTrip1F1BWithTensorAndDataParallelism) {
@@ -58,9 +57,9 @@ TEST(ChakraExport, RoundTrip1F1BWithTensorAndDataParallelism) {
 }
 
 TEST(ChakraExport, RoundTripInterleavedWithOverlappedP2p) {
-  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
-                              "parallelism.vpp=2", "parallelism.schedule=interleaved",
-                              "parallelism.overlap_p2p=true"}));
+  expect_round_trip(
+      scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4", "parallelism.vpp=2",
+                "parallelism.schedule=interleaved", "parallelism.overlap_p2p=true"}));
 }
 
 TEST(ChakraExport, RoundTripZeroBubbleAndTpCommOverlap) {
@@ -72,9 +71,8 @@ TEST(ChakraExport, RoundTripZeroBubbleAndTpCommOverlap) {
 TEST(ChakraExport, RoundTripRingAttentionAndZero3) {
   expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=2",
                               "parallelism.cp=2", "training.seq_len=8192"}));
-  expect_round_trip(
-      scenario({"parallelism.tp=2", "parallelism.pp=1", "parallelism.dp=8",
-                "parallelism.zero_stage=3"}));
+  expect_round_trip(scenario(
+      {"parallelism.tp=2", "parallelism.pp=1", "parallelism.dp=8", "parallelism.zero_stage=3"}));
 }
 
 TEST(ChakraExport, RoundTripMoeWithExpertParallelismAndSkewedRouting) {
@@ -86,10 +84,10 @@ TEST(ChakraExport, RoundTripMoeWithExpertParallelismAndSkewedRouting) {
 TEST(ChakraExport, RoundTripOnTheFlowNetwork) {
   // Every cross-node collective and send goes through the fabric in both runs, started at the
   // same instants: the max-min shares, and so the times, are the same.
-  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
-                              "simulation.network=flow"}));
-  expect_round_trip(scenario({"parallelism.tp=8", "parallelism.pp=2", "parallelism.dp=1",
-                              "simulation.network=flow"}));
+  expect_round_trip(scenario(
+      {"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4", "simulation.network=flow"}));
+  expect_round_trip(scenario(
+      {"parallelism.tp=8", "parallelism.pp=2", "parallelism.dp=1", "simulation.network=flow"}));
 }
 
 TEST(ChakraExport, GroupsFollowMegatronRankOrder) {

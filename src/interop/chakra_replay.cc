@@ -101,7 +101,7 @@ struct Rank {
   std::vector<int> queue_of;  // −1: no queue
   std::vector<Queue> queues;
   std::vector<SimTime> start, end;
-  std::vector<uint8_t> state;  // 0 waiting for deps, 1 ready/queued, 2 running, 3 done
+  std::vector<uint8_t> state;     // 0 waiting for deps, 1 ready/queued, 2 running, 3 done
   std::vector<SimTime> duration;  // COMP/MEM nodes
   std::vector<int> group;         // COMM_COLL_NODE: index into groups
   std::vector<CollectiveKind> kind;
@@ -301,9 +301,10 @@ class Replay final : public EventHandler {
         return Status();
       case ChakraNodeType::kSend:
         if (n.comm_dst < 0) {
-          return fail("COMM_SEND_NODE without comm_dst (the receiving rank); Chakra's PyTorch "
-                      "converter does not record it, so such traces cannot be replayed as they "
-                      "are");
+          return fail(
+              "COMM_SEND_NODE without comm_dst (the receiving rank); Chakra's PyTorch "
+              "converter does not record it, so such traces cannot be replayed as they "
+              "are");
         }
         if (n.comm_dst >= static_cast<int>(ranks_.size()) || n.comm_dst == r) {
           return fail("comm_dst " + std::to_string(n.comm_dst) + " is not another rank of the " +
@@ -517,11 +518,11 @@ class Replay final : public EventHandler {
       const ChakraNode& a = ranks_[inst.first_rank].trace->nodes[inst.first_node];
       const ChakraNode& b = rk.trace->nodes[i];
       error_ = invalid_argument(
-          w_.prefix + ": collective #" + std::to_string(seq + 1) + " on group '" +
-          groups_[g].name + "' does not match across ranks: " + where(inst.first_rank, a) +
-          " issues " + to_string(inst.kind) + " of " + std::to_string(inst.bytes.count()) +
-          " bytes, " + where(r, b) + " " + to_string(rk.kind[i]) + " of " +
-          std::to_string(rk.bytes[i].count()) + " bytes");
+          w_.prefix + ": collective #" + std::to_string(seq + 1) + " on group '" + groups_[g].name +
+          "' does not match across ranks: " + where(inst.first_rank, a) + " issues " +
+          to_string(inst.kind) + " of " + std::to_string(inst.bytes.count()) + " bytes, " +
+          where(r, b) + " " + to_string(rk.kind[i]) + " of " + std::to_string(rk.bytes[i].count()) +
+          " bytes");
       return;
     }
     inst.arrived++;
@@ -571,8 +572,8 @@ class Replay final : public EventHandler {
       if (n.is_cpu_op) {
         stream = -1;
       } else if (q >= 0) {
-        stream = static_cast<int>(n.type == ChakraNodeType::kColl && n.stream < 0 ? 1
-                                                                               : std::max<int64_t>(n.stream, 0));
+        stream = static_cast<int>(
+            n.type == ChakraNodeType::kColl && n.stream < 0 ? 1 : std::max<int64_t>(n.stream, 0));
       }
       if (n.type != ChakraNodeType::kMetadata && n.type != ChakraNodeType::kInvalid) {
         result_.trace.push_back(
@@ -657,8 +658,8 @@ class Replay final : public EventHandler {
       } else if (comm) {
         for (Class c : kCommPriority) {
           if (active[c] == 0) continue;
-          SimTime* slot[] = {nullptr, nullptr, &b.tp_comm, &b.pp_comm, &b.dp_comm,
-                             &b.ep_comm, &b.cp_comm, &b.other_comm};
+          SimTime* slot[] = {nullptr,    nullptr,    &b.tp_comm, &b.pp_comm,
+                             &b.dp_comm, &b.ep_comm, &b.cp_comm, &b.other_comm};
           *slot[c] += d;
           break;
         }
@@ -739,25 +740,26 @@ std::string format_chakra_summary(const ChakraReplayResult& r, const ChakraWorkl
                                   const Scenario& s) {
   char buf[512];
   std::string out;
-  std::snprintf(buf, sizeof buf, "Chakra workload  %s.<rank>.et: %zu ranks, %lld nodes, %zu "
+  std::snprintf(buf, sizeof buf,
+                "Chakra workload  %s.<rank>.et: %zu ranks, %lld nodes, %zu "
                 "communicator groups\n",
-                w.prefix.c_str(), w.ranks.size(), static_cast<long long>(r.nodes),
-                w.groups.size());
+                w.prefix.c_str(), w.ranks.size(), static_cast<long long>(r.nodes), w.groups.size());
   out += buf;
   std::snprintf(buf, sizeof buf, "Cluster          %s: %d nodes x %d %s (%s network)\n",
                 s.cluster.name.c_str(), s.cluster.nodes, s.cluster.gpus_per_node,
-                s.cluster.gpu.name.c_str(),
-                r.has_network_stats ? "flow-level" : "analytical");
+                s.cluster.gpu.name.c_str(), r.has_network_stats ? "flow-level" : "analytical");
   out += buf;
   std::snprintf(buf, sizeof buf, "Iteration time   %.6f s (rank %d finishes last)\n",
                 r.iteration_time.to_seconds(), r.critical_rank);
   out += buf;
-  std::snprintf(buf, sizeof buf, "Replayed         %lld collectives, %lld point-to-point "
+  std::snprintf(buf, sizeof buf,
+                "Replayed         %lld collectives, %lld point-to-point "
                 "transfers\n",
                 static_cast<long long>(r.collectives), static_cast<long long>(r.messages));
   out += buf;
   if (r.has_network_stats) {
-    std::snprintf(buf, sizeof buf, "Network          %lld flows, %lld rate solves; link tiers "
+    std::snprintf(buf, sizeof buf,
+                  "Network          %lld flows, %lld rate solves; link tiers "
                   "(mean / peak utilization):",
                   static_cast<long long>(r.network.flows),
                   static_cast<long long>(r.network.solves));
@@ -772,12 +774,16 @@ std::string format_chakra_summary(const ChakraReplayResult& r, const ChakraWorkl
   const ChakraRankResult& c = r.ranks[static_cast<size_t>(r.critical_rank)];
   const ChakraBreakdown& b = c.breakdown;
   out += "\nWhere rank " + std::to_string(r.critical_rank) + "'s time goes (ms)\n";
-  const std::pair<const char*, SimTime> rows[] = {
-      {"compute", b.compute},       {"optimizer", b.optimizer},   {"exposed TP comm", b.tp_comm},
-      {"exposed PP comm", b.pp_comm}, {"exposed DP comm", b.dp_comm},
-      {"exposed EP comm", b.ep_comm}, {"exposed CP comm", b.cp_comm},
-      {"exposed comm (no category)", b.other_comm}, {"CPU only", b.cpu},
-      {"idle (waiting for other ranks)", b.idle}};
+  const std::pair<const char*, SimTime> rows[] = {{"compute", b.compute},
+                                                  {"optimizer", b.optimizer},
+                                                  {"exposed TP comm", b.tp_comm},
+                                                  {"exposed PP comm", b.pp_comm},
+                                                  {"exposed DP comm", b.dp_comm},
+                                                  {"exposed EP comm", b.ep_comm},
+                                                  {"exposed CP comm", b.cp_comm},
+                                                  {"exposed comm (no category)", b.other_comm},
+                                                  {"CPU only", b.cpu},
+                                                  {"idle (waiting for other ranks)", b.idle}};
   for (const auto& [name, t] : rows) {
     if (t.ps() == 0 && std::string(name) != "compute") continue;
     std::snprintf(buf, sizeof buf, "  %-32s %12.3f  %5.1f%%\n", name, us(t) * 1e-3,
@@ -807,11 +813,11 @@ std::string chakra_result_json(const ChakraReplayResult& r, const ChakraWorkload
   using nlohmann::json;
   auto sec = [](SimTime t) { return t.to_seconds(); };
   auto breakdown = [&](const ChakraBreakdown& b) {
-    return json{{"compute_s", sec(b.compute)},       {"optimizer_s", sec(b.optimizer)},
-                {"tp_comm_s", sec(b.tp_comm)},       {"pp_comm_s", sec(b.pp_comm)},
-                {"dp_comm_s", sec(b.dp_comm)},       {"ep_comm_s", sec(b.ep_comm)},
-                {"cp_comm_s", sec(b.cp_comm)},       {"other_comm_s", sec(b.other_comm)},
-                {"cpu_s", sec(b.cpu)},               {"idle_s", sec(b.idle)}};
+    return json{{"compute_s", sec(b.compute)}, {"optimizer_s", sec(b.optimizer)},
+                {"tp_comm_s", sec(b.tp_comm)}, {"pp_comm_s", sec(b.pp_comm)},
+                {"dp_comm_s", sec(b.dp_comm)}, {"ep_comm_s", sec(b.ep_comm)},
+                {"cp_comm_s", sec(b.cp_comm)}, {"other_comm_s", sec(b.other_comm)},
+                {"cpu_s", sec(b.cpu)},         {"idle_s", sec(b.idle)}};
   };
   json ranks = json::array();
   for (size_t i = 0; i < r.ranks.size(); ++i) {
@@ -844,8 +850,8 @@ std::string chakra_result_json(const ChakraReplayResult& r, const ChakraWorkload
   if (r.has_network_stats) {
     json tiers = json::array();
     for (const TierSeries& t : r.network.tiers) {
-      tiers.push_back(json{{"tier", t.tier}, {"mean_utilization", t.mean},
-                           {"peak_utilization", t.peak}});
+      tiers.push_back(
+          json{{"tier", t.tier}, {"mean_utilization", t.mean}, {"peak_utilization", t.peak}});
     }
     j["network"]["flows"] = r.network.flows;
     j["network"]["rate_solves"] = r.network.solves;

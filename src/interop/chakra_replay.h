@@ -53,9 +53,9 @@ struct ChakraBreakdown {
 };
 
 struct ChakraRankResult {
-  SimTime end;           // when its last node finished
-  SimTime gpu_busy;      // union of its GPU compute nodes' intervals
-  SimTime comm_busy;     // union of its communication intervals
+  SimTime end;        // when its last node finished
+  SimTime gpu_busy;   // union of its GPU compute nodes' intervals
+  SimTime comm_busy;  // union of its communication intervals
   ChakraBreakdown breakdown;
   int64_t nodes = 0;
 };

@@ -407,9 +407,10 @@ StatusOr<ChakraTrace> parse_chakra_trace(std::string_view bytes, const std::stri
       continue;
     }
     if (!p.ParseFromArray(data, static_cast<int>(len))) {
-      return invalid_argument(file + ": node #" + std::to_string(t.nodes.size()) +
-                              " (byte offset " + std::to_string(at) +
-                              "): not a valid Node message (malformed protobuf, or invalid UTF-8 in a string field)");
+      return invalid_argument(
+          file + ": node #" + std::to_string(t.nodes.size()) + " (byte offset " +
+          std::to_string(at) +
+          "): not a valid Node message (malformed protobuf, or invalid UTF-8 in a string field)");
     }
     ChakraNode n;
     n.offset = static_cast<int64_t>(at);
@@ -532,8 +533,9 @@ StatusOr<ChakraWorkload> load_chakra_workload(const std::string& prefix) {
     const std::string path = prefix + "." + std::to_string(r) + ".et";
     if (!file_exists(path)) {
       if (r == 0) {
-        return not_found(path + ": cannot open (a Chakra workload is one file per rank, "
-                                "PREFIX.<rank>.et, from rank 0)");
+        return not_found(path +
+                         ": cannot open (a Chakra workload is one file per rank, "
+                         "PREFIX.<rank>.et, from rank 0)");
       }
       break;
     }

@@ -66,8 +66,8 @@ struct ChakraNode {
   int comm_src = -1;        // COMM_RECV_NODE: the sending rank
   int comm_dst = -1;        // COMM_SEND_NODE: the receiving rank
   int64_t comm_tag = 0;
-  std::string pg_name;      // communicator group ("" or "0": all ranks)
-  int64_t stream = -1;      // the GPU stream (PyTorch converter's `stream`); -1 when absent
+  std::string pg_name;  // communicator group ("" or "0": all ranks)
+  int64_t stream = -1;  // the GPU stream (PyTorch converter's `stream`); -1 when absent
   // Preflight's own attributes (ignored by other tools): the exact duration in picoseconds,
   // which duration_micros rounds, and the breakdown category ("compute", "optimizer", "tp",
   // "pp", "dp", "ep", "cp").

@@ -22,7 +22,9 @@ std::string varint(uint64_t v) {
 std::string field(int number, const std::string& bytes) {  // length-delimited
   return varint(static_cast<uint64_t>(number) << 3 | 2) + varint(bytes.size()) + bytes;
 }
-std::string vfield(int number, uint64_t v) { return varint(static_cast<uint64_t>(number) << 3) + varint(v); }
+std::string vfield(int number, uint64_t v) {
+  return varint(static_cast<uint64_t>(number) << 3) + varint(v);
+}
 std::string message(const std::string& body) { return varint(body.size()) + body; }
 const std::string kMetadata = message(field(1, "0.0.4"));
 
@@ -158,17 +160,19 @@ TEST(ChakraTrace, CorruptFilesGiveErrorsWithOffsetOrNode) {
   expect_error("", "empty file");
   expect_error(ok.substr(0, ok.size() - 5), "byte offset 8: message length 72 runs past the end");
   expect_error(kMetadata + "\xff\xff", "byte offset 8: truncated length prefix");
-  expect_error(kMetadata + message(std::string("\x0a\x05") + "ab"), "node #0 (byte offset 8): not a valid Node");
+  expect_error(kMetadata + message(std::string("\x0a\x05") + "ab"),
+               "node #0 (byte offset 8): not a valid Node");
   expect_error(kMetadata + message(vfield(1, 3) + vfield(3, 42)), "unknown node type 42");
   expect_error(kMetadata + message(vfield(1, 1) + vfield(3, 4) + vfield(5, 9)),
                "node 1 ('', byte offset 8): data_deps names node 9, which the file does not hold");
   expect_error(kMetadata + message(vfield(1, 1)) + message(vfield(1, 1)),
                "id 1 is also used by node 1");
-  expect_error(kMetadata + message(vfield(1, 0) + vfield(5, 1)) + message(vfield(1, 1) + vfield(5, 0)),
-               "its dependencies form a cycle");
-  expect_error(kMetadata + message(vfield(3, 7) + field(10, field(1, "comm_size") +
-                                                             field(29, "big"))),
-               "attribute comm_size: expected an integer value");
+  expect_error(
+      kMetadata + message(vfield(1, 0) + vfield(5, 1)) + message(vfield(1, 1) + vfield(5, 0)),
+      "its dependencies form a cycle");
+  expect_error(
+      kMetadata + message(vfield(3, 7) + field(10, field(1, "comm_size") + field(29, "big"))),
+      "attribute comm_size: expected an integer value");
   expect_error(kMetadata + message(vfield(3, 7) + field(10, field(1, "comm_type") + vfield(9, 12))),
                "attribute comm_type: 12 is out of range [0, 9]");
 }
@@ -178,14 +182,16 @@ TEST(ChakraTrace, GroupsJsonRoundTripAndErrors) {
   StatusOr<ChakraGroups> back = parse_chakra_groups(write_chakra_groups(g), "g.json");
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(*back, g);
-  EXPECT_NE(parse_chakra_groups("{\"1\": [0, 0]}", "g.json").status().message().find(
-                "a rank appears twice"),
+  EXPECT_NE(parse_chakra_groups("{\"1\": [0, 0]}", "g.json")
+                .status()
+                .message()
+                .find("a rank appears twice"),
             std::string::npos);
   EXPECT_NE(parse_chakra_groups("[1]", "g.json").status().message().find("expected an object"),
             std::string::npos);
-  EXPECT_NE(parse_chakra_groups("{\"1\": [-1]}", "g.json").status().message().find(
-                "expected a rank"),
-            std::string::npos);
+  EXPECT_NE(
+      parse_chakra_groups("{\"1\": [-1]}", "g.json").status().message().find("expected a rank"),
+      std::string::npos);
   EXPECT_FALSE(parse_chakra_groups("{", "g.json").ok());
 }
 
@@ -221,9 +227,8 @@ TEST(ChakraTrace, ProcessGroupsFromPyTorchMetadataNodes) {
   ChakraNode meta;
   meta.type = ChakraNodeType::kMetadata;
   meta.name = "[pytorch|profiler|execution_trace|process_group]";
-  meta.inputs_values =
-      R"([{"pg_name": "0", "pg_desc": "default_pg", "ranks": [0, 1]},)"
-      R"( {"pg_name": "3", "ranks": [1, 0]}])";
+  meta.inputs_values = R"([{"pg_name": "0", "pg_desc": "default_pg", "ranks": [0, 1]},)"
+                       R"( {"pg_name": "3", "ranks": [1, 0]}])";
   t.nodes.push_back(meta);
   w.ranks = {t, t};
   ASSERT_TRUE(write_chakra_workload(w, prefix).ok());

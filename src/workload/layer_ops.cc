@@ -389,8 +389,8 @@ std::vector<Op> attention_forward_ops(const LayerShape& x) {
     ops.push_back(gemm_op("qkv.fwd", x.tokens, x.qkv_out, x.h, 1, x.gemm_bytes));
     if (x.bias) ops.push_back(memory_op("qkv.bias", 2 * e * t * x.qkv_out));
     if (x.rope) {
-      ops.push_back(memory_op("rope.fwd",
-                              2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
+      ops.push_back(
+          memory_op("rope.fwd", 2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
     }
   }
   const AttentionWidths w = widths(x);

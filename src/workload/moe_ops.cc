@@ -26,7 +26,8 @@ MoeTraffic traffic(const LayerShape& x, const ExpertLoad& load) {
   t.copies = t.tokens_in * static_cast<double>(x.top_k);
   const double received = t.copies * static_cast<double>(x.ep) * load.max_rank_share;
   t.rank_tokens = received * static_cast<double>(x.etp);
-  t.per_expert = static_cast<int64_t>(std::ceil(t.rank_tokens / static_cast<double>(x.local_experts)));
+  t.per_expert =
+      static_cast<int64_t>(std::ceil(t.rank_tokens / static_cast<double>(x.local_experts)));
   if (x.allgather_dispatcher) {
     t.dispatch = round_bytes(e * h * t.tokens_in * static_cast<double>(x.ep));
     t.combine = t.dispatch;
@@ -172,7 +173,8 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
                                 CollectiveKind::kReduceScatter, t.combine));
   }
   ops.push_back(memory_op("moe.permute.bwd", 2 * e * t.copies * h));
-  ops.push_back(memory_op("moe.router.topk.bwd", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
+  ops.push_back(
+      memory_op("moe.router.topk.bwd", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
   ops.push_back(gemm_op("moe.router.dgrad", tin, x.h, x.experts, 1, x.act_bytes));
   ops.push_back(gemm_op("moe.router.wgrad", x.h, x.experts, tin, 1, x.act_bytes, true));
   // Norm backward reads grad, input and the residual gradient, writes the gradient: 4e·T·h.
