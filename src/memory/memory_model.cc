@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/transformer.h"
+#include "workload/expert_routing.h"
 #include "workload/generator.h"
 #include "workload/schedule.h"
 
@@ -34,6 +35,24 @@ struct LayerBytes {
   double checkpoint = 0;  // the layer input, all that full recompute keeps
   double gradients = 0;   // activation gradients alive while one layer runs backward
 };
+
+// The busiest EP rank's routed tokens over a balanced router's, averaged over the MoE layers
+// (each drawn as the workload draws it, workload/expert_routing.h): 1 for uniform routing.
+// Sizing every MoE layer for its own busiest rank sums per-layer maxima, an upper bound for any
+// one GPU (a different rank may be the busiest in each layer).
+double routed_token_factor(const Scenario& sc) {
+  const ModelConfig& m = sc.model;
+  if (!m.moe.enabled() || m.moe.routing == MoeRouting::kUniform) return 1.0;
+  const int ep = std::max(1, sc.parallelism.ep);
+  double sum = 0;
+  int n = 0;
+  for (int layer = 0; layer < m.layers; ++layer) {
+    if (!m.is_moe_layer(layer)) continue;
+    sum += draw_expert_load(m.moe, ep, layer, sc.simulation.seed).max_rank_factor();
+    ++n;
+  }
+  return n > 0 ? std::max(1.0, sum / n) : 1.0;
+}
 
 LayerBytes layer_bytes(const Scenario& sc, bool moe_layer) {
   const ModelConfig& m = sc.model;
@@ -83,10 +102,10 @@ LayerBytes layer_bytes(const Scenario& sc, bool moe_layer) {
     // Megatron-Core MoE (docs/user-guide/features/moe.md; DeepSeek-V3 report §3.3): each GPU
     // routes its T/t tokens (MoE with TP runs sequence parallel) and its local experts receive,
     // with a balanced router, k·T/t token copies from every rank of its ETP group: k·T·etp/t.
-    // A skewed router loads the busiest EP rank more (max load / mean); not modelled here (1).
+    // A skewed router loads the busiest EP rank more: × routed_token_factor.
     const MoeConfig& e = m.moe;
     const double etp = sc.expert_tp();
-    const double dispatched = e.top_k * tokens * etp / t;
+    const double dispatched = e.top_k * tokens * etp / t * routed_token_factor(sc);
     const double f_e = static_cast<double>(e.expert_ffn_hidden) / etp;
     const double shared_ffn =
         e.shared_expert_ffn_hidden > 0 ? e.shared_expert_ffn_hidden : e.expert_ffn_hidden;

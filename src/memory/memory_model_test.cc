@@ -673,3 +673,30 @@ TEST(EstimateMemory, EveryModelPresetHasAMemoryEstimate) {
 
 }  // namespace
 }  // namespace preflight
+
+namespace preflight {
+namespace {
+
+TEST(EstimateMemory, SkewedRoutingSizesMoeLayersForTheBusiestRank) {
+  // DeepSeek-V2-Lite on one DGX H100 with EP 8: a Zipf(1.2) router sends the busiest EP rank
+  // about twice the balanced tokens, and its routed-token activations grow with it; a uniform
+  // router changes nothing, and a dense model ignores routing.
+  const std::vector<std::string> base = {
+      "model.preset=deepseek-v2-lite", "cluster.preset=dgx-h100", "cluster.nodes=1",
+      "parallelism.tp=1", "parallelism.pp=1", "parallelism.dp=8", "parallelism.ep=8",
+      "parallelism.etp=1", "training.global_batch=8", "parallelism.sequence_parallel=false"};
+  auto activations = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), base.begin(), base.end());
+    return estimate_memory(load("", extra)).stages.at(0).activations.count();
+  };
+  const int64_t uniform = activations({"model.moe.routing=uniform"});
+  const int64_t zipf = activations({"model.moe.routing=zipf", "model.moe.zipf_exponent=1.2"});
+  const int64_t flat = activations({"model.moe.routing=dirichlet",
+                                    "model.moe.dirichlet_alpha=1e9"});
+  EXPECT_GT(zipf, uniform * 3 / 2);
+  EXPECT_GE(flat, uniform);
+  EXPECT_LT(flat, uniform + uniform / 50);  // a near-balanced draw is within 2 %
+}
+
+}  // namespace
+}  // namespace preflight
