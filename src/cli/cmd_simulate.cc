@@ -7,6 +7,7 @@
 #include "config/loader.h"
 #include "interop/chakra_replay.h"
 #include "interop/simai_workload.h"
+#include "report/chakra_html.h"
 #include "report/html_report.h"
 #include "report/report.h"
 #include "simulate/simulate.h"
@@ -72,10 +73,6 @@ StatusOr<Scenario> load_cluster_scenario(const SimulateArgs& a, bool header_gpus
 // `--workload chakra:PREFIX`: replays one Chakra execution trace per rank on the scenario's
 // cluster (interop/chakra_replay.h).
 int run_chakra(const SimulateArgs& a, const std::string& prefix) {
-  if (!a.report.empty()) {
-    return fail(invalid_argument(
-        "--report: not available with --workload chakra: (use --trace or --json)"));
-  }
   StatusOr<ChakraWorkload> w = load_chakra_workload(prefix);
   if (!w.ok()) return fail(w.status());
   StatusOr<Scenario> base = load_cluster_scenario(a, /*header_gpus=*/true);
@@ -83,7 +80,7 @@ int run_chakra(const SimulateArgs& a, const std::string& prefix) {
   StatusOr<Scenario> s = chakra_scenario(static_cast<int>(w->ranks.size()), *base);
   if (!s.ok()) return fail(s.status());
   ChakraReplayOptions options;
-  options.trace = !a.trace.empty();
+  options.trace = !a.trace.empty() || !a.report.empty();  // the report's timeline
   const auto wall_start = std::chrono::steady_clock::now();
   StatusOr<ChakraReplayResult> r = replay_chakra(*w, *s, options);
   if (!r.ok()) return fail(r.status());
@@ -105,6 +102,11 @@ int run_chakra(const SimulateArgs& a, const std::string& prefix) {
     if (!a.quiet && !json_to_stdout) {
       std::printf("trace written to %s (open it in https://ui.perfetto.dev)\n", a.trace.c_str());
     }
+  }
+  if (!a.report.empty()) {
+    Status st = write_output(a.report, chakra_report_to_html(*r, *w, *s));
+    if (!st.ok()) return fail(st);
+    if (!a.quiet && !json_to_stdout) std::printf("report written to %s\n", a.report.c_str());
   }
   return kExitOk;
 }

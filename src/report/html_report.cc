@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "report/html_charts.h"
 #include "report/html_page.h"
 
 namespace preflight {
@@ -22,47 +23,9 @@ using html::svg_open;
 using html::text;
 using html::tick_step;
 
-struct CategoryStyle {
-  const char* name;
-  const char* color;
-};
-
-// In legend order (not Category's declaration order; style() maps one to the other).
-constexpr std::array<CategoryStyle, 7> kCategories = {{{"compute", "#4e79a7"},
-                                                       {"TP comm", "#f28e2b"},
-                                                       {"PP comm", "#59a14f"},
-                                                       {"DP comm", "#e15759"},
-                                                       {"EP comm", "#b07aa1"},
-                                                       {"CP comm", "#76b7b2"},
-                                                       {"optimizer", "#edc948"}}};
-
-const CategoryStyle& style(Category c) {
-  switch (c) {
-    case Category::kCompute:
-      return kCategories[0];
-    case Category::kTpComm:
-      return kCategories[1];
-    case Category::kPpComm:
-      return kCategories[2];
-    case Category::kDpComm:
-      return kCategories[3];
-    case Category::kEpComm:
-      return kCategories[4];
-    case Category::kCpComm:
-      return kCategories[5];
-    case Category::kOptimizer:
-      return kCategories[6];
-  }
-  return kCategories[0];
-}
-
 std::string legend() {
-  std::string out = "<div class=\"legend\">";
-  for (const CategoryStyle& c : kCategories) {
-    out += std::string("<span><i style=\"background:") + c.color + "\"></i>" + c.name + "</span>";
-  }
-  return out + "<span><i style=\"background:#fff;border:1px solid #999\"></i>idle (bubble)</span>"
-               "</div>\n";
+  return html::category_legend(
+      "<span><i style=\"background:#fff;border:1px solid #999\"></i>idle (bubble)</span>");
 }
 
 // 1. Iteration timeline: a row per stage, a lane per stream, spans coloured by category.
@@ -73,13 +36,7 @@ std::string timeline(const SimulationReport& r) {
   const int width = left + plot_w + 20, height = top + static_cast<int>(stages) * row_h + 40;
   const double px = plot_w / total;  // pixels per second
   // Per (stage, stream) lane: merge spans of one category closer than a pixel.
-  struct Span {
-    double start, end;
-    Category category;
-    std::string name;
-    int merged;
-  };
-  std::vector<std::vector<Span>> lanes(stages * 3);
+  std::vector<std::vector<html::LaneSpan>> lanes(stages * 3);
   std::vector<const TraceInterval*> sorted;
   for (const TraceInterval& t : r.execution.trace) {
     if (t.stage >= 0 && static_cast<size_t>(t.stage) < stages) sorted.push_back(&t);
@@ -89,14 +46,7 @@ std::string timeline(const SimulationReport& r) {
   });
   for (const TraceInterval* t : sorted) {
     const size_t lane = static_cast<size_t>(t->stage) * 3 + static_cast<size_t>(std::clamp(t->stream, 0, 2));
-    const double s = t->start.to_seconds(), e = t->end.to_seconds();
-    std::vector<Span>& l = lanes[lane];
-    if (!l.empty() && l.back().category == t->category && (s - l.back().end) * px < 1.0) {
-      l.back().end = std::max(l.back().end, e);
-      ++l.back().merged;
-    } else {
-      l.push_back({s, e, t->category, t->name, 1});
-    }
+    html::add_to_lane(lanes[lane], *t, px);
   }
   std::string out = svg_open(width, height, "timeline");
   size_t drawn = 0, skipped = 0;
@@ -107,17 +57,13 @@ std::string timeline(const SimulationReport& r) {
                                          (static_cast<int>(st) == r.execution.critical_stage ? " *" : ""));
     out += rect(left, y0, plot_w, 3 * lane_h, "#ffffff");
     for (int stream = 0; stream < 3; ++stream) {
-      for (const Span& sp : lanes[st * 3 + static_cast<size_t>(stream)]) {
+      for (const html::LaneSpan& sp : lanes[st * 3 + static_cast<size_t>(stream)]) {
         if (drawn >= kMaxRects) {
           ++skipped;
           continue;
         }
-        std::string title = sp.merged > 1 ? std::string(style(sp.category).name) + " (" +
-                                                 std::to_string(sp.merged) + " spans)"
-                                           : sp.name;
-        title += ": " + fmt("%.3f", sp.start * 1e3) + "-" + fmt("%.3f", sp.end * 1e3) + " ms";
-        out += rect(left + sp.start * px, y0 + stream * lane_h, (sp.end - sp.start) * px,
-                    lane_h - 1, style(sp.category).color, title);
+        out += html::lane_rect(sp, left, px, y0 + stream * lane_h, lane_h - 1,
+                               html::category_color(sp.category));
         ++drawn;
       }
     }
@@ -125,13 +71,7 @@ std::string timeline(const SimulationReport& r) {
   }
   // Time axis in seconds.
   const double axis_y = top + static_cast<double>(stages) * row_h + 2;
-  out += line(left, axis_y, left + plot_w, axis_y, "#333");
-  const double step = tick_step(total, 10);
-  for (double t = 0; t <= total * 1.0001; t += step) {
-    out += line(left + t * px, axis_y, left + t * px, axis_y + 5, "#333");
-    out += text(left + t * px, axis_y + 18, fmt("%g", t), "middle");
-  }
-  out += text(left + plot_w, axis_y + 34, "time (s)", "end");
+  out += html::time_axis(left, plot_w, axis_y, total);
   out += "</svg>\n";
   std::string note;
   if (r.execution.trace.empty()) note = "<p class=\"note\">No trace intervals were recorded.</p>\n";
@@ -148,33 +88,13 @@ std::string breakdown(const SimulationReport& r) {
   if (st.empty()) return "<p class=\"note\">No stages.</p>\n";
   const size_t crit = std::min(static_cast<size_t>(std::max(r.execution.critical_stage, 0)), st.size() - 1);
   const Breakdown& b = st[crit].breakdown;
-  const std::vector<std::pair<std::string, std::pair<SimTime, const char*>>> parts = {
-      {"compute", {b.compute, "#4e79a7"}},     {"host overhead", {b.host_overhead, "#9c755f"}},
-      {"TP comm", {b.tp_comm, "#f28e2b"}},     {"PP comm", {b.pp_comm, "#59a14f"}},
-      {"DP comm", {b.dp_comm, "#e15759"}},     {"EP comm", {b.ep_comm, "#b07aa1"}},
-      {"CP comm", {b.cp_comm, "#76b7b2"}},     {"optimizer", {b.optimizer, "#edc948"}},
-      {"bubble", {b.bubble, "#bab0ac"}}};
-  const double total = std::max(b.total().to_seconds(), 1e-12);
-  const int width = 1210, plot_w = 1100, left = 90, height = 50;
-  std::string out = svg_open(width, height, "breakdown");
-  out += text(4, 25, "stage " + std::to_string(crit));
-  double x = left;
-  for (const auto& [name, v] : parts) {
-    const double w = v.first.to_seconds() / total * plot_w;
-    if (w <= 0) continue;
-    out += rect(x, 8, w, 28, v.second,
-                name + ": " + fmt("%.4f", v.first.to_seconds()) + " s (" +
-                    fmt("%.1f", 100 * v.first.to_seconds() / total) + "%)");
-    x += w;
-  }
-  out += "</svg>\n<table><tr><th></th><th>seconds</th><th>%</th></tr>\n";
-  for (const auto& [name, v] : parts) {
-    out += std::string("<tr><td><i style=\"background:") + v.second + "\"></i>" + esc(name) +
-           "</td><td>" + fmt("%.4f", v.first.to_seconds()) + "</td><td>" +
-           fmt("%.1f", 100 * v.first.to_seconds() / total) + "</td></tr>\n";
-  }
-  return out + "<tr><th>total</th><th>" + fmt("%.4f", b.total().to_seconds()) +
-         "</th><th>100</th></tr>\n</table>\n";
+  return html::breakdown_chart(
+      "stage " + std::to_string(crit),
+      {{"compute", b.compute, "#4e79a7"},     {"host overhead", b.host_overhead, "#9c755f"},
+       {"TP comm", b.tp_comm, "#f28e2b"},     {"PP comm", b.pp_comm, "#59a14f"},
+       {"DP comm", b.dp_comm, "#e15759"},     {"EP comm", b.ep_comm, "#b07aa1"},
+       {"CP comm", b.cp_comm, "#76b7b2"},     {"optimizer", b.optimizer, "#edc948"},
+       {"bubble", b.bubble, "#bab0ac"}});
 }
 
 // 3. Memory per stage: stacked bars of weights/gradients/optimizer/activations/other, HBM line.
@@ -240,54 +160,6 @@ std::string memory(const SimulationReport& r) {
   return out;
 }
 
-// 4. Link utilization per tier over time (flow-level network only).
-std::string network(const SimulationReport& r) {
-  if (!r.execution.has_network_stats || r.execution.network.tiers.empty()) {
-    return "<p class=\"note\">analytical network: no link utilization over time (run with "
-           "simulation.network=flow).</p>\n";
-  }
-  const std::array<const char*, 6> colors = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
-                                             "#b07aa1", "#76b7b2"};
-  double end = 0;
-  for (const TierSeries& t : r.execution.network.tiers) {
-    if (!t.points.empty()) end = std::max(end, t.points.back().first.to_seconds());
-  }
-  end = std::max(end, 1e-12);
-  const int left = 60, plot_w = 1000, plot_h = 200, top = 14;
-  const int width = left + plot_w + 160, height = top + plot_h + 44;
-  const double px = plot_w / end, base = top + plot_h;
-  std::string out = svg_open(width, height, "network");
-  out += rect(left, top, plot_w, plot_h, "#fafafa");
-  out += line(left, base, left + plot_w, base, "#333");
-  for (int k = 0; k <= 4; ++k) {
-    out += text(left - 4, base - k * plot_h / 4.0 + 4, std::to_string(k * 25) + "%", "end");
-  }
-  const double step = tick_step(end, 10);
-  for (double t = 0; t <= end * 1.0001; t += step) {
-    out += text(left + t * px, base + 16, fmt("%g", t), "middle");
-  }
-  out += text(left + plot_w, base + 34, "time (s)", "end");
-  size_t i = 0;
-  for (const TierSeries& t : r.execution.network.tiers) {
-    const char* c = colors[i % colors.size()];
-    std::string pts;
-    double prev_y = base;
-    for (const auto& [time, u] : t.points) {
-      const double x = left + time.to_seconds() * px;
-      pts += num(x) + "," + num(prev_y) + " ";
-      prev_y = base - std::clamp(u, 0.0, 1.0) * plot_h;
-      pts += num(x) + "," + num(prev_y) + " ";
-    }
-    out += std::string("<polyline fill=\"none\" stroke=\"") + c + "\" stroke-width=\"1.5\" points=\"" +
-           pts + "\"/>\n";
-    out += rect(left + plot_w + 10, top + 10 + 18.0 * i, 10, 10, c);
-    out += text(left + plot_w + 24, top + 19 + 18.0 * i,
-                t.tier + " (mean " + fmt("%.0f", 100 * t.mean) + "%)");
-    ++i;
-  }
-  return out + "</svg>\n";
-}
-
 std::string strategy(const SimulationReport& r) {
   const Scenario& s = r.scenario;
   const ParallelismConfig& p = s.parallelism;
@@ -323,7 +195,8 @@ std::string report_to_html(const SimulationReport& r) {
          timeline(r);
   out += "<h2>Time breakdown of the critical stage</h2>\n" + breakdown(r);
   out += "<h2>Memory per pipeline stage</h2>\n" + memory(r);
-  out += "<h2>Link utilization per tier</h2>\n" + network(r);
+  out += "<h2>Link utilization per tier</h2>\n" +
+         html::link_utilization(r.execution.has_network_stats, r.execution.network);
   return out + html::page_close();
 }
 

@@ -37,6 +37,9 @@ b=$("$bin" simulate "${base[@]}" --set simulation.network=flow --workload "chakr
 "$bin" simulate "${base[@]}" --workload "chakra:$tmp/gpt" --trace "$tmp/t.json" -q &&
   python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["traceEvents"]; assert sum(x["ph"]=="X" for x in e) > 1000' \
     "$tmp/t.json" && ok || bad "trace"
+"$bin" simulate "${base[@]}" --workload "chakra:$tmp/gpt" --report "$tmp/r.html" -q &&
+  grep -q "<svg" "$tmp/r.html" && grep -q 'id="timeline"' "$tmp/r.html" && ok ||
+  bad "report: $(head -c 300 "$tmp/r.html" 2>&1)"
 
 # Errors: exit 2, one line, naming what is wrong.
 expect_error() {  # WANT ARGS...
@@ -49,7 +52,6 @@ expect_error() {  # WANT ARGS...
 }
 expect_error "none.0.et: cannot open" --workload "chakra:$tmp/none"
 expect_error "expected simai:FILE or chakra:PREFIX" --workload "astra:$tmp/gpt"
-expect_error "--report: not available" --workload "chakra:$tmp/gpt" --report "$tmp/r.html"
 cp "$tmp"/gpt.* "$tmp/keep" 2>/dev/null
 mkdir -p "$tmp/c"
 for r in $(seq 0 15); do cp "$tmp/gpt.$r.et" "$tmp/c/x.$r.et"; done

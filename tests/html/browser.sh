@@ -25,3 +25,23 @@ render() {
   timeout 120 "$browser" "${flags[@]}" --hide-scrollbars --window-size="$size" \
     --screenshot="$shot" "file://$page" >/dev/null 2>&1
 }
+
+# Checks a rendered DOM: each named chart (<svg id=ID>) is there, every chart has a <rect>, and
+# exactly ROWS elements have class ROW_CLASS. Usage: check_charts DOM LABEL ROW_CLASS ROWS ID...
+check_charts() {
+  python3 - "$@" <<'PY'
+import re, sys
+
+path, label, row_class, rows = sys.argv[1:5]
+dom = open(path, encoding="utf-8").read()
+svgs = re.findall(r"<svg\b[^>]*\bid=\"(\w+)\"[^>]*>(.*?)</svg>", dom, re.S)
+ids = [i for i, _ in svgs]
+for want in sys.argv[5:]:
+    assert want in ids, f"DOM lacks the {want} chart: {ids}"
+for i, body in svgs:
+    assert "<rect" in body, f"chart {i} has no <rect>"
+n = dom.count(f'class="{row_class}"')
+assert n == int(rows), f"expected {rows} {row_class} rows, got {n}"
+print(f"{label}: {len(svgs)} charts, {n} {row_class} rows")
+PY
+}

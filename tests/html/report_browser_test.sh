@@ -13,18 +13,6 @@ report="$dir/report.html"
   --set simulation.network=flow --report "$report"
 shot="${2:-$dir/report.png}"
 render "$report" "$dir/dom.html" "$shot" 1400,1800
-python3 - "$dir/dom.html" <<'PY'
-import re, sys
-
-dom = open(sys.argv[1], encoding="utf-8").read()
-svgs = re.findall(r"<svg\b[^>]*\bid=\"(\w+)\"[^>]*>(.*?)</svg>", dom, re.S)
-ids = [i for i, _ in svgs]
-for want in ("timeline", "breakdown", "memory", "network"):
-    assert want in ids, f"DOM lacks the {want} chart: {ids}"
-for i, body in svgs:
-    assert "<rect" in body, f"chart {i} has no <rect>"
-assert dom.count('class="stage-row"') == 2, "expected 2 stage rows"
-print(f"report_browser_test: {len(svgs)} charts")
-PY
+check_charts "$dir/dom.html" report_browser_test stage-row 2 timeline breakdown memory network
 python3 "$here/png_check.py" "$shot" report_browser_test
 echo "report_browser_test: OK"
