@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cmath>
 #include <set>
 #include <utility>
 
@@ -41,6 +42,43 @@ std::string shown_note(const std::vector<int>& shown, size_t ranks, const char* 
          " ranks (rank 0, the critical rank and evenly spaced others): " + list + ".</p>\n";
 }
 
+// `lane` (ascending, non-overlapping spans) in columns 1 / `per_s` seconds wide: each column with
+// any span becomes one span of the category that covers most of it, from its first covered
+// instant to its last; neighbouring columns of one category merge.
+std::vector<html::LaneSpan> by_columns(const std::vector<html::LaneSpan>& lane, double per_s) {
+  std::vector<html::LaneSpan> out;
+  size_t i = 0;
+  double from = 0;      // lane[i] before this was drawn in earlier columns
+  int64_t min_col = 0;  // the first column not drawn yet
+  while (i < lane.size()) {
+    const double s0 = std::max(from, lane[i].start);
+    const int64_t col = std::max(min_col, static_cast<int64_t>(std::floor(s0 * per_s)));
+    const double col_end = static_cast<double>(col + 1) / per_s;
+    std::array<double, 8> time{};
+    html::LaneSpan c{s0, s0, lane[i].category, lane[i].name, 0};
+    do {
+      const double s = std::max(from, lane[i].start), e = std::min(lane[i].end, col_end);
+      time[static_cast<size_t>(lane[i].category)] += std::max(0.0, e - s);
+      c.end = std::max(c.end, e);
+      if (lane[i].end > col_end) {
+        from = col_end;
+        break;
+      }
+      c.merged += lane[i].merged;
+      ++i;
+    } while (i < lane.size() && lane[i].start < col_end);
+    min_col = col + 1;
+    c.category = static_cast<Category>(std::max_element(time.begin(), time.end()) - time.begin());
+    if (!out.empty() && out.back().category == c.category && c.start - out.back().end < 1 / per_s) {
+      out.back().end = c.end;
+      out.back().merged += c.merged;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 // 1. Timeline: a group of lanes per shown rank, a lane per stream it used.
 std::string timeline(const ChakraReplayResult& r, const std::vector<int>& shown) {
   const double total = std::max(r.iteration_time.to_seconds(), 1e-12);
@@ -55,19 +93,32 @@ std::string timeline(const ChakraReplayResult& r, const std::vector<int>& shown)
     const int k = slot[static_cast<size_t>(t.stage)];
     if (k >= 0) per_slot[static_cast<size_t>(k)].push_back(&t);
   }
-  // Per slot: (stream, merged spans) lanes in lane order.
+  // Per slot: (stream, merged spans) lanes in lane order. Spans of one category less than `gap_px`
+  // pixels apart merge: 1, doubled while the rank has more than its share of kMaxRects.
   std::vector<std::vector<std::pair<int, std::vector<html::LaneSpan>>>> lanes(shown.size());
-  int rows = 0;
+  const size_t budget = std::max<size_t>(kMaxRects / std::max<size_t>(shown.size(), 1), 50);
+  int rows = 0, widest_column = 1;
   for (size_t k = 0; k < shown.size(); ++k) {
     std::vector<const TraceInterval*>& v = per_slot[k];
     std::stable_sort(v.begin(), v.end(), [](const TraceInterval* a, const TraceInterval* b) {
       const int la = lane_order(a->stream), lb = lane_order(b->stream);
       return la != lb ? la < lb : a->start < b->start;
     });
+    size_t spans = 0;
     for (const TraceInterval* t : v) {
       if (lanes[k].empty() || lanes[k].back().first != t->stream)
         lanes[k].push_back({t->stream, {}});
       html::add_to_lane(lanes[k].back().second, *t, px);
+    }
+    for (const auto& lane : lanes[k]) spans += lane.second.size();
+    // Still too many (categories alternating faster than a pixel): columns of `column_px`.
+    for (int column_px = 2; spans > budget && column_px <= 64; column_px *= 2) {
+      spans = 0;
+      for (auto& lane : lanes[k]) {
+        lane.second = by_columns(lane.second, px / column_px);
+        spans += lane.second.size();
+      }
+      widest_column = std::max(widest_column, column_px);
     }
     rows += std::max<int>(1, static_cast<int>(lanes[k].size()));
   }
@@ -101,6 +152,13 @@ std::string timeline(const ChakraReplayResult& r, const std::vector<int>& shown)
   out += html::time_axis(left, plot_w, y, total) + "</svg>\n";
   std::string note = shown_note(shown, r.ranks.size(), "Showing");
   if (r.trace.empty()) note += "<p class=\"note\">No trace intervals were recorded.</p>\n";
+  if (widest_column > 1) {
+    note +=
+        "<p class=\"note\">Where categories alternate faster than the pixels can show, a "
+        "lane is drawn in columns of up to " +
+        std::to_string(widest_column) +
+        " pixels, each in the category that ran longest in it.</p>\n";
+  }
   if (skipped > 0) {
     note += "<p class=\"note\">Timeline capped at " + std::to_string(kMaxRects) + " spans (" +
             std::to_string(skipped) + " more not drawn).</p>\n";

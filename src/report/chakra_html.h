@@ -24,8 +24,9 @@ constexpr int kChakraBarRanks = 64;
 std::vector<int> sample_ranks(int n, int critical, int max);
 
 // `r` replayed `w` on `s`'s cluster. The timeline reads r.trace (replay with options.trace);
-// without intervals it says so instead of drawing spans. Linear in r.trace's size; at most 5,000
-// spans are drawn (spans of one category less than a pixel apart merge).
+// without intervals it says so instead of drawing spans. O(n log n) in r.trace's size. Spans of
+// one category less than a pixel apart merge; a rank with more than its share of 5,000 spans
+// left is drawn in columns of 2–64 pixels, each in the category that ran longest in it.
 std::string chakra_report_to_html(const ChakraReplayResult& r, const ChakraWorkload& w,
                                   const Scenario& s);
 

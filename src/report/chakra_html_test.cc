@@ -147,5 +147,35 @@ TEST(ChakraHtml, ManyRanksShowAtMost32LaneGroupsAnd64Bars) {
   expect_balanced(html);
 }
 
+TEST(ChakraHtml, AlternatingCategoriesAreDrawnInColumnsNotCut) {
+  // 2 ranks of 6,000 1 µs nodes in a chain on one stream, compute and TP by turns: merging one
+  // category's neighbours cannot help, so lanes go to columns and every rank is still drawn.
+  ChakraWorkload w;
+  w.prefix = "dense";
+  w.ranks.resize(2);
+  for (ChakraTrace& t : w.ranks) {
+    for (uint64_t i = 0; i < 6000; ++i) {
+      t.nodes.push_back(node(i, ChakraNodeType::kComp, "k",
+                             i ? std::vector<uint64_t>{i - 1} : std::vector<uint64_t>{}));
+      t.nodes.back().duration_micros = 1;
+      t.nodes.back().category = i % 2 ? "tp" : "compute";
+    }
+  }
+  StatusOr<Scenario> base = load_scenario("", {"cluster.preset=dgx-h100"});
+  ASSERT_TRUE(base.ok());
+  const Scenario s = *chakra_scenario(2, *base);
+  ChakraReplayOptions o;
+  o.trace = true;
+  StatusOr<ChakraReplayResult> r = replay_chakra(w, s, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::string html = chakra_report_to_html(*r, w, s);
+  expect_has(html, {"columns of up to"});
+  expect_lacks(html, {"Timeline capped"});
+  EXPECT_LT(count(html, "<rect"), 5200u);
+  // Both ranks' lanes are drawn to the end, 6,000 µs.
+  EXPECT_EQ(count(html, "-6.000 ms</title>"), 2u);
+  expect_balanced(html);
+}
+
 }  // namespace
 }  // namespace preflight
