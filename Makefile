@@ -11,6 +11,7 @@ ASAN_BUILD ?= build-asan
 MPI_BUILD ?= build-mpi
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
+FUZZ_SEED ?= 1
 FUZZERS = units scenario dataset simai chakra
 
 .PHONY: all deps build run test unit golden python-test install asan-test asan mpi-test fuzz \
@@ -72,7 +73,7 @@ $(FUZZ_BUILD)/build.ninja:
 
 fuzz: deps $(FUZZ_BUILD)/build.ninja
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS:%=%_fuzz)
-	scripts/run-fuzzers $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
+	FUZZ_SEED=$(FUZZ_SEED) scripts/run-fuzzers $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 
 test: build unit golden python-test mpi-test asan-test fuzz
 	@echo "make test: all tests passed"

@@ -13,8 +13,8 @@ namespace {
 
 // An iteration of more than 10 days of compute on one stage is refused, as simulate() does.
 constexpr int64_t kMaxIterationNs = 864'000'000'000'000;
-// Program steps over all stages (memory: about 100 bytes each).
-constexpr int64_t kMaxSteps = 50'000'000;
+// Program steps over all stages (memory: about 150 bytes each, so 2M steps take ~300 MB).
+constexpr int64_t kMaxSteps = 2'000'000;
 
 constexpr const char* kMicro = "MICRO";
 
