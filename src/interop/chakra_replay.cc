@@ -501,6 +501,10 @@ class Replay final : public EventHandler {
     Rank& rk = ranks_[msg.recv_rank];
     const ChakraNode& n = rk.trace->nodes[msg.recv_node];
     rk.intervals.push_back(Interval{msg.start, msg.arrival, class_of(n)});
+    // The trace shows a receive from its transfer's start, not from when it was posted (a
+    // receive without dependencies is posted at time zero).
+    SimTime& shown = rk.start[msg.recv_node];
+    shown = std::max(shown, std::min(msg.start, msg.arrival));
     schedule_done(msg.recv_rank, msg.recv_node, std::max(msg.arrival, sim_.now()));
   }
 
