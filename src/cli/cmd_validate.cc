@@ -8,6 +8,7 @@
 #include "cli/common.h"
 #include "report/report.h"
 #include "validation/dataset.h"
+#include "validation/published_validate.h"
 #include "validation/validate.h"
 
 namespace preflight::cli {
@@ -59,10 +60,160 @@ void print_ranking(const std::vector<SetMetrics>& sets) {
   }
 }
 
+// The first line of `path`, or "" when it cannot be read.
+std::string first_line(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "";
+  std::string line;
+  for (int c = std::fgetc(f); c != EOF && c != '\n' && line.size() < 4096; c = std::fgetc(f)) {
+    line += static_cast<char>(c);
+  }
+  std::fclose(f);
+  return line;
+}
+
+void print_group_table(const std::vector<GroupError>& groups) {
+  std::printf("%-10s %-26s %5s %8s %8s %8s %8s %9s %9s\n", "by", "group", "rows", "MAPE", "MdAPE",
+              "p90", "bias", "med.bias", "within10");
+  std::string last;
+  for (const GroupError& g : groups) {
+    if (g.by != last && !last.empty()) std::printf("\n");
+    last = g.by;
+    std::printf("%-10s %-26.26s %5d %7.2f%% %7.2f%% %7.2f%% %+7.2f%% %+8.2f%% %8.1f%%\n",
+                g.by.c_str(), g.group.c_str(), g.rows, g.mape_pct, g.mdape_pct, g.p90_pct,
+                g.bias_pct, g.median_bias_pct, g.within10_pct);
+  }
+}
+
+int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) {
+  std::vector<PublishedRow> rows;
+  for (const std::string& path : paths) {
+    StatusOr<std::vector<PublishedRow>> r = load_published_csv(path);
+    if (!r.ok()) {
+      return fail(Status(r.status().code(),
+                         r.status().message() +
+                             " (set PREFLIGHT_DATA_DIR or --data-dir to the folder holding "
+                             "published/)"));
+    }
+    rows.insert(rows.end(), r->begin(), r->end());
+  }
+  ValidationOptions o;
+  o.folds = a.cv;
+  o.calibrate = a.calibrate;
+  o.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  o.seed = a.seed;
+  o.max_evaluations = a.max_evaluations;
+  StatusOr<PublishedValidationResult> result = run_published_validation(rows, o);
+  if (!result.ok()) return fail(result.status());
+  const PublishedValidationResult& res = *result;
+  const bool to_stdout = a.json == "-";
+  if (!to_stdout) {
+    if (!a.summary_only) {
+      std::printf("%5s %-14s %-28s %-6s %5s %3s %3s %3s %3s %3s %-6s %11s %11s %8s\n", "line",
+                  "source", "model", "gpu", "gpus", "tp", "pp", "cp", "ep", "vp", "prec",
+                  "measured ms", "predicted", "error");
+      for (const PublishedPrediction& p : res.rows) {
+        if (!p.simulated) continue;
+        const PublishedRow& r = p.row;
+        std::printf(
+            "%5d %-14.14s %-28.28s %-6.6s %5d %3d %3d %3d %3d %3d %-6s %11.1f %11.1f "
+            "%+7.1f%%\n",
+            r.line, r.source.c_str(), r.model.c_str(), r.gpu.c_str(),
+            p.run.scenario.cluster.total_gpus(), p.run.scenario.parallelism.tp,
+            p.run.scenario.parallelism.pp, p.run.scenario.parallelism.cp,
+            p.run.scenario.parallelism.ep, p.run.scenario.parallelism.vpp, p.run.precision.c_str(),
+            p.run.measured_ms, p.predicted_ms, p.error_pct());
+      }
+      std::printf("\n");
+    }
+    std::printf("rows that cannot be simulated (%d of %d):\n", res.total - res.simulated,
+                res.total);
+    for (const PublishedPrediction& p : res.rows) {
+      if (p.simulated) continue;
+      std::printf("  line %d %s %s: %s\n", p.row.line, p.row.source.c_str(), p.row.model.c_str(),
+                  p.reason.c_str());
+    }
+    std::printf("\ncoverage %d of %d rows (%.1f %%)\n", res.simulated, res.total,
+                100.0 * res.simulated / res.total);
+    std::printf("error = (predicted - measured) / measured iteration time; bias < 0: too fast\n");
+    print_group_table(res.groups);
+  }
+  if (!a.json.empty()) {
+    nlohmann::json j;
+    j["rows"] = res.total;
+    j["simulated"] = res.simulated;
+    nlohmann::json groups = nlohmann::json::array();
+    for (const GroupError& g : res.groups) {
+      groups.push_back({{"by", g.by},
+                        {"group", g.group},
+                        {"rows", g.rows},
+                        {"mape_pct", finite_or_null(g.mape_pct)},
+                        {"mdape_pct", finite_or_null(g.mdape_pct)},
+                        {"p90_ape_pct", finite_or_null(g.p90_pct)},
+                        {"bias_pct", finite_or_null(g.bias_pct)},
+                        {"median_bias_pct", finite_or_null(g.median_bias_pct)},
+                        {"within_10pct", g.within10_pct / 100}});
+    }
+    j["groups"] = groups;
+    nlohmann::json preds = nlohmann::json::array();
+    for (const PublishedPrediction& p : res.rows) {
+      nlohmann::json e = {{"line", p.row.line},      {"source", p.row.source},
+                          {"model", p.row.model},    {"gpu", p.row.gpu},
+                          {"metric", p.row.metric},  {"value", p.row.value},
+                          {"simulated", p.simulated}};
+      if (p.simulated) {
+        e["measured_ms"] = p.run.measured_ms;
+        e["predicted_ms"] = finite_or_null(p.predicted_ms);
+        e["error_pct"] = finite_or_null(p.error_pct());
+        e["family"] = p.run.family;
+        e["kind"] = p.run.kind;
+        e["precision"] = p.run.precision;
+        e["stack"] = p.run.stack;
+        e["fold"] = p.fold;
+        if (!p.run.notes.empty()) e["notes"] = p.run.notes;
+      } else {
+        e["reason"] = p.reason;
+      }
+      preds.push_back(e);
+    }
+    j["predictions"] = preds;
+    Status s = write_output(a.json, j.dump(2) + "\n");
+    if (!s.ok()) return fail(s);
+  }
+  return kExitOk;
+}
+
 int run(const ValidateArgs& a) {
   const std::string dir = a.data_dir.empty() ? find_data_dir() : a.data_dir;
-  std::vector<std::string> sets = a.datasets;
+  std::vector<std::string> sets;
+  for (const std::string& set : a.datasets) {
+    if (set == "vtrain") {
+      sets.push_back("single");
+      sets.push_back("multi");
+    } else {
+      sets.push_back(set);
+    }
+  }
   if (sets.empty()) sets = {"single", "multi"};
+  // The published layout (shared/data/published/) runs on its own path.
+  std::vector<std::string> published;
+  for (const std::string& set : sets) {
+    if (set == "published") {
+      published.push_back(dir + "/published/training_runs.csv");
+    } else if (set == "fsdp" || set == "other_stacks") {
+      published.push_back(dir + "/published/other_stacks.csv");
+    } else if (set != "single" && set != "multi" && is_published_header(first_line(set))) {
+      published.push_back(set);
+    }
+  }
+  if (!published.empty()) {
+    if (published.size() != sets.size()) {
+      return fail(invalid_argument(
+          "--dataset: the vTrain sets (single, multi, vtrain) and the published ones "
+          "(published, fsdp, or a file in that layout) run in separate calls"));
+    }
+    return run_published(a, published);
+  }
   std::vector<DatasetRow> rows;
   for (const std::string& set : sets) {
     std::string path = set;
@@ -219,7 +370,9 @@ void add_validate_command(CLI::App& app, int* exit_code) {
       "--cv K reports k-fold cross-validated figures (the constants are re-fitted without "
       "each fold); --calibrate fits them on all rows.");
   cmd->add_option("--dataset", args->datasets,
-                  "single, multi, or a CSV file in the vTrain layout (repeatable; default both)");
+                  "vtrain (= single + multi), single, multi, published (NeMo/Megatron-Bridge "
+                  "runs on H100 to GB300), fsdp (llm-foundry's FSDP runs), or a CSV file in the "
+                  "vTrain or the published layout (repeatable; default vtrain)");
   cmd->add_option("--data-dir", args->data_dir,
                   "Folder holding vtrain/ (default: $PREFLIGHT_DATA_DIR or ../shared/data)");
   cmd->add_option("--json", args->json, "Write metrics and per-row predictions ('-' = stdout)");

@@ -169,6 +169,11 @@ double attention_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len
   return attention_gemm_flops(m, t) + attention_core_flops(m, t, seq_len, window);
 }
 
+double attention_core_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len,
+                                    int window) {
+  return attention_core_flops(m, static_cast<double>(tokens), seq_len, window);
+}
+
 double mlp_forward_flops(const ModelConfig& m, int64_t tokens, int layer) {
   const double t = static_cast<double>(tokens);
   if (!m.is_moe_layer(layer)) {

@@ -83,6 +83,11 @@ int64_t active_parameters(const ModelConfig& m, int tp, int seq_len);
 // plus the core 2·T·keys·a·(d_qk + d_v), keys = min(window, s) or s (non-causal, as for MFU).
 double attention_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int window);
 
+// The attention core's share of attention_forward_flops: 2·T·keys·a·(d_qk + d_v), keys =
+// min(window, s) or s (non-causal).
+double attention_core_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len,
+                                    int window);
+
 // Forward FLOPs of layer `layer`'s MLP for `tokens` tokens: dense 2·T·h·f·(3 | 2); MoE with a
 // balanced router 2·T·(top_k·(one expert's GEMM weights) + shared experts' GEMM weights + h·E).
 double mlp_forward_flops(const ModelConfig& m, int64_t tokens, int layer);

@@ -37,7 +37,8 @@ StatusOr<std::vector<DatasetRow>> load_dataset_csv(const std::string& path,
   if (cols.size() == 12) {
     offset = 1;
   } else if (cols.size() != 11) {
-    return invalid_argument(path + ":1: expected the vTrain header of 11 or 12 columns (# GPUs, "
+    return invalid_argument(path +
+                            ":1: expected the vTrain header of 11 or 12 columns (# GPUs, "
                             "global batch, micro batch, hidden size, attention heads, # layers, "
                             "sequence length, tensor/data/pipeline parallelism, iteration time "
                             "(ms)), found " +
@@ -59,8 +60,8 @@ StatusOr<std::vector<DatasetRow>> load_dataset_csv(const std::string& path,
     DatasetRow r;
     r.set = set;
     r.line = line_no;
-    int* fields[] = {&r.gpus,    &r.global_batch, &r.micro_batch, &r.hidden, &r.heads,
-                     &r.layers,  &r.seq_len,      &r.tp,          &r.dp,     &r.pp};
+    int* fields[] = {&r.gpus,   &r.global_batch, &r.micro_batch, &r.hidden, &r.heads,
+                     &r.layers, &r.seq_len,      &r.tp,          &r.dp,     &r.pp};
     for (int i = 0; i < 10; ++i) {
       const std::string& c = cells[offset + i];
       char* end = nullptr;

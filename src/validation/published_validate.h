@@ -1,0 +1,52 @@
+// `preflight validate --dataset published|fsdp|FILE`: predicts every row of a published-runs
+// file (validation/published.h) and reports coverage and the error per GPU, per dense/MoE/hybrid,
+// per precision and per source; rows that cannot be simulated are listed with the reason.
+// Cross-validation is grouped by model family: every row of a family lands in the same fold, so
+// no calibrated constant has seen the model it predicts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "validation/published.h"
+#include "validation/validate.h"
+
+namespace preflight {
+
+struct PublishedPrediction {
+  PublishedRow row;
+  bool simulated = false;
+  std::string reason;  // why not, when !simulated
+  PublishedCase run;   // when simulated
+  double predicted_ms = 0;
+  int fold = -1;
+  double error_pct() const { return (predicted_ms - run.measured_ms) / run.measured_ms * 100; }
+};
+
+// The error over the simulated rows of one group ("all", a GPU, a kind, ...).
+struct GroupError {
+  std::string by;     // "all", "gpu", "kind", "precision", "source", "stack"
+  std::string group;  // the group's value
+  int rows = 0;
+  double mape_pct = 0, mdape_pct = 0, p90_pct = 0;
+  double bias_pct = 0;         // mean signed error (predicted − measured)/measured; < 0: too fast
+  double median_bias_pct = 0;  // median signed error
+  double within10_pct = 0;
+};
+
+struct PublishedValidationResult {
+  std::vector<PublishedPrediction> rows;
+  std::vector<GroupError> groups;  // "all" first, then by gpu, kind, precision, source, stack
+  int total = 0, simulated = 0;
+  int folds = 0;
+  std::vector<std::string> fold_families;  // per fold: the families held out, joined by ","
+};
+
+StatusOr<PublishedValidationResult> run_published_validation(const std::vector<PublishedRow>& rows,
+                                                             const ValidationOptions& options);
+
+// Errors per group of `rows` (only simulated rows count).
+std::vector<GroupError> published_group_errors(const std::vector<PublishedPrediction>& rows);
+
+}  // namespace preflight

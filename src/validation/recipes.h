@@ -1,0 +1,39 @@
+// What the published tables leave out and the recipe that ran each row sets: the one place where
+// validate's assumptions about a published run are written down (docs/calibration.md lists them
+// with their sources). Keyed by the row's source and, where the recipes differ, by model, GPU and
+// precision, never by row. Sources: NVIDIA-NeMo/Megatron-Bridge scripts/performance (configs/*,
+// utils/overrides.py, src/megatron/bridge/training/comm_overlap.py), NVIDIA/NeMo
+// scripts/performance (recommended_model_configs/*.csv), NeMo-Framework-Launcher
+// conf/training/*.yaml (24.07), the Megatron-LM papers' setup sections.
+#pragma once
+
+#include <string>
+
+#include "config/scenario.h"
+
+namespace preflight {
+
+struct PublishedRow;
+
+struct RecipeDefaults {
+  std::string stack;            // training stack preset the run used (presets/stacks/)
+  int micro_batch = 1;          // when the table gives none
+  bool flash_attention = true;  // fused attention core (cuDNN / FlashAttention)
+  bool distributed_optimizer = true;
+  bool overlap_grad_reduce = true;         // with DP > 1
+  bool overlap_param_gather = true;        // with DP > 1 and the distributed optimizer
+  bool tp_comm_overlap = true;             // with TP > 1 and sequence parallelism
+  bool overlap_p2p = true;                 // with PP > 1 and VP > 1
+  bool sequence_parallel = true;           // with TP > 1
+  Recompute recompute = Recompute::kNone;  // when the table gives none
+  Schedule schedule = Schedule::kOneFOneB;
+  int zero_stage = 0;           // 3: Megatron-FSDP optim_grads_params / DeepSpeed ZeRO-3
+  int etp = 1;                  // expert tensor parallelism (MoE)
+  bool balanced_router = true;  // moe_router_force_load_balancing
+  std::string note;             // what the recipe fills in that is worth printing
+};
+
+// The defaults of the recipe behind `row` (its source, NeMo release, model, GPU, precision).
+RecipeDefaults recipe_defaults(const PublishedRow& row);
+
+}  // namespace preflight
