@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/pipeline_layout.h"
 #include "config/presets.h"
 #include "config/yaml_reader.h"
 
@@ -404,22 +405,59 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   PREFLIGHT_RETURN_IF_ERROR(read_gpu(gpu_node, source, "cluster.gpu", &c->gpu));
   c->gpus_per_node = r.get_int("gpus_per_node", 8);
   c->nodes = r.get_int("nodes", 1);
+  // An NVLink domain larger than the unit a job is given (GB200/GB300 NVL72: 72 GPUs per rack,
+  // allocated by 4-GPU compute trays): a job may use part of each domain.
+  c->tray_gpus = r.get_int("tray_gpus", c->gpus_per_node, 1);
+  c->domain_gpus = c->gpus_per_node;
+  if (r.status().ok() && (c->tray_gpus > c->gpus_per_node || c->gpus_per_node % c->tray_gpus != 0)) {
+    r.fail("tray_gpus", std::to_string(c->tray_gpus) + ": expected a divisor of cluster.gpus_per_node (" +
+                            std::to_string(c->gpus_per_node) + ")");
+  }
+  c->nics_per_node = r.get_int("nics_per_node", 8, 0);
   if (r.has("gpus")) {
     const int gpus = r.get_int("gpus", 1);
-    if (r.status().ok() && gpus % c->gpus_per_node != 0) {
-      r.fail("gpus", std::to_string(gpus) + ": expected a multiple of cluster.gpus_per_node (" +
-                         std::to_string(c->gpus_per_node) + ")");
-    } else if (r.has("nodes") && node["nodes"].IsScalar() && r.status().ok() &&
-               gpus / c->gpus_per_node != c->nodes) {
+    const int gpn = c->gpus_per_node;
+    // Part of a node (a job smaller than one), or part of each NVLink domain: the job's GPUs
+    // spread evenly over the fewest domains that hold them, in whole trays, as a block scheduler
+    // places them; a "node" is then the job's part of one domain, with its trays' NICs.
+    const bool trays = c->tray_gpus < gpn;
+    int domains = (gpus + gpn - 1) / gpn;
+    if (gpus > gpn && trays && gpus % gpn != 0) {
+      const int last = std::min(gpus / c->tray_gpus, domains + 100'000);
+      while (domains < last && (gpus % domains != 0 || gpus / domains % c->tray_gpus != 0)) {
+        ++domains;
+      }
+    }
+    const int per = std::max(1, gpus / std::max(1, domains));
+    const bool placeable = gpus % gpn == 0 || (gpus < gpn && (!trays || gpus % c->tray_gpus == 0)) ||
+                           (gpus > gpn && trays && gpus % domains == 0 && per % c->tray_gpus == 0);
+    if (!r.status().ok()) {
+      // reported by finish()
+    } else if (!placeable) {
+      r.fail("gpus", std::to_string(gpus) + ": " +
+                         (trays ? "expected a multiple of the " + std::to_string(c->tray_gpus) +
+                                      " GPUs of a tray (cluster.tray_gpus) that spreads evenly "
+                                      "over NVLink domains of at most " +
+                                      std::to_string(gpn)
+                                : "expected a multiple of cluster.gpus_per_node (" +
+                                      std::to_string(gpn) + ")"));
+    } else if (r.has("nodes") && node["nodes"].IsScalar() &&
+               (gpus % gpn != 0 || gpus / gpn != c->nodes)) {
       r.fail("gpus", std::to_string(gpus) + ": contradicts cluster.nodes (" +
-                         std::to_string(c->nodes) + " nodes of " +
-                         std::to_string(c->gpus_per_node) + " GPUs)");
+                         std::to_string(c->nodes) + " nodes of " + std::to_string(gpn) +
+                         " GPUs)");
+    } else if (gpus % gpn == 0) {
+      c->nodes = gpus / gpn;
     } else {
-      c->nodes = gpus / c->gpus_per_node;
+      c->nodes = domains;
+      c->gpus_per_node = per;
+      if (c->nics_per_node > 0) {
+        c->nics_per_node =
+            std::max<int>(1, static_cast<int>(int64_t{c->nics_per_node} * per / gpn));
+      }
     }
   }
   c->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", c->gpu.nvlink_bandwidth);
-  c->nics_per_node = r.get_int("nics_per_node", 8, 0);
   c->nic_bandwidth = r.get_bandwidth("nic_bandwidth", Bandwidth::gigabits_per_second(200));
   c->nic_efficiency = r.get_double("nic_efficiency", 0.96, 0.01, 1.0);
   c->network_latency = r.get_time("network_latency", c->network_latency);
@@ -481,6 +519,11 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   p->vpp = r.get_int("vpp", 1);
   p->first_stage_layers = r.get_int("first_stage_layers", 0, 0);
   p->last_stage_layers = r.get_int("last_stage_layers", 0, 0);
+  // pipeline_layout (a list of layers per virtual stage, or Megatron's layout string) and the
+  // account_for_* flags are resolved against the model in resolve_pipeline_split().
+  r.skip("pipeline_layout");
+  r.get_bool("account_for_embedding_in_pipeline_split", false);
+  r.get_bool("account_for_loss_in_pipeline_split", false);
   p->sequence_parallel = r.get_bool("sequence_parallel", false);
   p->recompute =
       static_cast<Recompute>(r.get_choice("recompute", 0, {"none", "selective", "full"}));
@@ -503,6 +546,71 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   p->grad_bucket_size = r.get_bytes("grad_bucket_size", p->grad_bucket_size);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   if (p->vpp > 1 && !r.has("schedule")) p->schedule = Schedule::kInterleaved;
+  return Status();
+}
+
+// The layers of each virtual stage: parallelism.pipeline_layout, the account_for_* split, or,
+// when pp·vpp does not divide the layers and no split is named, the default of
+// config/pipeline_layout.h (said in parallelism.pipeline_split).
+Status resolve_pipeline_split(const YAML::Node& node, const std::string& source, Scenario* s) {
+  ParallelismConfig& p = s->parallelism;
+  const int layers = s->model.layers;
+  const int64_t chunks64 = int64_t{p.pp} * std::max(1, p.vpp);
+  if (chunks64 > 1'000'000) return Status();  // validate_scenario() reports pp and vpp
+  const int chunks = static_cast<int>(chunks64);
+  const YAML::Node layout = node && node.IsMap() ? node["pipeline_layout"] : YAML::Node();
+  const bool embedding = node && node.IsMap() && node["account_for_embedding_in_pipeline_split"] &&
+                         node["account_for_embedding_in_pipeline_split"].as<bool>(false);
+  const bool loss = node && node.IsMap() && node["account_for_loss_in_pipeline_split"] &&
+                    node["account_for_loss_in_pipeline_split"].as<bool>(false);
+  const std::string key = source + ": parallelism.pipeline_layout";
+  if (layout && !layout.IsNull()) {
+    if (embedding || loss) {
+      return invalid_argument(key + ": give a layout or the account_for_* flags, not both");
+    }
+    if (layout.IsScalar()) {
+      StatusOr<std::vector<int>> parsed = parse_megatron_layout(layout.Scalar(), chunks);
+      if (!parsed.ok()) return invalid_argument(key + ": " + parsed.status().message());
+      p.pipeline_layout = *std::move(parsed);
+    } else if (layout.IsSequence()) {
+      if (layout.size() > 1'000'000) return invalid_argument(key + ": too many entries");
+      for (const YAML::Node& n : layout) {
+        int v = -1;
+        try {
+          v = n.IsScalar() ? n.as<int>() : -1;
+        } catch (const YAML::Exception&) {
+          v = -1;
+        }
+        if (v < 0) {
+          return invalid_argument(key + ": expected a list of layer counts (integers >= 0), one "
+                                  "per virtual stage");
+        }
+        p.pipeline_layout.push_back(v);
+      }
+    } else {
+      return invalid_argument(key + ": expected a list of layers per virtual stage or a "
+                              "Megatron layout string such as \"Et|(tt|)*30mL\"");
+    }
+    return Status();
+  }
+  if (embedding || loss) {
+    StatusOr<std::vector<int>> split = account_for_split(layers, chunks, embedding, loss);
+    if (!split.ok()) {
+      return invalid_argument(source + ": parallelism.account_for_" +
+                              std::string(embedding ? "embedding" : "loss") +
+                              "_in_pipeline_split: " + split.status().message());
+    }
+    p.pipeline_layout = *std::move(split);
+    return Status();
+  }
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || chunks <= 1 ||
+      layers % chunks == 0) {
+    return Status();
+  }
+  PipelineSplit split = default_pipeline_split(layers, chunks);
+  p.pipeline_layout = std::move(split.layers);
+  p.pipeline_split = "pp " + std::to_string(p.pp) + (p.vpp > 1 ? " × vpp " + std::to_string(p.vpp) : "") +
+                     " does not divide " + std::to_string(layers) + " layers: " + split.description;
   return Status();
 }
 
@@ -585,6 +693,7 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, source, &s.cluster));
   PREFLIGHT_RETURN_IF_ERROR(read_training(root["training"], source, s.model, &s.training));
   PREFLIGHT_RETURN_IF_ERROR(read_parallelism(root["parallelism"], source, &s.parallelism));
+  PREFLIGHT_RETURN_IF_ERROR(resolve_pipeline_split(root["parallelism"], source, &s));
   PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], source, &s.collectives));
   PREFLIGHT_RETURN_IF_ERROR(read_simulation(root["simulation"], source, &s.simulation));
   if (s.parallelism.dp == 0) {  // dp: auto

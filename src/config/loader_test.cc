@@ -524,10 +524,129 @@ TEST(LoadScenarioText, InterleavedAcceptsMicroBatchesMultipleOfPp) {
   EXPECT_EQ(s->parallelism.schedule, Schedule::kInterleaved);
 }
 
-TEST(LoadScenarioText, PpNotDividingLayers) {
-  // 96 layers over pp 16 · vpp 4 = 64 chunks.
-  expect_user_error(load_error("", {"parallelism.schedule=interleaved", "parallelism.vpp=4"}),
-                    {"test.yaml: parallelism.pp: 16 stages × vpp 4", "divide model.layers (96)"});
+TEST(LoadScenarioText, PpNotDividingLayersGetsTheDefaultSplit) {
+  // 96 layers over pp 16 · vpp 4 = 64 chunks: (96 + 2) is no multiple of 64 and ⌈96/64⌉ = 2
+  // leaves nothing for the last chunk, so every chunk gets 1 and chunks 1..32 one more.
+  StatusOr<Scenario> s = load("", {"parallelism.schedule=interleaved", "parallelism.vpp=4"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const std::vector<int>& layout = s->parallelism.pipeline_layout;
+  ASSERT_EQ(layout.size(), 64u);
+  EXPECT_EQ(layout[0], 1);
+  EXPECT_EQ(layout[1], 2);
+  EXPECT_EQ(layout[32], 2);
+  EXPECT_EQ(layout[33], 1);
+  EXPECT_NE(s->parallelism.pipeline_split.find("does not divide 96 layers"), std::string::npos);
+}
+
+TEST(LoadScenarioText, Llama405bOnPp8Vpp8CountsEmbeddingAndLoss) {
+  // Megatron-Bridge's LLaMA-3.1 405B recipe: 126 layers + embedding + loss = 128 units, two per
+  // virtual stage; stage 0 holds 1 + 7·2 = 15 layers, the middle stages 16, the last 15.
+  StatusOr<Scenario> s = load_scenario_text(R"(
+model: {preset: llama3-405b}
+cluster: {preset: dgx-h100, gpus: 1024}
+training: {seq_len: 8192, global_batch: 512}
+parallelism: {tp: 8, pp: 8, vpp: 8, cp: 2}
+)",
+                                            "test.yaml", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(stage_layers(*s), (std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15}));
+  const std::vector<int> chunks = chunk_layers(*s);
+  EXPECT_EQ(chunks.front(), 1);
+  EXPECT_EQ(chunks.back(), 1);
+  EXPECT_NE(s->parallelism.pipeline_split.find("account_for_embedding"), std::string::npos);
+}
+
+TEST(LoadScenarioText, MegatronLayoutString) {
+  // DeepSeek-V3 in Megatron-Bridge's H100 recipe: "Et|(tt|)*30mL" on pp 8 × vpp 4.
+  StatusOr<Scenario> s = load_scenario_text(R"(
+model: {preset: deepseek-v3}
+cluster: {preset: dgx-h100, gpus: 1024}
+training: {seq_len: 4096, global_batch: 8192}
+parallelism: {tp: 2, pp: 8, vpp: 4, ep: 64, etp: 1, sequence_parallel: true,
+              pipeline_layout: "Et|(tt|)*30mL"}
+)",
+                                            "test.yaml", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(stage_layers(*s), (std::vector<int>{7, 8, 8, 8, 8, 8, 8, 6}));
+  EXPECT_EQ(s->parallelism.pipeline_split, "");  // given, not chosen
+}
+
+TEST(LoadScenarioText, PipelineLayoutErrors) {
+  expect_user_error(load_error(kSmall, {"parallelism.pipeline_layout=[6, 6]"}),
+                    {"test.yaml: parallelism.pipeline_layout: 2 virtual stages",
+                     "expected pp × vpp = 16"});
+  expect_user_error(load_error(kSmall, {"parallelism.pipeline_layout=Et|tX|tL"}),
+                    {"test.yaml: parallelism.pipeline_layout: pipeline layout 'Et|tX|tL'",
+                     "unexpected 'X'"});
+  expect_user_error(
+      load_error(kSmall, {"parallelism.pipeline_layout=[6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, "
+                          "6, 6, 7]"}),
+      {"test.yaml: parallelism.pipeline_layout: 97 layers in all", "expected model.layers (96)"});
+  expect_user_error(
+      load_error(kSmall, {"parallelism.account_for_loss_in_pipeline_split=true"}),
+      {"test.yaml: parallelism.account_for_loss_in_pipeline_split", "97 units",
+       "expected a multiple of pp × vpp = 16"});
+}
+
+TEST(LoadScenarioText, JobUsesPartOfEachNvl72Rack) {
+  // 128 GPUs on GB200 NVL72: two racks of 64 (16 trays each), one NIC per GPU.
+  StatusOr<Scenario> s = load_scenario_text(R"(
+model: {preset: llama3-70b}
+cluster: {preset: gb200-nvl72, gpus: 128}
+training: {seq_len: 8192, global_batch: 128}
+parallelism: {tp: 4, pp: 4}
+)",
+                                            "test.yaml", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.nodes, 2);
+  EXPECT_EQ(s->cluster.gpus_per_node, 64);
+  EXPECT_EQ(s->cluster.domain_gpus, 72);
+  EXPECT_EQ(s->cluster.nics_per_node, 64);
+  EXPECT_EQ(s->parallelism.dp, 8);
+  // 1,024 GPUs do not fill 15 racks evenly: 16 racks of 64.
+  StatusOr<Scenario> big = load_scenario_text(R"(
+model: {preset: llama3-70b}
+cluster: {preset: gb200-nvl72, gpus: 1024}
+training: {seq_len: 8192, global_batch: 1024}
+parallelism: {tp: 4, pp: 4}
+)",
+                                              "test.yaml", {});
+  ASSERT_TRUE(big.ok()) << big.status().message();
+  EXPECT_EQ(big->cluster.nodes, 16);
+  EXPECT_EQ(big->cluster.gpus_per_node, 64);
+  // Eight GPUs are two trays of one rack.
+  StatusOr<Scenario> small = load_scenario_text(R"(
+model: {preset: llama3-8b}
+cluster: {preset: gb300-nvl72, gpus: 8}
+training: {seq_len: 8192, global_batch: 128}
+)",
+                                                "test.yaml", {});
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(small->cluster.nodes, 1);
+  EXPECT_EQ(small->cluster.gpus_per_node, 8);
+  // Not whole trays.
+  expect_user_error(load_error(R"(
+model: {preset: llama3-8b}
+cluster: {preset: gb200-nvl72, gpus: 6}
+training: {seq_len: 8192, global_batch: 128}
+)",
+                               {}),
+                    {"test.yaml: cluster.gpus: 6", "4 GPUs of a tray"});
+}
+
+TEST(LoadScenarioText, JobSmallerThanANode) {
+  // Four GPUs of a DGX H100, with their four NICs.
+  StatusOr<Scenario> s = load_scenario_text(R"(
+model: {preset: llama2-7b}
+cluster: {preset: dgx-h100, gpus: 4}
+training: {seq_len: 4096, global_batch: 64}
+)",
+                                            "test.yaml", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.nodes, 1);
+  EXPECT_EQ(s->cluster.gpus_per_node, 4);
+  EXPECT_EQ(s->cluster.nics_per_node, 4);
+  EXPECT_EQ(s->cluster.domain_gpus, 8);
 }
 
 TEST(LoadScenarioText, Fp8OnA100) {

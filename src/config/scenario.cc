@@ -158,6 +158,11 @@ Status validate_moe_and_cp(const Scenario& s) {
 
 std::vector<int> stage_layers(const Scenario& s) {
   const ParallelismConfig& p = s.parallelism;
+  if (!p.pipeline_layout.empty()) {
+    std::vector<int> out(p.pp, 0);
+    for (size_t k = 0; k < p.pipeline_layout.size(); ++k) out[k % p.pp] += p.pipeline_layout[k];
+    return out;
+  }
   const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
   if (fixed == 0) return std::vector<int>(p.pp, s.model.layers / p.pp);
   const int rest = s.model.layers - p.first_stage_layers - p.last_stage_layers;
@@ -169,6 +174,7 @@ std::vector<int> stage_layers(const Scenario& s) {
 }
 
 std::vector<int> chunk_layers(const Scenario& s) {
+  if (!s.parallelism.pipeline_layout.empty()) return s.parallelism.pipeline_layout;
   const int p = s.parallelism.pp;
   const int v = std::max(1, s.parallelism.vpp);
   const std::vector<int> stages = stage_layers(s);
@@ -217,7 +223,39 @@ Status validate_scenario(const Scenario& s) {
                             "model.ffn_hidden (" + str(m.ffn_hidden) + ")");
   }
   const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
-  if (uneven) {
+  if (!p.pipeline_layout.empty()) {
+    const int64_t chunks = int64_t{p.pp} * p.vpp;
+    if (static_cast<int64_t>(p.pipeline_layout.size()) != chunks) {
+      return invalid_argument("parallelism.pipeline_layout: " +
+                              str(static_cast<int64_t>(p.pipeline_layout.size())) +
+                              " virtual stages: expected pp × vpp = " + str(chunks));
+    }
+    int64_t sum = 0;
+    for (size_t k = 0; k < p.pipeline_layout.size(); ++k) {
+      const int n = p.pipeline_layout[k];
+      const bool end = k == 0 || k + 1 == p.pipeline_layout.size();
+      if (n < 0 || (n == 0 && !end)) {
+        return invalid_argument("parallelism.pipeline_layout: virtual stage " + str(k) + ": " +
+                                str(n) + " layers: expected at least 1 (0 only on the first, "
+                                "with the embedding, or the last, with the loss)");
+      }
+      sum += n;
+    }
+    if (sum != m.layers) {
+      return invalid_argument("parallelism.pipeline_layout: " + str(sum) +
+                              " layers in all: expected model.layers (" + str(m.layers) + ")");
+    }
+    if (uneven) {
+      return invalid_argument("parallelism.first_stage_layers/last_stage_layers: give these or "
+                              "pipeline_layout, not both");
+    }
+    for (int stage = 0; stage < p.pp; ++stage) {
+      if (stage_layers(s)[stage] < 1) {
+        return invalid_argument("parallelism.pipeline_layout: stage " + str(stage) +
+                                " holds no layer: expected at least one per pipeline stage");
+      }
+    }
+  } else if (uneven) {
     const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
     const int rest = m.layers - p.first_stage_layers - p.last_stage_layers;
     const int middle = p.pp - fixed;

@@ -180,8 +180,12 @@ struct ClusterConfig {
   std::string name = "custom";
   std::string description;
   GpuConfig gpu;
+  // A node is the part of one NVLink domain (all GPUs one NVSwitch hop apart) the job uses: a
+  // DGX host, or the job's GPUs in one NVL72 rack.
   int nodes = 1;
   int gpus_per_node = 8;
+  int domain_gpus = 8;  // GPUs of a whole domain (NVL72: 72); > gpus_per_node when partly used
+  int tray_gpus = 8;    // allocation unit within a domain (NVL72 compute tray: 4)
   Bandwidth nvlink_bandwidth;  // per GPU, one direction; defaults to the GPU's
   int nics_per_node = 8;
   Bandwidth nic_bandwidth;  // per NIC, one direction
@@ -229,6 +233,12 @@ struct ParallelismConfig {
   // 3 405B's 126 layers ran on 16 stages × 8 chunks (chunk_layers()).
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  // Layers of every virtual stage (model chunk) in model order, pp·vpp entries: an explicit
+  // layout (a list, or Megatron's layout string such as "Et|(tt|)*30mL"), the account_for_*
+  // split, or the default split when pp·vpp does not divide the layers (config/pipeline_layout.h).
+  // Empty: an even split, or first/last_stage_layers.
+  std::vector<int> pipeline_layout;
+  std::string pipeline_split;  // how an uneven layout was chosen, for the summary ("" = given)
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   bool distributed_optimizer = false;

@@ -31,6 +31,17 @@ std::string with_commas(double v) {
   return out;
 }
 
+// "16 nodes", "1 node", or, where the job uses part of each NVLink domain, "2 NVLink domains x 64
+// of 72 GPUs".
+std::string placement_text(const ClusterConfig& c) {
+  if (c.domain_gpus > c.gpus_per_node) {
+    return std::to_string(c.nodes) + (c.nodes == 1 ? " NVLink domain" : " NVLink domains") +
+           " x " + std::to_string(c.gpus_per_node) + " of " + std::to_string(c.domain_gpus) +
+           " GPUs";
+  }
+  return std::to_string(c.nodes) + (c.nodes == 1 ? " node" : " nodes");
+}
+
 }  // namespace
 
 std::string format_summary(const SimulationReport& r) {
@@ -38,14 +49,16 @@ std::string format_summary(const SimulationReport& r) {
   const ParallelismConfig& p = s.parallelism;
   std::string out;
   if (s.model.moe.enabled()) {
-    out += line("Preflight: %s (%.1fB parameters, %.1fB active) on %d x %s (%d nodes, %s)",
+    out += line("Preflight: %s (%.1fB parameters, %.1fB active) on %d x %s (%s, %s)",
                 s.model.name.c_str(), static_cast<double>(r.parameters) * 1e-9,
                 static_cast<double>(r.active_parameters) * 1e-9, s.cluster.total_gpus(),
-                s.cluster.gpu.name.c_str(), s.cluster.nodes, s.cluster.name.c_str());
+                s.cluster.gpu.name.c_str(), placement_text(s.cluster).c_str(),
+                s.cluster.name.c_str());
   } else {
-    out += line("Preflight: %s (%.1fB parameters) on %d x %s (%d nodes, %s)", s.model.name.c_str(),
+    out += line("Preflight: %s (%.1fB parameters) on %d x %s (%s, %s)", s.model.name.c_str(),
                 static_cast<double>(r.parameters) * 1e-9, s.cluster.total_gpus(),
-                s.cluster.gpu.name.c_str(), s.cluster.nodes, s.cluster.name.c_str());
+                s.cluster.gpu.name.c_str(), placement_text(s.cluster).c_str(),
+                s.cluster.name.c_str());
   }
   std::string strategy = "TP " + std::to_string(p.tp) + ", PP " + std::to_string(p.pp) + ", DP " +
                          std::to_string(p.dp);
@@ -60,6 +73,15 @@ std::string format_summary(const SimulationReport& r) {
               " per replica, global batch " + std::to_string(s.training.global_batch) + ", seq " +
               std::to_string(s.training.seq_len);
   out += line("strategy         %s", strategy.c_str());
+  if (!p.pipeline_layout.empty()) {
+    std::string layout;
+    for (size_t k = 0; k < p.pipeline_layout.size(); ++k) {
+      layout += (k > 0 ? "," : "") + std::to_string(p.pipeline_layout[k]);
+    }
+    out += line("pipeline split   layers per virtual stage %s%s%s", layout.c_str(),
+                p.pipeline_split.empty() ? "" : "\n                 ",
+                p.pipeline_split.c_str());
+  }
   out += line("                 %s, recompute %s%s%s%s", to_string(s.training.precision),
               to_string(p.recompute), p.sequence_parallel ? ", sequence parallel" : "",
               p.distributed_optimizer ? ", distributed optimizer" : "",
