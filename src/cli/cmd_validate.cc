@@ -137,6 +137,24 @@ int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) 
                 100.0 * res.simulated / res.total);
     std::printf("error = (predicted - measured) / measured iteration time; bias < 0: too fast\n");
     print_group_table(res.groups);
+    auto print_fits = [](const std::string& label, const std::vector<GpuFit>& fits) {
+      for (const GpuFit& f : fits) {
+        std::printf("%s%-16s %4d rows", label.c_str(), f.gpu.c_str(), f.rows);
+        for (size_t i = 0; i < f.constants.size(); ++i) {
+          std::printf(" %s=%.4g", published_constants()[i].name, f.constants[i]);
+        }
+        std::printf("\n");
+      }
+    };
+    if (!res.fitted.empty()) {
+      std::printf("\nconstants fitted on all rows (in-sample):\n");
+      print_fits("  ", res.fitted);
+    }
+    for (size_t f = 0; f < res.fold_fits.size(); ++f) {
+      std::printf("%sfold %zu (held out: %s):\n", f == 0 ? "\n" : "", f,
+                  res.fold_families[f].c_str());
+      print_fits("  ", res.fold_fits[f]);
+    }
   }
   if (!a.json.empty()) {
     nlohmann::json j;
@@ -155,6 +173,25 @@ int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) 
                         {"within_10pct", g.within10_pct / 100}});
     }
     j["groups"] = groups;
+    auto fits_json = [](const std::vector<GpuFit>& fits) {
+      nlohmann::json out = nlohmann::json::object();
+      for (const GpuFit& f : fits) {
+        nlohmann::json c = {{"rows", f.rows}};
+        for (size_t i = 0; i < f.constants.size(); ++i) {
+          c[published_constants()[i].name] = f.constants[i];
+        }
+        out[f.gpu] = c;
+      }
+      return out;
+    };
+    if (!res.fitted.empty()) j["constants"] = fits_json(res.fitted);
+    j["cross_validation_folds"] = res.folds;
+    nlohmann::json folds = nlohmann::json::array();
+    for (size_t f = 0; f < res.fold_fits.size(); ++f) {
+      folds.push_back({{"held_out_families", res.fold_families[f]},
+                       {"constants", fits_json(res.fold_fits[f])}});
+    }
+    j["folds"] = folds;
     nlohmann::json preds = nlohmann::json::array();
     for (const PublishedPrediction& p : res.rows) {
       nlohmann::json e = {{"line", p.row.line},      {"source", p.row.source},

@@ -187,9 +187,9 @@ Status read_moe(const YAML::Node& node, const std::string& source, ModelConfig* 
     }
   }
   if (e.dense_layers >= m->layers) {
-    return invalid_argument(source + ": model.moe.dense_layers: " +
-                            std::to_string(e.dense_layers) + ": expected fewer than model.layers (" +
-                            std::to_string(m->layers) + ")");
+    return invalid_argument(source + ": model.moe.dense_layers: " + std::to_string(e.dense_layers) +
+                            ": expected fewer than model.layers (" + std::to_string(m->layers) +
+                            ")");
   }
   return Status();
 }
@@ -204,8 +204,8 @@ Status read_mla(const YAML::Node& node, const std::string& source, ModelConfig* 
   a.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 0, 0);
   a.v_head_dim = r.get_int("v_head_dim", 0, 0);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
-  if (!a.enabled() && (a.q_lora_rank > 0 || a.qk_nope_head_dim > 0 || a.qk_rope_head_dim > 0 ||
-                       a.v_head_dim > 0)) {
+  if (!a.enabled() &&
+      (a.q_lora_rank > 0 || a.qk_nope_head_dim > 0 || a.qk_rope_head_dim > 0 || a.v_head_dim > 0)) {
     return invalid_argument(source +
                             ": model.mla.kv_lora_rank: missing: expected a positive latent rank "
                             "when other MLA dimensions are given");
@@ -321,6 +321,7 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
       cal.get_double("collective_midsize_penalty", c.collective_midsize_penalty, 0, 10);
   c.collective_midsize_bytes =
       cal.get_bytes("collective_midsize_bytes", c.collective_midsize_bytes);
+  c.comm_sm_interference = cal.get_double("comm_sm_interference", c.comm_sm_interference, 0, 4);
   PREFLIGHT_RETURN_IF_ERROR(cal.finish());
   return r.finish();
 }
@@ -352,8 +353,8 @@ Status read_topology(const YAML::Node& node, const std::string& source, ClusterC
   }
   YamlReader r(section, source, "cluster.topology");
   TopologyConfig& t = c->topology;
-  static const std::vector<std::string> kKinds = {"nvswitch",  "rail_optimized", "spine_leaf",
-                                                  "fat_tree",  "hpn",            "nvl72"};
+  static const std::vector<std::string> kKinds = {
+      "nvswitch", "rail_optimized", "spine_leaf", "fat_tree", "hpn", "nvl72"};
   t.kind = kKinds[r.get_choice("kind", c->nodes == 1 ? 0 : 1, kKinds)];
   if (r.has("oversubscription")) {
     const std::string text = r.get_string("oversubscription", "1:1");
@@ -380,10 +381,10 @@ Status read_topology(const YAML::Node& node, const std::string& source, ClusterC
   t.nvlink_latency = r.get_time("nvlink_latency", t.nvlink_latency);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   if (t.kind == "nvl72" && int64_t{c->nodes} * c->gpus_per_node % t.nvl_domain != 0) {
-    return invalid_argument(source + ": cluster.topology.nvl_domain: " +
-                            std::to_string(t.nvl_domain) + ": expected a divisor of the " +
-                            std::to_string(int64_t{c->nodes} * c->gpus_per_node) +
-                            " GPUs (cluster.nodes x cluster.gpus_per_node)");
+    return invalid_argument(
+        source + ": cluster.topology.nvl_domain: " + std::to_string(t.nvl_domain) +
+        ": expected a divisor of the " + std::to_string(int64_t{c->nodes} * c->gpus_per_node) +
+        " GPUs (cluster.nodes x cluster.gpus_per_node)");
   }
   return Status();
 }
@@ -409,8 +410,10 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   // allocated by 4-GPU compute trays): a job may use part of each domain.
   c->tray_gpus = r.get_int("tray_gpus", c->gpus_per_node, 1);
   c->domain_gpus = c->gpus_per_node;
-  if (r.status().ok() && (c->tray_gpus > c->gpus_per_node || c->gpus_per_node % c->tray_gpus != 0)) {
-    r.fail("tray_gpus", std::to_string(c->tray_gpus) + ": expected a divisor of cluster.gpus_per_node (" +
+  if (r.status().ok() &&
+      (c->tray_gpus > c->gpus_per_node || c->gpus_per_node % c->tray_gpus != 0)) {
+    r.fail("tray_gpus", std::to_string(c->tray_gpus) +
+                            ": expected a divisor of cluster.gpus_per_node (" +
                             std::to_string(c->gpus_per_node) + ")");
   }
   c->nics_per_node = r.get_int("nics_per_node", 8, 0);
@@ -429,7 +432,8 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
       }
     }
     const int per = std::max(1, gpus / std::max(1, domains));
-    const bool placeable = gpus % gpn == 0 || (gpus < gpn && (!trays || gpus % c->tray_gpus == 0)) ||
+    const bool placeable = gpus % gpn == 0 ||
+                           (gpus < gpn && (!trays || gpus % c->tray_gpus == 0)) ||
                            (gpus > gpn && trays && gpus % domains == 0 && per % c->tray_gpus == 0);
     if (!r.status().ok()) {
       // reported by finish()
@@ -444,8 +448,7 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
     } else if (r.has("nodes") && node["nodes"].IsScalar() &&
                (gpus % gpn != 0 || gpus / gpn != c->nodes)) {
       r.fail("gpus", std::to_string(gpus) + ": contradicts cluster.nodes (" +
-                         std::to_string(c->nodes) + " nodes of " + std::to_string(gpn) +
-                         " GPUs)");
+                         std::to_string(c->nodes) + " nodes of " + std::to_string(gpn) + " GPUs)");
     } else if (gpus % gpn == 0) {
       c->nodes = gpus / gpn;
     } else {
@@ -500,8 +503,8 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
   t->seq_len = r.get_int("seq_len", m.max_seq_len);
   t->global_batch = r.required_int("global_batch");
   t->micro_batch = r.get_int("micro_batch", 1);
-  t->precision = static_cast<Precision>(r.get_choice(
-      "precision", 1, {"fp16", "bf16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"}));
+  t->precision = static_cast<Precision>(
+      r.get_choice("precision", 1, {"fp16", "bf16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"}));
   t->flash_attention = r.get_bool("flash_attention", true);
   t->optimizer_bytes_per_param =
       r.get_double("optimizer_bytes_per_param", t->optimizer_bytes_per_param, 0, 1000);
@@ -532,13 +535,12 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   if (p->zero_stage < 0 || p->zero_stage > 3) {
     r.fail("zero_stage", "'" + std::to_string(p->zero_stage) + "': expected 0, 1, 2 or 3");
   }
-  p->schedule = static_cast<Schedule>(r.get_choice(
-      "schedule", 1, {"gpipe", "1f1b", "interleaved", "zb_h1", "zb_h2", "dualpipe"}));
+  p->schedule = static_cast<Schedule>(
+      r.get_choice("schedule", 1, {"gpipe", "1f1b", "interleaved", "zb_h1", "zb_h2", "dualpipe"}));
   p->ep = r.get_int("ep", 1);
   p->etp = r.get_int("etp", 0, 0);
   p->cp = r.get_int("cp", 1);
-  p->cp_kind = static_cast<ContextParallelKind>(
-      r.get_choice("cp_kind", 0, {"ring", "a2a"}));
+  p->cp_kind = static_cast<ContextParallelKind>(r.get_choice("cp_kind", 0, {"ring", "a2a"}));
   p->tp_comm_overlap = r.get_bool("tp_comm_overlap", false);
   p->overlap_param_gather = r.get_bool("overlap_param_gather", false);
   p->overlap_p2p = r.get_bool("overlap_p2p", false);
@@ -582,13 +584,15 @@ Status resolve_pipeline_split(const YAML::Node& node, const std::string& source,
           v = -1;
         }
         if (v < 0) {
-          return invalid_argument(key + ": expected a list of layer counts (integers >= 0), one "
+          return invalid_argument(key +
+                                  ": expected a list of layer counts (integers >= 0), one "
                                   "per virtual stage");
         }
         p.pipeline_layout.push_back(v);
       }
     } else {
-      return invalid_argument(key + ": expected a list of layers per virtual stage or a "
+      return invalid_argument(key +
+                              ": expected a list of layers per virtual stage or a "
                               "Megatron layout string such as \"Et|(tt|)*30mL\"");
     }
     return Status();
@@ -603,14 +607,14 @@ Status resolve_pipeline_split(const YAML::Node& node, const std::string& source,
     p.pipeline_layout = *std::move(split);
     return Status();
   }
-  if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || chunks <= 1 ||
-      layers % chunks == 0) {
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || chunks <= 1 || layers % chunks == 0) {
     return Status();
   }
   PipelineSplit split = default_pipeline_split(layers, chunks);
   p.pipeline_layout = std::move(split.layers);
-  p.pipeline_split = "pp " + std::to_string(p.pp) + (p.vpp > 1 ? " × vpp " + std::to_string(p.vpp) : "") +
-                     " does not divide " + std::to_string(layers) + " layers: " + split.description;
+  p.pipeline_split = "pp " + std::to_string(p.pp) +
+                     (p.vpp > 1 ? " × vpp " + std::to_string(p.vpp) : "") + " does not divide " +
+                     std::to_string(layers) + " layers: " + split.description;
   return Status();
 }
 

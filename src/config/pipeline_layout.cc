@@ -42,10 +42,10 @@ class LayoutExpander {
         ++pos_;
         continue;
       } else {
-        return error(std::string("unexpected '") + (std::isprint(static_cast<unsigned char>(c))
-                                                        ? std::string(1, c)
-                                                        : std::string("?")) +
-                     "' (expected E, t, m, L, |, ( ) or *n)");
+        return error(
+            std::string("unexpected '") +
+            (std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : std::string("?")) +
+            "' (expected E, t, m, L, |, ( ) or *n)");
       }
       if (pos_ < text_.size() && text_[pos_] == '*') {
         ++pos_;
@@ -99,15 +99,19 @@ StatusOr<std::vector<int>> parse_megatron_layout(const std::string& text, int ch
     const std::string& s = symbols[k];
     const bool first = k == 0, last = k + 1 == symbols.size();
     if (s.find('E') != std::string::npos && (!first || s[0] != 'E' || s.rfind('E') != 0)) {
-      return invalid_argument(where + ": 'E' (the embedding) only at the start of the first "
+      return invalid_argument(where +
+                              ": 'E' (the embedding) only at the start of the first "
                               "virtual stage");
     }
-    if (s.find('L') != std::string::npos && (!last || s.back() != 'L' || s.find('L') + 1 != s.size())) {
-      return invalid_argument(where + ": 'L' (the loss) only at the end of the last virtual "
+    if (s.find('L') != std::string::npos &&
+        (!last || s.back() != 'L' || s.find('L') + 1 != s.size())) {
+      return invalid_argument(where +
+                              ": 'L' (the loss) only at the end of the last virtual "
                               "stage");
     }
     if (s.find('m') != std::string::npos && !last) {
-      return invalid_argument(where + ": 'm' (multi-token prediction) only in the last virtual "
+      return invalid_argument(where +
+                              ": 'm' (multi-token prediction) only in the last virtual "
                               "stage");
     }
   }
@@ -125,8 +129,8 @@ StatusOr<std::vector<int>> account_for_split(int layers, int chunks, bool embedd
   if (chunks <= 0 || units % chunks != 0 || units / chunks < 1) {
     return invalid_argument(std::to_string(layers) + " layers" +
                             (embedding ? " + the embedding" : "") + (loss ? " + the loss" : "") +
-                            " = " + std::to_string(units) + " units: expected a multiple of pp × vpp = " +
-                            std::to_string(chunks));
+                            " = " + std::to_string(units) +
+                            " units: expected a multiple of pp × vpp = " + std::to_string(chunks));
   }
   std::vector<int> out(static_cast<size_t>(chunks), static_cast<int>(units / chunks));
   if (embedding) out.front() -= 1;

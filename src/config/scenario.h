@@ -133,6 +133,9 @@ struct GpuCalibration {
   // grows by 4k·x(1−x), x = S/(S + S_mid), largest at S = S_mid (docs/collectives.md).
   double collective_midsize_penalty = 0.6;         // k
   Bytes collective_midsize_bytes = Bytes::mib(8);  // S_mid
+  // Compute under an overlapped collective runs on the SMs its NCCL channels leave free: the
+  // kernel's time grows by factor × channels/SMs × overlap (1 = exactly the SM share).
+  double comm_sm_interference = 1.0;
 };
 
 struct GpuConfig {

@@ -23,6 +23,9 @@ struct OpTiming {
   // indexes the Execution's plans.
   bool network = false;
   int plan = -1;
+  // Collectives: the share of the GPU's SMs the NCCL kernel holds while it runs (its channels,
+  // one thread block each, over the SM count), times the calibrated interference factor.
+  double sm_share = 0;
 };
 
 struct Message {
@@ -52,6 +55,26 @@ class StageRunner final : public EventHandler {
   // State, readable by Execution.
   SimTime host, compute, comm;  // host thread, compute stream, TP communication stream
   SimTime dp_stream;            // the DP gradient-reduction stream (overlapped buckets)
+  // The collective last started on each communication stream, [start, end) (end as planned
+  // when a transport carries it) and its SM share: compute kernels that run under it slow down.
+  struct Busy {
+    SimTime start, end;
+    double share = 0;
+  };
+  Busy tp_busy_span, dp_busy_span;
+  // `d` stretched for the SMs the communication kernels running under [start, start + d) take:
+  // the kernel gets (1 − share) of the SMs while they overlap, so its time grows by
+  // share × overlap (docs/engine.md "Communication slows the compute it hides behind").
+  SimTime with_interference(SimTime start, SimTime d) const {
+    double extra = 0;
+    for (const Busy* b : {&tp_busy_span, &dp_busy_span}) {
+      if (b->share <= 0) continue;
+      const SimTime from = std::max(start, b->start);
+      const SimTime to = std::min(start + d, b->end);
+      if (to > from) extra += b->share * static_cast<double>((to - from).ps());
+    }
+    return d + SimTime::picoseconds(static_cast<int64_t>(extra));
+  }
   Category comm_reason = Category::kTpComm;
   SimTime sync_until;  // the host waited (for a p2p) until this time
   Category sync_reason = Category::kPpComm;
@@ -182,6 +205,10 @@ class Execution {
       const CollectivePlan plan = coll_.plan(op.collective, g, op.comm_bytes);
       t.duration = plan.time;
       t.collective = true;
+      if (options_.sm_count > 0 && plan.channels > 0) {
+        t.sm_share = std::min(1.0, options_.comm_sm_interference * plan.channels /
+                                       static_cast<double>(options_.sm_count));
+      }
       t.stats = stats_index(op.name, to_string(op.collective), plan);
       // With a transport, a collective whose group spans nodes goes through the fabric.
       if (options_.transport && g.crosses_nodes() && g.size > 1 && op.comm_bytes.count() > 0) {
@@ -301,21 +328,21 @@ class Execution {
 
   void start_rendezvous(int64_t tag) {
     Rendezvous& r = rendezvous_[tag];
-    transport_->collective(
-        r.op->group, r.members.front(), r.op->collective, r.op->comm_bytes,
-        plans_[r.timing->plan], [this, tag](SimTime finish) {
-          Rendezvous& rv = rendezvous_[tag];
-          for (int m : rv.members) {
-            StageRunner& s = *runners_[m];
-            s.occupy(rv.start, finish, Category::kDpComm, SimTime(), Category::kCompute);
-            s.correct_collective_time(*rv.timing, finish - rv.start);
-            s.waiting = false;
-            if (options_.trace != TraceLevel::kNone) {
-              record(m, 0, rv.start, finish, rv.op->name, -1, Category::kDpComm);
-            }
-            sim_.schedule(sim_.now(), &s, 0);
-          }
-        });
+    transport_->collective(r.op->group, r.members.front(), r.op->collective, r.op->comm_bytes,
+                           plans_[r.timing->plan], [this, tag](SimTime finish) {
+                             Rendezvous& rv = rendezvous_[tag];
+                             for (int m : rv.members) {
+                               StageRunner& s = *runners_[m];
+                               s.occupy(rv.start, finish, Category::kDpComm, SimTime(),
+                                        Category::kCompute);
+                               s.correct_collective_time(*rv.timing, finish - rv.start);
+                               s.waiting = false;
+                               if (options_.trace != TraceLevel::kNone) {
+                                 record(m, 0, rv.start, finish, rv.op->name, -1, Category::kDpComm);
+                               }
+                               sim_.schedule(sim_.now(), &s, 0);
+                             }
+                           });
   }
 
   ExecutionResult run() {
@@ -489,19 +516,18 @@ void StageRunner::start_network_op() {
   }
   // A blocking collective step (DP gradients, parameter all-gather, ...).
   const OpTiming& t = ex.step_timings_[stage_][step];
-  ex.transport_->collective(
-      st.op.group, stage_, st.op.collective, st.op.comm_bytes, ex.plans_[t.plan],
-      [this, &st, &t](SimTime finish) {
-        Execution& e = *exec_;
-        correct_collective_time(t, finish - net_start);
-        occupy(net_start, finish, t.category, SimTime(), Category::kCompute);
-        if (e.options_.trace != TraceLevel::kNone) {
-          e.record(stage_, 0, net_start, finish, st.op.name, -1, t.category);
-        }
-        net_pending = false;
-        ++step;
-        run_until_blocked();
-      });
+  ex.transport_->collective(st.op.group, stage_, st.op.collective, st.op.comm_bytes,
+                            ex.plans_[t.plan], [this, &st, &t](SimTime finish) {
+                              Execution& e = *exec_;
+                              correct_collective_time(t, finish - net_start);
+                              occupy(net_start, finish, t.category, SimTime(), Category::kCompute);
+                              if (e.options_.trace != TraceLevel::kNone) {
+                                e.record(stage_, 0, net_start, finish, st.op.name, -1, t.category);
+                              }
+                              net_pending = false;
+                              ++step;
+                              run_until_blocked();
+                            });
 }
 
 // A send on its own stream (Step::async_p2p) through the transport: the stage has moved on;
@@ -534,23 +560,24 @@ void StageRunner::launch_bucket() {
   const Step& st = ex.w_.stages[stage_].steps[bucket_step];
   const SimTime start = ex.sim_.now();
   const OpTiming& t = ex.step_timings_[stage_][bucket_step];
-  ex.transport_->collective(
-      st.op.group, stage_, st.op.collective, st.op.comm_bytes, ex.plans_[t.plan],
-      [this, &st, &t, start](SimTime finish) {
-        Execution& e = *exec_;
-        correct_collective_time(t, finish - start);
-        dp_stream = finish;
-        if (e.options_.trace != TraceLevel::kNone) {
-          e.record(stage_, 2, start, finish, st.op.name, st.microbatch, Category::kDpComm);
-        }
-        dp_queue.pop_front();
-        dp_busy = false;
-        start_next_bucket();
-        if (waiting_dp && dp_queue.empty()) {
-          waiting_dp = false;
-          run_until_blocked();
-        }
-      });
+  dp_busy_span = Busy{start, start + t.duration, t.sm_share};
+  ex.transport_->collective(st.op.group, stage_, st.op.collective, st.op.comm_bytes,
+                            ex.plans_[t.plan], [this, &st, &t, start](SimTime finish) {
+                              Execution& e = *exec_;
+                              correct_collective_time(t, finish - start);
+                              dp_stream = finish;
+                              if (e.options_.trace != TraceLevel::kNone) {
+                                e.record(stage_, 2, start, finish, st.op.name, st.microbatch,
+                                         Category::kDpComm);
+                              }
+                              dp_queue.pop_front();
+                              dp_busy = false;
+                              start_next_bucket();
+                              if (waiting_dp && dp_queue.empty()) {
+                                waiting_dp = false;
+                                run_until_blocked();
+                              }
+                            });
 }
 
 void StageRunner::start_next_tp() {
@@ -564,6 +591,7 @@ void StageRunner::launch_tp() {
   Execution& ex = *exec_;
   const CommOp& c = tp_queue.front();
   tp_start = ex.sim_.now();
+  tp_busy_span = Busy{tp_start, tp_start + c.timing->duration, c.timing->sm_share};
   if (!c.timing->network) {
     ex.sim_.schedule(tp_start + c.timing->duration, this, 4);
     return;
@@ -615,9 +643,9 @@ bool StageRunner::run_block(const Step& st) {
           start_next_tp();
           continue;
         }
-        const SimTime start =
-            std::max(host, op.comm_chain ? comm : std::max(compute, comm));
+        const SimTime start = std::max(host, op.comm_chain ? comm : std::max(compute, comm));
         comm = start + op.duration;
+        tp_busy_span = Busy{start, comm, op.sm_share};
         comm_reason = op.category;
         count_collective(op);
         if (trace == TraceLevel::kKernels) {
@@ -643,7 +671,8 @@ bool StageRunner::run_block(const Step& st) {
         ex.sim_.schedule(std::max(start, ex.sim_.now()), this, 1);
         return false;
       }
-      const SimTime end = start + op.duration;
+      const SimTime end =
+          start + (op.collective ? op.duration : with_interference(start, op.duration));
       occupy(start, end, op.category, reason_until, comm_reason);
       block_first = std::min(block_first, start);
       count_collective(op);
@@ -774,6 +803,7 @@ void StageRunner::run_until_blocked() {
         // delay the TP stream's waits.
         const SimTime start = std::max(host, std::max(compute, dp_stream));
         dp_stream = start + t.duration;
+        dp_busy_span = Busy{start, dp_stream, t.sm_share};
         if (trace != TraceLevel::kNone) {
           ex.record(stage_, 2, start, dp_stream, st.op.name, st.microbatch, t.category);
         }

@@ -99,6 +99,10 @@ struct ExecutionResult {
 
 struct ExecutorOptions {
   SimTime launch_overhead;
+  // Compute kernels that run while a collective does lose the SMs its channels hold: SMs of the
+  // GPU, and the calibrated factor on the channel share (0 turns the interference off).
+  int sm_count = 0;
+  double comm_sm_interference = 0;
   TraceLevel trace = TraceLevel::kNone;
   // For the memory counter track (only when tracing): activations one layer keeps per
   // micro-batch, and each stage's resident bytes (weights, gradients, optimizer, buffers).

@@ -35,9 +35,8 @@ std::string with_commas(double v) {
 // of 72 GPUs".
 std::string placement_text(const ClusterConfig& c) {
   if (c.domain_gpus > c.gpus_per_node) {
-    return std::to_string(c.nodes) + (c.nodes == 1 ? " NVLink domain" : " NVLink domains") +
-           " x " + std::to_string(c.gpus_per_node) + " of " + std::to_string(c.domain_gpus) +
-           " GPUs";
+    return std::to_string(c.nodes) + (c.nodes == 1 ? " NVLink domain" : " NVLink domains") + " x " +
+           std::to_string(c.gpus_per_node) + " of " + std::to_string(c.domain_gpus) + " GPUs";
   }
   return std::to_string(c.nodes) + (c.nodes == 1 ? " node" : " nodes");
 }
@@ -49,16 +48,16 @@ std::string format_summary(const SimulationReport& r) {
   const ParallelismConfig& p = s.parallelism;
   std::string out;
   if (s.model.moe.enabled()) {
-    out += line("Preflight: %s (%.1fB parameters, %.1fB active) on %d x %s (%s, %s)",
-                s.model.name.c_str(), static_cast<double>(r.parameters) * 1e-9,
-                static_cast<double>(r.active_parameters) * 1e-9, s.cluster.total_gpus(),
-                s.cluster.gpu.name.c_str(), placement_text(s.cluster).c_str(),
-                s.cluster.name.c_str());
+    out +=
+        line("Preflight: %s (%.1fB parameters, %.1fB active) on %d x %s (%s, %s)",
+             s.model.name.c_str(), static_cast<double>(r.parameters) * 1e-9,
+             static_cast<double>(r.active_parameters) * 1e-9, s.cluster.total_gpus(),
+             s.cluster.gpu.name.c_str(), placement_text(s.cluster).c_str(), s.cluster.name.c_str());
   } else {
-    out += line("Preflight: %s (%.1fB parameters) on %d x %s (%s, %s)", s.model.name.c_str(),
-                static_cast<double>(r.parameters) * 1e-9, s.cluster.total_gpus(),
-                s.cluster.gpu.name.c_str(), placement_text(s.cluster).c_str(),
-                s.cluster.name.c_str());
+    out +=
+        line("Preflight: %s (%.1fB parameters) on %d x %s (%s, %s)", s.model.name.c_str(),
+             static_cast<double>(r.parameters) * 1e-9, s.cluster.total_gpus(),
+             s.cluster.gpu.name.c_str(), placement_text(s.cluster).c_str(), s.cluster.name.c_str());
   }
   std::string strategy = "TP " + std::to_string(p.tp) + ", PP " + std::to_string(p.pp) + ", DP " +
                          std::to_string(p.dp);
@@ -79,8 +78,7 @@ std::string format_summary(const SimulationReport& r) {
       layout += (k > 0 ? "," : "") + std::to_string(p.pipeline_layout[k]);
     }
     out += line("pipeline split   layers per virtual stage %s%s%s", layout.c_str(),
-                p.pipeline_split.empty() ? "" : "\n                 ",
-                p.pipeline_split.c_str());
+                p.pipeline_split.empty() ? "" : "\n                 ", p.pipeline_split.c_str());
   }
   out += line("                 %s, recompute %s%s%s%s", to_string(s.training.precision),
               to_string(p.recompute), p.sequence_parallel ? ", sequence parallel" : "",
@@ -100,10 +98,11 @@ std::string format_summary(const SimulationReport& r) {
       sum += l.imbalance;
       max = std::max(max, l.imbalance);
     }
-    out += line("expert routing   %s: busiest EP rank %.2fx the mean (mean over %zu MoE layers, "
-                "worst %.2fx)",
-                to_string(s.model.moe.routing), sum / static_cast<double>(r.moe_layers.size()),
-                r.moe_layers.size(), max);
+    out += line(
+        "expert routing   %s: busiest EP rank %.2fx the mean (mean over %zu MoE layers, "
+        "worst %.2fx)",
+        to_string(s.model.moe.routing), sum / static_cast<double>(r.moe_layers.size()),
+        r.moe_layers.size(), max);
   }
   {
     const StageMemory& lim = r.memory.stages[r.memory.limiting_stage];

@@ -71,6 +71,8 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
   if (!imported) r.memory = estimate_memory(s);
   ExecutorOptions exec_options;
   exec_options.launch_overhead = s.cluster.gpu.calibration.launch_overhead;
+  exec_options.sm_count = s.cluster.gpu.sm_count;
+  exec_options.comm_sm_interference = s.cluster.gpu.calibration.comm_sm_interference;
   exec_options.trace = options.trace;
   if (options.trace != TraceLevel::kNone && !imported) {
     // The memory counter track: model states and buffers are resident all iteration; each

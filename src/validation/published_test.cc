@@ -11,7 +11,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string sample() { return std::string(PREFLIGHT_SOURCE_DIR) + "/tests/data/published_sample.csv"; }
+std::string sample() {
+  return std::string(PREFLIGHT_SOURCE_DIR) + "/tests/data/published_sample.csv";
+}
 
 const PublishedRow& row_at_line(const std::vector<PublishedRow>& rows, int line) {
   for (const PublishedRow& r : rows) {

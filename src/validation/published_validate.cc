@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "simulate/simulate.h"
+#include "validation/optimize.h"
 #include "validation/stats.h"
 
 namespace preflight {
@@ -70,6 +71,61 @@ std::vector<GroupError> published_group_errors(const std::vector<PublishedPredic
   return out;
 }
 
+const std::vector<PublishedConstant>& published_constants() {
+  // Starts: 0.78, the best-shape matmul fraction of Hopper and Blackwell (microbenchmarks.csv
+  // mlengineering_mamf: H100 0.803, B200 0.776, B300 0.786, GB200 0.729); 0.6, FlashAttention-2
+  // forward + backward (Dao 2023); 0.85, a streaming kernel's HBM fraction; 1, NCCL's channels
+  // taking exactly their SMs.
+  static const std::vector<PublishedConstant> kConstants = {
+      {"gemm_efficiency", 0.3, 1.0, 0.78},
+      {"attention_efficiency", 0.15, 0.95, 0.6},
+      {"memory_efficiency", 0.2, 1.0, 0.85},
+      {"comm_sm_interference", 0.0, 3.0, 1.0},
+  };
+  return kConstants;
+}
+
+std::vector<double> get_published_calibration(const GpuCalibration& c) {
+  return {c.gemm_efficiency, c.attention_efficiency, c.memory_efficiency, c.comm_sm_interference};
+}
+
+void set_published_calibration(const std::vector<double>& v, GpuCalibration* c) {
+  c->gemm_efficiency = v[0];
+  c->attention_efficiency = v[1];
+  c->memory_efficiency = v[2];
+  c->comm_sm_interference = v[3];
+}
+
+namespace {
+
+// GPUs whose constants come from another data set and are not fitted here.
+bool fitted_elsewhere(const std::string& gpu) { return gpu.rfind("A100", 0) == 0; }
+
+// Predicted iteration times (ms) of `scenarios`, each with `constants[i]` applied to its GPU
+// calibration (an empty vector: the preset's).
+std::vector<double> predict(const std::vector<const Scenario*>& scenarios,
+                            const std::vector<const std::vector<double>*>& constants, int jobs) {
+  std::vector<double> out(scenarios.size(), NAN);
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i = next++; i < scenarios.size(); i = next++) {
+      Scenario s = *scenarios[i];
+      if (constants[i] != nullptr && !constants[i]->empty()) {
+        set_published_calibration(*constants[i], &s.cluster.gpu.calibration);
+      }
+      StatusOr<SimulationReport> r = simulate(s);
+      out[i] = r.ok() ? r->iteration_time_s * 1e3 : NAN;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::max(1, jobs); ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  return out;
+}
+
+}  // namespace
+
 StatusOr<PublishedValidationResult> run_published_validation(const std::vector<PublishedRow>& rows,
                                                              const ValidationOptions& options) {
   if (rows.empty()) return invalid_argument("validate: the dataset has no rows");
@@ -79,6 +135,7 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
   // Rows of one run share a scenario: simulate each distinct scenario once.
   std::map<std::string, size_t> unique_index;
   std::vector<const Scenario*> unique;
+  std::vector<std::string> unique_gpu;
   std::vector<size_t> row_unique(rows.size(), SIZE_MAX);
   for (size_t i = 0; i < rows.size(); ++i) {
     PublishedPrediction& p = result.rows[i];
@@ -92,23 +149,135 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     p.run = *std::move(c);
     ++result.simulated;
     auto [it, fresh] = unique_index.emplace(p.run.yaml, unique.size());
-    if (fresh) unique.push_back(&p.run.scenario);
+    if (fresh) {
+      unique.push_back(&p.run.scenario);
+      unique_gpu.push_back(p.run.gpu);
+    }
     row_unique[i] = it->second;
   }
-  std::vector<double> predicted(unique.size(), NAN);
-  std::atomic<size_t> next{0};
-  auto worker = [&]() {
-    for (size_t i = next++; i < unique.size(); i = next++) {
-      StatusOr<SimulationReport> r = simulate(*unique[i]);
-      predicted[i] = r.ok() ? r->iteration_time_s * 1e3 : NAN;
+  // The GPUs to fit, in name order.
+  std::vector<std::string> gpus;
+  for (const std::string& g : unique_gpu) {
+    if (!fitted_elsewhere(g) && std::find(gpus.begin(), gpus.end(), g) == gpus.end()) {
+      gpus.push_back(g);
+    }
+  }
+  std::sort(gpus.begin(), gpus.end());
+  std::vector<double> start, lo, hi;
+  for (const PublishedConstant& c : published_constants()) {
+    start.push_back(c.start);
+    lo.push_back(c.lo);
+    hi.push_back(c.hi);
+  }
+  // Fits the constants of `gpu` on the rows `train` (indices into result.rows).
+  auto fit_gpu = [&](const std::string& gpu, const std::vector<size_t>& train) {
+    GpuFit fit;
+    fit.gpu = gpu;
+    std::map<size_t, size_t> local;  // unique index -> position in the fit's scenario list
+    std::vector<const Scenario*> scen;
+    std::vector<size_t> row_pos;
+    for (size_t i : train) {
+      auto [it, fresh] = local.emplace(row_unique[i], scen.size());
+      if (fresh) scen.push_back(unique[row_unique[i]]);
+      row_pos.push_back(it->second);
+    }
+    fit.rows = static_cast<int>(train.size());
+    if (train.empty()) {
+      fit.constants = start;
+      return fit;
+    }
+    OptimizeOptions o;
+    o.max_evaluations = options.max_evaluations;
+    o.tolerance = 1e-4;
+    o.initial_step = 0.15;
+    const OptimizeResult r = minimize_nelder_mead(
+        [&](const std::vector<double>& x) {
+          std::vector<const std::vector<double>*> cs(scen.size(), &x);
+          const std::vector<double> p = predict(scen, cs, options.jobs);
+          double sum = 0;
+          for (size_t k = 0; k < train.size(); ++k) {
+            const double m = result.rows[train[k]].run.measured_ms;
+            const double v = p[row_pos[k]];
+            sum += std::isfinite(v) ? std::fabs(v - m) / m : 10.0;
+          }
+          return sum / static_cast<double>(train.size()) * 100;
+        },
+        start, lo, hi, o);
+    fit.constants = r.x;
+    return fit;
+  };
+  // Predicts rows `idx` with per-GPU constants `fits` (GPUs without one: the preset).
+  auto predict_rows = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits,
+                          int fold) {
+    std::map<size_t, size_t> local;
+    std::vector<const Scenario*> scen;
+    std::vector<const std::vector<double>*> cs;
+    for (size_t i : idx) {
+      if (!local.emplace(row_unique[i], scen.size()).second) continue;
+      scen.push_back(unique[row_unique[i]]);
+      const std::vector<double>* c = nullptr;
+      for (const GpuFit& f : fits) {
+        if (f.gpu == unique_gpu[row_unique[i]]) c = &f.constants;
+      }
+      cs.push_back(c);
+    }
+    const std::vector<double> p = predict(scen, cs, options.jobs);
+    for (size_t i : idx) {
+      result.rows[i].predicted_ms = p[local[row_unique[i]]];
+      result.rows[i].fold = fold;
     }
   };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < std::max(1, options.jobs); ++t) threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads) t.join();
+  std::vector<size_t> simulated;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (row_unique[i] != SIZE_MAX) result.rows[i].predicted_ms = predicted[row_unique[i]];
+    if (row_unique[i] != SIZE_MAX) simulated.push_back(i);
+  }
+  if (options.folds >= 2) {
+    // Whole model families per fold: shuffle the families, deal them round-robin.
+    std::vector<std::string> families;
+    for (size_t i : simulated) {
+      const std::string& f = result.rows[i].run.family;
+      if (std::find(families.begin(), families.end(), f) == families.end()) families.push_back(f);
+    }
+    std::sort(families.begin(), families.end());
+    const int k = std::min<int>(options.folds, static_cast<int>(families.size()));
+    if (k < 2) return invalid_argument("validate --cv: the data set holds one model family");
+    const std::vector<int> a = kfold_assignment(static_cast<int>(families.size()), k, options.seed);
+    std::map<std::string, int> family_fold;
+    result.folds = k;
+    result.fold_families.assign(static_cast<size_t>(k), "");
+    for (size_t j = 0; j < families.size(); ++j) {
+      family_fold[families[j]] = a[j];
+      std::string& list = result.fold_families[static_cast<size_t>(a[j])];
+      list += (list.empty() ? "" : ",") + families[j];
+    }
+    for (int f = 0; f < k; ++f) {
+      std::vector<GpuFit> fits;
+      for (const std::string& g : gpus) {
+        std::vector<size_t> train;
+        for (size_t i : simulated) {
+          const PublishedPrediction& p = result.rows[i];
+          if (p.run.gpu == g && family_fold[p.run.family] != f) train.push_back(i);
+        }
+        fits.push_back(fit_gpu(g, train));
+      }
+      std::vector<size_t> test;
+      for (size_t i : simulated) {
+        if (family_fold[result.rows[i].run.family] == f) test.push_back(i);
+      }
+      predict_rows(test, fits, f);
+      result.fold_fits.push_back(std::move(fits));
+    }
+  } else if (options.calibrate) {
+    for (const std::string& g : gpus) {
+      std::vector<size_t> train;
+      for (size_t i : simulated) {
+        if (result.rows[i].run.gpu == g) train.push_back(i);
+      }
+      result.fitted.push_back(fit_gpu(g, train));
+    }
+    predict_rows(simulated, result.fitted, -1);
+  } else {
+    predict_rows(simulated, {}, -1);
   }
   result.groups = published_group_errors(result.rows);
   return result;

@@ -35,12 +35,33 @@ struct GroupError {
   double within10_pct = 0;
 };
 
+// The GPU constants calibrated on the published set, per GPU preset (each its own generation
+// and power envelope), with their search bounds: the sustained GEMM fraction of the dense peak,
+// the fused-attention fraction, the HBM fraction of memory-bound kernels, and the factor on the
+// SM share that overlapped NCCL kernels take from compute. Rows of GPUs with a calibration of
+// their own elsewhere (the A100: the vTrain set) are predicted with the preset and not fitted.
+struct PublishedConstant {
+  const char* name;
+  double lo, hi, start;  // start: a public figure, never an earlier fit
+};
+const std::vector<PublishedConstant>& published_constants();
+std::vector<double> get_published_calibration(const GpuCalibration& c);
+void set_published_calibration(const std::vector<double>& v, GpuCalibration* c);
+
+struct GpuFit {
+  std::string gpu;
+  int rows = 0;  // training rows the fit saw
+  std::vector<double> constants;
+};
+
 struct PublishedValidationResult {
   std::vector<PublishedPrediction> rows;
   std::vector<GroupError> groups;  // "all" first, then by gpu, kind, precision, source, stack
   int total = 0, simulated = 0;
   int folds = 0;
-  std::vector<std::string> fold_families;  // per fold: the families held out, joined by ","
+  std::vector<std::string> fold_families;      // per fold: the families held out, joined by ","
+  std::vector<GpuFit> fitted;                  // --calibrate: per GPU, on all rows
+  std::vector<std::vector<GpuFit>> fold_fits;  // --cv: per fold, per GPU
 };
 
 StatusOr<PublishedValidationResult> run_published_validation(const std::vector<PublishedRow>& rows,
