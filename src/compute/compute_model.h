@@ -23,14 +23,24 @@ class ComputeModel {
 //     tiles = ⌈m/tm⌉·⌈n/tn⌉·batch; split-K s = max(1, ⌊SMs/tiles⌋) capped so K/s >= 256;
 //     waves = ⌈tiles·s/SMs⌉; work = waves·SMs·2·tm·tn·(⌈K/s⌉ + 64)/η_tile;
 //     t = max(work/(peak·η_gemm), bytes/(HBM·η_mem)); the best tile wins.
-//   Fused attention: max(flops/(peak·η_attn), bytes/(HBM·η_mem)).
+//   Fused attention: max(flops/(peak·η_attn), bytes/(HBM·η_mem)); backward kernels at
+//   η_attn · attention_backward_ratio.
 //   Memory-bound: bytes/(HBM·η_mem).
 //   Every kernel adds kernel_gap (the device-side gap between dependent kernels).
 // GEMMs with 2-byte operands run at gemm_rate(gpu, bf16), or fp16 when `precision` is fp16;
 // GEMMs with narrower operands (bytes_per_element 1: the low-precision linear layers of
 // workload/precision_ops.h) at gemm_rate(gpu, precision), or the fp8 rate when `precision` is
 // bf16/fp16. Fused attention runs at the bf16/fp16 peak in every mode.
-std::unique_ptr<ComputeModel> make_roofline_model(const GpuConfig& gpu, Precision precision);
+// `kernel` is the stack's fused-attention family: FlashAttention-2 on Hopper and Blackwell runs
+// at kFlash2Forward / kFlash2Backward of the cuDNN-class efficiency the GPU preset holds; on
+// Ampere and before FlashAttention-2 is the reference kernel (factor 1).
+std::unique_ptr<ComputeModel> make_roofline_model(const GpuConfig& gpu, Precision precision,
+                                                  AttentionKernel kernel = AttentionKernel::kCudnn);
+
+// FlashAttention-2 against cuDNN on H100, head dim 128, sequence 8K (FlashAttention-3 paper,
+// Shah et al. 2024, Figs. 5-6): forward 335 vs ~605 TFLOP/s, backward 318 vs 518.
+constexpr double kFlash2Forward = 335.0 / 605.0;
+constexpr double kFlash2Backward = 318.0 / 518.0;
 
 // Best achievable GEMM rate in FLOP/s for operands in `p` (docs/precision.md):
 //   peak_for(p) · η_gemm · f_fp8 · f_format

@@ -46,13 +46,19 @@ double fp8_vs_bf16(const GpuConfig& gpu) {
 
 class RooflineModel final : public ComputeModel {
  public:
-  RooflineModel(const GpuConfig& gpu, Precision precision) : gpu_(gpu) {
+  RooflineModel(const GpuConfig& gpu, Precision precision, AttentionKernel kernel) : gpu_(gpu) {
     const GpuCalibration& c = gpu.calibration;
     const Precision half = precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
     half_rate_ = gemm_rate(gpu, half);
     low_rate_ = gemm_rate(gpu, is_low_precision(precision) ? precision : Precision::kFp8);
     // Attention stays in bf16/fp16 in every mode (docs/precision.md).
     attention_rate_ = gpu.peak_for(half).flops_per_second() * c.attention_efficiency;
+    attention_backward_rate_ = attention_rate_ * c.attention_backward_ratio;
+    const bool hopper_or_later = gpu.architecture == "hopper" || gpu.architecture == "blackwell";
+    if (kernel == AttentionKernel::kFlash2 && hopper_or_later) {
+      attention_rate_ *= kFlash2Forward;
+      attention_backward_rate_ *= kFlash2Backward;
+    }
     memory_rate_ = gpu.hbm_bandwidth.bytes_per_second() * c.memory_efficiency;
     gap_ = c.kernel_gap;
     k_overhead_ = c.gemm_k_overhead;
@@ -65,8 +71,9 @@ class RooflineModel final : public ComputeModel {
         seconds = gemm_seconds(op);
         break;
       case OpType::kAttention:
-        seconds = std::max(op.flops.count() / attention_rate_,
-                           static_cast<double>(op.bytes.count()) / memory_rate_);
+        seconds =
+            std::max(op.flops.count() / (op.backward ? attention_backward_rate_ : attention_rate_),
+                     static_cast<double>(op.bytes.count()) / memory_rate_);
         break;
       case OpType::kMemory:
         seconds = static_cast<double>(op.bytes.count()) / memory_rate_;
@@ -104,6 +111,7 @@ class RooflineModel final : public ComputeModel {
   double half_rate_ = 0;  // bf16/fp16 operands
   double low_rate_ = 0;   // operands below 16 bits, in the scenario's format
   double attention_rate_ = 0;
+  double attention_backward_rate_ = 0;
   double memory_rate_ = 0;
   SimTime gap_;
   double k_overhead_ = 0;  // pipeline fill/drain of one tile, in K elements
@@ -129,8 +137,9 @@ double gemm_rate(const GpuConfig& gpu, Precision p) {
   return base;
 }
 
-std::unique_ptr<ComputeModel> make_roofline_model(const GpuConfig& gpu, Precision precision) {
-  return std::make_unique<RooflineModel>(gpu, precision);
+std::unique_ptr<ComputeModel> make_roofline_model(const GpuConfig& gpu, Precision precision,
+                                                  AttentionKernel kernel) {
+  return std::make_unique<RooflineModel>(gpu, precision, kernel);
 }
 
 }  // namespace preflight

@@ -312,6 +312,9 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   c.memory_efficiency = cal.get_double("memory_efficiency", c.memory_efficiency, 0.01, 1.0);
   c.attention_efficiency =
       cal.get_double("attention_efficiency", c.attention_efficiency, 0.01, 1.0);
+  c.attention_backward_ratio =
+      cal.get_double("attention_backward_ratio", c.attention_backward_ratio, 0.05, 2.0);
+  c.launch_overhead_given = cal.has("launch_overhead");
   c.launch_overhead = cal.get_time("launch_overhead", c.launch_overhead);
   c.kernel_gap = cal.get_time("kernel_gap", c.kernel_gap);
   c.nvlink_busbw = cal.get_bandwidth("nvlink_busbw", g->nvlink_bandwidth * 0.77);
@@ -497,15 +500,45 @@ StatusOr<YAML::Node> resolve_cluster(const YAML::Node& node, const std::string& 
   return merged;
 }
 
+// training.stack: a preset name (presets/stacks/) or a mapping (preset and inline keys).
+Status read_stack(const YAML::Node& training, const std::string& source, StackConfig* k) {
+  YAML::Node section(YAML::NodeType::Map);
+  section["preset"] = "megatron-core";
+  if (training && training.IsMap() && training["stack"] && !training["stack"].IsNull()) {
+    section.reset(training["stack"]);
+  }
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node merged,
+                             resolve_preset(section, "stacks", source, "training.stack"));
+  YamlReader r(merged, source, "training.stack");
+  r.skip("preset");
+  k->name = r.get_string("name", "custom");
+  k->description = r.get_string("description", "");
+  k->launch_overhead = r.get_time("launch_overhead", k->launch_overhead);
+  k->collective_call_overhead = r.get_time("collective_call_overhead", k->collective_call_overhead);
+  k->attention_kernel = static_cast<AttentionKernel>(
+      r.get_choice("attention_kernel", 0, {"cudnn", "flash2", "unfused"}));
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  const SimTime one_second = SimTime::seconds(1.0);
+  if (k->launch_overhead > one_second || k->collective_call_overhead > one_second) {
+    return invalid_argument(source +
+                            ": training.stack: launch_overhead and collective_call_overhead: "
+                            "expected at most 1 s");
+  }
+  return Status();
+}
+
 Status read_training(const YAML::Node& node, const std::string& source, const ModelConfig& m,
                      TrainingConfig* t) {
   YamlReader r(node, source, "training");
+  r.skip("stack");
+  PREFLIGHT_RETURN_IF_ERROR(read_stack(node, source, &t->stack));
   t->seq_len = r.get_int("seq_len", m.max_seq_len);
   t->global_batch = r.required_int("global_batch");
   t->micro_batch = r.get_int("micro_batch", 1);
   t->precision = static_cast<Precision>(
       r.get_choice("precision", 1, {"fp16", "bf16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"}));
-  t->flash_attention = r.get_bool("flash_attention", true);
+  t->flash_attention =
+      r.get_bool("flash_attention", t->stack.attention_kernel != AttentionKernel::kUnfused);
   t->optimizer_bytes_per_param =
       r.get_double("optimizer_bytes_per_param", t->optimizer_bytes_per_param, 0, 1000);
   t->framework_overhead = r.get_bytes("framework_overhead", t->framework_overhead);
@@ -696,6 +729,11 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster, resolve_cluster(root["cluster"], source));
   PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, source, &s.cluster));
   PREFLIGHT_RETURN_IF_ERROR(read_training(root["training"], source, s.model, &s.training));
+  // The stack's host constants: its launch cost (unless the GPU's YAML names one) and its
+  // per-call collective cost on top of NCCL's own.
+  GpuCalibration& cal = s.cluster.gpu.calibration;
+  if (!cal.launch_overhead_given) cal.launch_overhead = s.training.stack.launch_overhead;
+  cal.collective_latency += s.training.stack.collective_call_overhead;
   PREFLIGHT_RETURN_IF_ERROR(read_parallelism(root["parallelism"], source, &s.parallelism));
   PREFLIGHT_RETURN_IF_ERROR(resolve_pipeline_split(root["parallelism"], source, &s));
   PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], source, &s.collectives));

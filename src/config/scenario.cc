@@ -226,9 +226,9 @@ Status validate_scenario(const Scenario& s) {
   if (!p.pipeline_layout.empty()) {
     const int64_t chunks = int64_t{p.pp} * p.vpp;
     if (static_cast<int64_t>(p.pipeline_layout.size()) != chunks) {
-      return invalid_argument("parallelism.pipeline_layout: " +
-                              str(static_cast<int64_t>(p.pipeline_layout.size())) +
-                              " virtual stages: expected pp × vpp = " + str(chunks));
+      return invalid_argument(
+          "parallelism.pipeline_layout: " + str(static_cast<int64_t>(p.pipeline_layout.size())) +
+          " virtual stages: expected pp × vpp = " + str(chunks));
     }
     int64_t sum = 0;
     for (size_t k = 0; k < p.pipeline_layout.size(); ++k) {
@@ -236,7 +236,8 @@ Status validate_scenario(const Scenario& s) {
       const bool end = k == 0 || k + 1 == p.pipeline_layout.size();
       if (n < 0 || (n == 0 && !end)) {
         return invalid_argument("parallelism.pipeline_layout: virtual stage " + str(k) + ": " +
-                                str(n) + " layers: expected at least 1 (0 only on the first, "
+                                str(n) +
+                                " layers: expected at least 1 (0 only on the first, "
                                 "with the embedding, or the last, with the loss)");
       }
       sum += n;
@@ -246,8 +247,9 @@ Status validate_scenario(const Scenario& s) {
                               " layers in all: expected model.layers (" + str(m.layers) + ")");
     }
     if (uneven) {
-      return invalid_argument("parallelism.first_stage_layers/last_stage_layers: give these or "
-                              "pipeline_layout, not both");
+      return invalid_argument(
+          "parallelism.first_stage_layers/last_stage_layers: give these or "
+          "pipeline_layout, not both");
     }
     for (int stage = 0; stage < p.pp; ++stage) {
       if (stage_layers(s)[stage] < 1) {
@@ -359,6 +361,18 @@ Status validate_scenario(const Scenario& s) {
                             "fp8 mode");
   }
   return Status();
+}
+
+const char* to_string(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::kCudnn:
+      return "cudnn";
+    case AttentionKernel::kFlash2:
+      return "flash2";
+    case AttentionKernel::kUnfused:
+      return "unfused";
+  }
+  return "cudnn";
 }
 
 const char* to_string(Activation a) { return a == Activation::kGelu ? "gelu" : "swiglu"; }

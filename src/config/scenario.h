@@ -123,11 +123,17 @@ struct GpuCalibration {
   double gemm_efficiency = 0.8;       // best achievable GEMM throughput / dense peak
   double gemm_k_overhead = 64;        // pipeline fill/drain of one GEMM tile, in K elements
   double memory_efficiency = 0.65;    // achieved / peak HBM bandwidth for element-wise kernels
-  double attention_efficiency = 0.6;  // fused (Flash) attention throughput / dense peak
-  SimTime launch_overhead = SimTime::microseconds(10);     // host time to dispatch one kernel
-  SimTime kernel_gap = SimTime::microseconds(3);           // device idle between dependent kernels
-  Bandwidth nvlink_busbw;                                  // measured in-node all-reduce busBw
-  SimTime collective_latency = SimTime::microseconds(20);  // fixed cost of one collective
+  double attention_efficiency = 0.6;  // fused (Flash) attention forward throughput / dense peak
+  // Backward / forward efficiency of the fused attention kernel: cuDNN on H100, head dim 128,
+  // sequence 8K reaches 518 TFLOP/s backward (FlashAttention-3 paper, Shah et al. 2024, Fig. 6)
+  // against ~600 forward (Fig. 5): 0.87.
+  double attention_backward_ratio = 0.87;
+  // Host time to dispatch one kernel: the stack's (training.stack) unless the GPU's YAML sets it.
+  SimTime launch_overhead = SimTime::microseconds(10);
+  bool launch_overhead_given = false;             // the GPU's YAML set launch_overhead (loader)
+  SimTime kernel_gap = SimTime::microseconds(3);  // device idle between dependent kernels
+  Bandwidth nvlink_busbw;                         // measured in-node all-reduce busBw
+  SimTime collective_latency = SimTime::microseconds(20);      // fixed cost of one collective
   SimTime collective_step_latency = SimTime::microseconds(2);  // per ring/tree step
   // Mid-size inefficiency of NCCL collectives against its own tuning model: the bandwidth term
   // grows by 4k·x(1−x), x = S/(S + S_mid), largest at S = S_mid (docs/collectives.md).
@@ -149,7 +155,7 @@ struct GpuConfig {
   int nvlinks = 0;             // NVLink links per GPU (0 = PCIe only)
   bool nvls = false;           // NVLink SHARP (multicast NVSwitch): Hopper and later
   FlopRate peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_fp8;
-  FlopRate peak_fp4;  // NVFP4/MXFP4 dense tensor-core peak (Blackwell); 0 = not supported
+  FlopRate peak_fp4;   // NVFP4/MXFP4 dense tensor-core peak (Blackwell); 0 = not supported
   bool mxfp8 = false;  // microscaled FP8 in hardware (Blackwell); derived from the architecture
   GpuCalibration calibration;
 
@@ -207,7 +213,25 @@ struct ClusterConfig {
   }
 };
 
+// Fused-attention kernel family a stack runs (compute/roofline.cc scales the GPU's attention
+// efficiency by the family's measured ratio): cuDNN / FlashAttention-3 class (the GPU preset's
+// own efficiency), FlashAttention-2, or Megatron's unfused bmm + softmax + bmm.
+enum class AttentionKernel { kCudnn, kFlash2, kUnfused };
+
+// The software stack a job runs (presets/stacks/): what it costs on the host and which kernels it
+// brings. Host constants live here, not in the GPU presets: the same GPU runs very differently
+// under Megatron-Core with Transformer Engine, PyTorch FSDP or a 2022 Megatron-DeepSpeed.
+struct StackConfig {
+  std::string name = "megatron-core";
+  std::string description;
+  SimTime launch_overhead = SimTime::microseconds(10);  // host dispatch per kernel launch
+  // Host-side cost of one collective call on top of NCCL's own (the GPU's collective_latency).
+  SimTime collective_call_overhead;
+  AttentionKernel attention_kernel = AttentionKernel::kCudnn;
+};
+
 struct TrainingConfig {
+  StackConfig stack;
   int seq_len = 0;
   int global_batch = 0;
   int micro_batch = 1;
@@ -333,5 +357,6 @@ const char* to_string(Recompute r);
 const char* to_string(Schedule s);
 const char* to_string(MoeRouting r);
 const char* to_string(ContextParallelKind k);
+const char* to_string(AttentionKernel k);
 
 }  // namespace preflight

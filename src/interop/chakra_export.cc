@@ -409,7 +409,7 @@ StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w
 StatusOr<ChakraWorkload> export_chakra(const Scenario& s, int64_t max_nodes) {
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
   const std::unique_ptr<ComputeModel> compute =
-      make_roofline_model(s.cluster.gpu, s.training.precision);
+      make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
   return workload_to_chakra(s, generate_workload(s), *compute,
                             s.cluster.gpu.calibration.launch_overhead, max_nodes);
 }

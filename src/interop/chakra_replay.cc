@@ -734,7 +734,7 @@ StatusOr<ChakraReplayResult> replay_chakra(const ChakraWorkload& w, const Scenar
     }
   }
   const std::unique_ptr<ComputeModel> compute =
-      make_roofline_model(s.cluster.gpu, s.training.precision);
+      make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
   Replay replay(w, s, *compute, options);
   PREFLIGHT_RETURN_IF_ERROR(replay.prepare());
   return replay.run();

@@ -462,7 +462,7 @@ StatusOr<SimulationReport> simulate_simai(const SimaiWorkload& w, const Scenario
 StatusOr<SimaiExport> export_simai(const Scenario& s, int stage) {
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
   const std::unique_ptr<ComputeModel> compute =
-      make_roofline_model(s.cluster.gpu, s.training.precision);
+      make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
   return workload_to_simai(s, generate_workload(s), *compute, stage);
 }
 

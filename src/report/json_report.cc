@@ -113,7 +113,12 @@ json scenario_to_json(const Scenario& s) {
                {"cpu_vendor", c.cpu_vendor},
                {"pcie_gen", c.pcie_gen}};
   const TrainingConfig& t = s.training;
-  json training{{"seq_len", t.seq_len},
+  json stack{{"name", t.stack.name},
+             {"launch_overhead_us", t.stack.launch_overhead.to_microseconds()},
+             {"collective_call_overhead_us", t.stack.collective_call_overhead.to_microseconds()},
+             {"attention_kernel", to_string(t.stack.attention_kernel)}};
+  json training{{"stack", stack},
+                {"seq_len", t.seq_len},
                 {"global_batch", t.global_batch},
                 {"micro_batch", t.micro_batch},
                 {"precision", to_string(t.precision)},
@@ -128,6 +133,8 @@ json scenario_to_json(const Scenario& s) {
            {"vpp", p.vpp},
            {"first_stage_layers", p.first_stage_layers},
            {"last_stage_layers", p.last_stage_layers},
+           {"pipeline_layout", p.pipeline_layout},
+           {"pipeline_split", p.pipeline_split},
            {"sequence_parallel", p.sequence_parallel},
            {"recompute", to_string(p.recompute)},
            {"distributed_optimizer", p.distributed_optimizer},
@@ -247,23 +254,23 @@ json report_to_json(const SimulationReport& r) {
     network["tier_load"] = tier_load;
   }
   json out{{"iteration_time_s", r.iteration_time_s},
-              {"network", network},
-              {"collectives_by_kind", by_kind},
-              {"tokens_per_s", r.tokens_per_s},
-              {"mfu", r.mfu},
-              {"mfu_convention",
-               "model FLOPs = 3 x forward (GEMMs, non-causal attention, logits), Megatron-LM "
-               "2021; divided by the dense peak of the training precision"},
-              {"tflops_per_gpu", r.tflops_per_gpu},
-              {"model_flops_per_iteration", r.model_flops},
-              {"peak_tflops_per_gpu", r.peak_tflops},
-              {"parameters", r.parameters},
-              {"microbatches", r.microbatches},
-              {"critical_stage", e.critical_stage},
-              {"breakdown", breakdown_json(crit.breakdown)},
-              {"stages", stages},
-              {"memory", memory_to_json(r.memory)},
-              {"scenario", scenario_to_json(r.scenario)}};
+           {"network", network},
+           {"collectives_by_kind", by_kind},
+           {"tokens_per_s", r.tokens_per_s},
+           {"mfu", r.mfu},
+           {"mfu_convention",
+            "model FLOPs = 3 x forward (GEMMs, non-causal attention, logits), Megatron-LM "
+            "2021; divided by the dense peak of the training precision"},
+           {"tflops_per_gpu", r.tflops_per_gpu},
+           {"model_flops_per_iteration", r.model_flops},
+           {"peak_tflops_per_gpu", r.peak_tflops},
+           {"parameters", r.parameters},
+           {"microbatches", r.microbatches},
+           {"critical_stage", e.critical_stage},
+           {"breakdown", breakdown_json(crit.breakdown)},
+           {"stages", stages},
+           {"memory", memory_to_json(r.memory)},
+           {"scenario", scenario_to_json(r.scenario)}};
   if (!r.moe_layers.empty()) {
     // Expert routing per MoE layer: the busiest EP rank's tokens over the mean (what sets the
     // layer's expert GEMMs and all-to-alls), the most popular expert's share of the T·k token

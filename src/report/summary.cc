@@ -80,8 +80,9 @@ std::string format_summary(const SimulationReport& r) {
     out += line("pipeline split   layers per virtual stage %s%s%s", layout.c_str(),
                 p.pipeline_split.empty() ? "" : "\n                 ", p.pipeline_split.c_str());
   }
-  out += line("                 %s, recompute %s%s%s%s", to_string(s.training.precision),
-              to_string(p.recompute), p.sequence_parallel ? ", sequence parallel" : "",
+  out += line("                 %s on %s, recompute %s%s%s%s", to_string(s.training.precision),
+              s.training.stack.name.c_str(), to_string(p.recompute),
+              p.sequence_parallel ? ", sequence parallel" : "",
               p.distributed_optimizer ? ", distributed optimizer" : "",
               p.overlap_grad_reduce ? ", overlapped grad reduce" : "");
   out += "\n";

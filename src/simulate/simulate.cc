@@ -22,7 +22,7 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
                                         std::chrono::steady_clock::time_point wall_start) {
   SimulationReport r;
   r.scenario = s;
-  std::unique_ptr<ComputeModel> compute = make_roofline_model(s.cluster.gpu, s.training.precision);
+  std::unique_ptr<ComputeModel> compute = make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
   // The network: its figures plan collectives; the flow backend also carries the traffic.
   PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
                              make_network_backend(s.simulation.network, s));

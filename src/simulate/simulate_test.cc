@@ -147,7 +147,9 @@ TEST(Simulate, OverlappedDpBucketsDoNotDelayTpWaits) {
   // They run on their own communicator and stream, so a layer's backward in the last
   // micro-batch (when buckets are in flight) takes as long as in any other micro-batch.
   // Regression: both once shared one stream, and each TP wait also waited for a 33 ms bucket.
-  StatusOr<Scenario> s = load_scenario_text("", "", {});
+  // (The buckets' SM share, which does slow that backward, is off here.)
+  StatusOr<Scenario> s =
+      load_scenario_text("", "", {"cluster.gpu.calibration.comm_sm_interference=0"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_TRUE(s->parallelism.overlap_grad_reduce);
   SimulateOptions options;
@@ -163,6 +165,35 @@ TEST(Simulate, OverlappedDpBucketsDoNotDelayTpWaits) {
   }
   ASSERT_GT(middle_mb, SimTime());
   EXPECT_LT(last_mb.to_seconds(), middle_mb.to_seconds() * 1.01);
+}
+
+TEST(Simulate, OverlappedCollectivesSlowTheComputeUnderThem) {
+  // The default scenario's last micro-batch backward runs under the DP reduce-scatter buckets:
+  // with NCCL's channels taking their share of the SMs it is slower than a middle one, by at
+  // most the buckets' SM share (channels / SMs) of its time; without, it is not.
+  auto last_over_middle = [](double factor) {
+    StatusOr<Scenario> s = load_scenario_text(
+        "", "", {"cluster.gpu.calibration.comm_sm_interference=" + std::to_string(factor)});
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    SimulateOptions options;
+    options.trace = TraceLevel::kBlocks;
+    StatusOr<SimulationReport> r = simulate(*s, options);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    const int last = r->microbatches - 1;
+    double last_mb = 0, middle_mb = 0, stage0_last = 0;
+    for (const TraceInterval& t : r->execution.trace) {
+      if (t.name != "layer.bwd") continue;
+      const double d = (t.end - t.start).to_seconds();
+      if (t.stage == 0 && t.microbatch == last) stage0_last = std::max(stage0_last, d);
+      if (t.stage == 0 && t.microbatch == last / 2) middle_mb = std::max(middle_mb, d);
+    }
+    last_mb = stage0_last;
+    return last_mb / middle_mb;
+  };
+  EXPECT_NEAR(last_over_middle(0), 1.0, 1e-9);
+  const double slowed = last_over_middle(1);
+  EXPECT_GT(slowed, 1.0);
+  EXPECT_LT(slowed, 1.0 + 32.0 / 108.0);  // at most 32 channels of the A100's 108 SMs
 }
 
 TEST(Simulate, FlowNetworkMatchesAnalyticalWhenNoLinkIsShared) {

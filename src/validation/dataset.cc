@@ -110,7 +110,8 @@ StatusOr<Scenario> scenario_for_row(const DatasetRow& r) {
     << "  max_seq_len: " << r.seq_len << "\n"
     << "cluster:\n  preset: vtrain-a100\n  gpus_per_node: " << gpn << "\n"
     << "  nodes: " << r.gpus / gpn << "\n"
-    << "training:\n  seq_len: " << r.seq_len << "\n  global_batch: " << r.global_batch << "\n"
+    << "training:\n  stack: megatron-deepspeed-2022\n  seq_len: " << r.seq_len
+    << "\n  global_batch: " << r.global_batch << "\n"
     << "  micro_batch: " << r.micro_batch << "\n  precision: fp16\n  flash_attention: false\n"
     << "parallelism:\n  tp: " << r.tp << "\n  pp: " << r.pp << "\n  dp: " << r.dp << "\n"
     << "  recompute: full\n  schedule: 1f1b\n  overlap_grad_reduce: false\n";

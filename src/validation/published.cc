@@ -32,6 +32,10 @@ bool contains(const std::string& s, const char* part) { return s.find(part) != s
 
 std::string where(const PublishedRow& r) { return r.file + ":" + std::to_string(r.line); }
 
+int micro_batch_of(const PublishedRow& r, const RecipeDefaults& d) {
+  return r.micro_batch > 0 ? r.micro_batch : d.micro_batch;
+}
+
 // A model of the set: the Preflight preset that holds its architecture (empty: a GPT built from
 // the row's dimensions) and its family, the unit of grouped cross-validation (every size of a
 // family shares one fold, so no constant is fitted on a sibling of the model it predicts).
@@ -75,13 +79,15 @@ ModelMatch match_model(const std::string& name) {
     return {"nemotron4-15b", "nemotron", "dense", ""};
   }
   if (n.rfind("gpt", 0) == 0) return {"", "gpt", "dense", ""};
+  // MosaicML's MPT (llm-foundry): a GPT block without biases, built from the row's dimensions.
+  if (n.rfind("mpt-", 0) == 0) return {"", "mpt", "dense", ""};
   return {"", "", "", "model '" + name + "': no Preflight preset for it"};
 }
 
 // The cluster preset of a GPU column (H100 means H100 SXM5 80 GB in DGX H100; the A100 rows ran
 // on Selene, DGX A100 nodes with eight 200 Gb/s HDR NICs).
 std::string cluster_for(const std::string& gpu) {
-  if (gpu == "A100-SXM4-80GB") return "dgx-a100";
+  if (gpu == "A100-SXM4-80GB" || gpu == "A100-SXM4-40GB") return "dgx-a100";
   if (gpu == "H100-SXM5-80GB") return "dgx-h100";
   if (gpu == "B200") return "dgx-b200";
   if (gpu == "B300") return "dgx-b300";
@@ -137,6 +143,15 @@ StatusOr<double> measured_ms(const PublishedRow& r, const Scenario& s) {
       flops = m == "mfu_pct" ? korthikanti_model_flops(b, seq, l, h, v)
                              : korthikanti_selective_hfu_flops(b, seq, l, h, v);
       rate = x / 100 * 312e12;  // Korthikanti et al. Table 5: against the A100's 312 TFLOP/s
+    } else if (r.source == "llmfoundry_bench") {
+      // llm-foundry's README: MFU = (6·N·s + 12·L·d·s²)·samples/s / (GPUs·peak), HFU with 8
+      // and 16 (the recompute pass); N = NumParams in the notes; peaks of the SXM parts.
+      const size_t at = r.notes.find("NumParams=");
+      const double params = at == std::string::npos ? 0 : std::atof(r.notes.c_str() + at + 10);
+      const double pass = m == "mfu_pct" ? 3.0 : 4.0;
+      flops = b * (pass * 2 * params * seq + pass * 4 * l * h * seq * seq);
+      rate = x / 100 * s.cluster.gpu.peak_for(s.training.precision).flops_per_second();
+      if (params <= 0) flops = 0;
     } else if (r.source == "megatron_readme_h100" && m == "mfu_pct") {
       flops = megatron_model_flops(s, 1.0);
       rate = x / 100 * 989e12;  // the README's MFU: 408.8 / 989 = 41 %
@@ -246,17 +261,15 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   if (contains(n, "sft") || contains(n, "lora")) {
     return invalid_argument("fine-tuning (SFT/LoRA) rows are not modelled yet");
   }
-  if (contains(r.metric, "layer_")) {
-    return invalid_argument(
-        "per-layer kernel timings (one layer's forward/backward) are not an "
-        "iteration");
-  }
+  const bool layer_row = r.metric.rfind("layer_", 0) == 0;
   const std::string cluster = cluster_for(r.gpu);
   if (cluster.empty()) return invalid_argument("GPU '" + r.gpu + "': no cluster preset");
   if (r.tp == 0 && r.pp == 0 && r.dp == 0) {
     return invalid_argument("the source gives no parallel configuration for this run");
   }
-  if (r.global_batch == 0) return invalid_argument("the source gives no global batch");
+  if (r.global_batch == 0 && !layer_row) {
+    return invalid_argument("the source gives no global batch");
+  }
   if (r.seq == 0) return invalid_argument("the source gives no sequence length");
   const std::string precision = precision_for(r);
   if (precision.empty()) {
@@ -306,19 +319,24 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
       return invalid_argument("GPT row without layers, hidden size or heads");
     }
     const bool paper = r.source.rfind("narayanan", 0) == 0 || r.source == "korthikanti2022";
-    y << "  name: gpt-h" << r.hidden << "-l" << r.layers << "\n"
+    const bool mpt = match.family == "mpt";
+    y << "  name: " << (mpt ? "mpt" : "gpt") << "-h" << r.hidden << "-l" << r.layers << "\n"
       << "  layers: " << r.layers << "\n  hidden: " << r.hidden << "\n  heads: " << r.heads
       << "\n  kv_heads: " << (r.kv_heads > 0 ? r.kv_heads : r.heads)
       << "\n  ffn_hidden: " << (r.ffn > 0 ? r.ffn : 4 * r.hidden)
       << "\n  vocab: " << (r.vocab > 0 ? r.vocab : 51200) << "\n"
       << "  activation: gelu\n  norm: layernorm\n  position_embedding: learned\n"
-      << "  tied_embeddings: true\n  linear_bias: true\n  dropout: " << (paper ? "true" : "false")
-      << "\n  max_seq_len: " << r.seq << "\n";
+      << "  tied_embeddings: true\n  linear_bias: " << (mpt ? "false" : "true")
+      << "\n  dropout: " << (paper ? "true" : "false") << "\n  max_seq_len: " << r.seq << "\n";
     out.model = "gpt-h" + std::to_string(r.hidden) + "-l" + std::to_string(r.layers);
   }
   y << "cluster:\n  preset: " << cluster << "\n  gpus: " << gpus << "\n";
+  if (r.gpu == "A100-SXM4-40GB") y << "  gpu: A100-SXM4-40GB\n";
   const int micro_batch = r.micro_batch > 0 ? r.micro_batch : d.micro_batch;
-  y << "training:\n  seq_len: " << r.seq << "\n  global_batch: " << r.global_batch << "\n"
+  // Per-layer rows time one micro-batch of a one-layer model (Korthikanti et al. Table 4).
+  const int global_batch = layer_row ? micro_batch_of(r, d) * std::max(1, r.dp) : r.global_batch;
+  y << "training:\n  stack: " << d.stack << "\n  seq_len: " << r.seq
+    << "\n  global_batch: " << global_batch << "\n"
     << "  micro_batch: " << micro_batch << "\n  precision: " << precision << "\n"
     << "  flash_attention: " << (d.flash_attention ? "true" : "false") << "\n";
   const bool sp = r.sp == 1 || (r.sp == -1 && d.sequence_parallel && tp > 1);
@@ -344,7 +362,18 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   if (!s.ok()) return s.status();
   out.scenario = *std::move(s);
   out.yaml = y.str();
-  PREFLIGHT_ASSIGN_OR_RETURN(out.measured_ms, measured_ms(r, out.scenario));
+  if (layer_row) {
+    if (r.metric != "layer_fwd_ms" && r.metric != "layer_bwd_ms" &&
+        r.metric != "layer_fwd_bwd_ms") {
+      return invalid_argument("metric '" + r.metric +
+                              "': expected layer_fwd_ms, layer_bwd_ms or "
+                              "layer_fwd_bwd_ms");
+    }
+    out.layer_metric = r.metric;
+    out.measured_ms = r.value;
+  } else {
+    PREFLIGHT_ASSIGN_OR_RETURN(out.measured_ms, measured_ms(r, out.scenario));
+  }
   if (!d.note.empty()) out.notes += d.note + "; ";
   return out;
 }

@@ -38,10 +38,25 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
     r.sequence_parallel = false;  // the tables state it where it was used (Korthikanti)
     r.recompute = Recompute::kFull;
     if (src == "narayanan2021_t2" && row.tp <= 1 && row.pp <= 1) {
-      r.stack = "deepspeed-zero3-2021";
+      r.stack = "megatron-lm-2021";  // DeepSpeed ZeRO-3 on the same PyTorch and GPUs
       r.zero_stage = 3;
       r.note = "DeepSpeed ZeRO-3";
     }
+    return r;
+  }
+  if (src == "llmfoundry_bench") {
+    // MosaicML Composer + PyTorch FSDP (llm-foundry's benchmark YAMLs): FULL_SHARD (ZeRO-3:
+    // parameters gathered per block before its forward and backward, gradients reduce-scattered
+    // per block, both overlapped by FSDP's prefetch) or SHARD_GRAD_OP (ZeRO-2), FlashAttention,
+    // no tensor or pipeline parallelism; activation checkpointing per block as the table states.
+    r.stack = "pytorch-fsdp";
+    r.distributed_optimizer = false;
+    r.overlap_param_gather = false;
+    r.tp_comm_overlap = false;
+    r.overlap_p2p = false;
+    r.sequence_parallel = false;
+    r.zero_stage = row.notes.find("SHARD_GRAD_OP") != std::string::npos ? 2 : 3;
+    r.note = r.zero_stage == 3 ? "FSDP FULL_SHARD" : "FSDP SHARD_GRAD_OP";
     return r;
   }
   // Megatron-Core with Transformer Engine: the Megatron-LM README's H100 tables (Megatron-Core

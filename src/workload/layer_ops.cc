@@ -140,6 +140,7 @@ Op flash_backward(const LayerShape& x) {
   Op op;
   op.name = "attn.core.bwd";
   op.type = OpType::kAttention;
+  op.backward = true;
   op.flops = Flops(2.5 * 2.0 * static_cast<double>(bh) * x.q_len * x.keys2 * dim);
   op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) *
                              (2 * w.q + 2 * w.o + 2 * w.k + 2 * w.v) +

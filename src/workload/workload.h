@@ -75,6 +75,8 @@ struct Op {
   // stream, because what it sends arrived by the previous communication (ring attention
   // forwarding the K/V block it just received).
   bool comm_chain = false;
+  // A backward-pass kernel (FlashAttention's dQ/dK/dV pass runs at its own efficiency).
+  bool backward = false;
   // Compute ops: a duration already measured (an imported SimAI workload, interop/); zero lets
   // the ComputeModel time the op.
   SimTime fixed_time;
