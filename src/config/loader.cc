@@ -544,6 +544,12 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
   t->framework_overhead = r.get_bytes("framework_overhead", t->framework_overhead);
   t->allocator_fragmentation =
       r.get_double("allocator_fragmentation", t->allocator_fragmentation, 0, 1);
+  t->packed_sequence_length = r.get_int("packed_sequence_length", 0, 0);
+  if (r.status().ok() && t->packed_sequence_length > t->seq_len) {
+    r.fail("packed_sequence_length",
+           std::to_string(t->packed_sequence_length) + ": expected at most training.seq_len (" +
+               std::to_string(t->seq_len) + ")");
+  }
   return r.finish();
 }
 

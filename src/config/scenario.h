@@ -246,6 +246,10 @@ struct TrainingConfig {
   // Caching-allocator fragmentation (reserved − allocated) as a fraction of the short-lived
   // tensors: activations and the largest transient buffer.
   double allocator_fragmentation = 0.10;
+  // Fine-tuning on packed samples (SFT/LoRA on SQuAD packed to seq_len): several documents per
+  // sample, attention within each (cu_seqlens). The attention work is that of sequences of this
+  // length-weighted mean length, Σs²/Σs (0: one sequence per sample).
+  int packed_sequence_length = 0;
 };
 
 struct ParallelismConfig {

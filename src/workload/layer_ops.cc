@@ -247,6 +247,9 @@ LayerShape make_layer_shape(const Scenario& sc) {
   }
   x.q_len = x.cp > 1 && !x.cp_a2a ? x.s / x.cp : x.s;
   x.keys2 = static_cast<double>(x.s);
+  // Packed samples: a query attends within its own document, Σs²/Σs on average (×2 for keys2).
+  const int packed = sc.training.packed_sequence_length;
+  if (packed > 0 && packed < x.s) x.keys2 = static_cast<double>(packed);
   x.qk_dim = x.head_dim;
   x.v_dim = x.head_dim;
   if (m.mla.enabled()) {
@@ -297,7 +300,7 @@ LayerShape make_layer_shape(const Scenario& sc, int layer) {
   if (windowed && m.sliding_window < x.s) {
     // Mean keys per causal query with a window of w: (w(w+1)/2 + (s−w)·w)/s = w − w(w−1)/(2s).
     const double w = m.sliding_window;
-    x.keys2 = 2 * w - w * (w - 1) / static_cast<double>(x.s);
+    x.keys2 = std::min(x.keys2, 2 * w - w * (w - 1) / static_cast<double>(x.s));
   }
   return x;
 }
