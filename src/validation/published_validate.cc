@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <thread>
+#include <cstdio>
 
 #include "simulate/simulate.h"
 #include "validation/optimize.h"
@@ -79,23 +80,19 @@ const std::vector<PublishedConstant>& published_constants() {
   // forward + backward (Dao 2023); 0.85, a streaming kernel's HBM fraction; 1, NCCL's channels
   // taking exactly their SMs.
   static const std::vector<PublishedConstant> kConstants = {
-      {"gemm_efficiency", 0.5, 0.85, 0.78},
-      {"attention_efficiency", 0.3, 0.8, 0.6},
-      {"memory_efficiency", 0.45, 0.95, 0.85},
-      {"comm_sm_interference", 0.0, 2.0, 1.0},
+      {"gemm_efficiency", 0.35, 0.85, 0.78},
+      {"attention_efficiency", 0.25, 0.8, 0.6},
   };
   return kConstants;
 }
 
 std::vector<double> get_published_calibration(const GpuCalibration& c) {
-  return {c.gemm_efficiency, c.attention_efficiency, c.memory_efficiency, c.comm_sm_interference};
+  return {c.gemm_efficiency, c.attention_efficiency};
 }
 
 void set_published_calibration(const std::vector<double>& v, GpuCalibration* c) {
   c->gemm_efficiency = v[0];
   c->attention_efficiency = v[1];
-  c->memory_efficiency = v[2];
-  c->comm_sm_interference = v[3];
 }
 
 namespace {
