@@ -65,6 +65,14 @@ json scenario_to_json(const Scenario& s) {
                         {"group_topk", e.group_topk},
                         {"dispatch_precision", e.fp8_dispatch ? "fp8" : "bf16"}};
   }
+  if (m.moe.latent_size > 0) model["moe"]["latent_size"] = m.moe.latent_size;
+  if (m.mtp_repeated_layer) model["mtp_repeated_layer"] = true;
+  if (m.is_hybrid()) model["hybrid_pattern"] = m.hybrid_pattern;
+  if (m.mamba.enabled()) {
+    const MambaConfig& a = m.mamba;
+    model["mamba"] = json{{"heads", a.heads},   {"head_dim", a.head_dim},       {"state", a.state},
+                          {"groups", a.groups}, {"conv_kernel", a.conv_kernel}, {"chunk", a.chunk}};
+  }
   if (m.mla.enabled()) {
     const MlaConfig& a = m.mla;
     model["mla"] = json{{"q_lora_rank", a.q_lora_rank},
@@ -247,23 +255,23 @@ json report_to_json(const SimulationReport& r) {
     network["tier_load"] = tier_load;
   }
   json out{{"iteration_time_s", r.iteration_time_s},
-              {"network", network},
-              {"collectives_by_kind", by_kind},
-              {"tokens_per_s", r.tokens_per_s},
-              {"mfu", r.mfu},
-              {"mfu_convention",
-               "model FLOPs = 3 x forward (GEMMs, non-causal attention, logits), Megatron-LM "
-               "2021; divided by the dense peak of the training precision"},
-              {"tflops_per_gpu", r.tflops_per_gpu},
-              {"model_flops_per_iteration", r.model_flops},
-              {"peak_tflops_per_gpu", r.peak_tflops},
-              {"parameters", r.parameters},
-              {"microbatches", r.microbatches},
-              {"critical_stage", e.critical_stage},
-              {"breakdown", breakdown_json(crit.breakdown)},
-              {"stages", stages},
-              {"memory", memory_to_json(r.memory)},
-              {"scenario", scenario_to_json(r.scenario)}};
+           {"network", network},
+           {"collectives_by_kind", by_kind},
+           {"tokens_per_s", r.tokens_per_s},
+           {"mfu", r.mfu},
+           {"mfu_convention",
+            "model FLOPs = 3 x forward (GEMMs, non-causal attention, logits), Megatron-LM "
+            "2021; divided by the dense peak of the training precision"},
+           {"tflops_per_gpu", r.tflops_per_gpu},
+           {"model_flops_per_iteration", r.model_flops},
+           {"peak_tflops_per_gpu", r.peak_tflops},
+           {"parameters", r.parameters},
+           {"microbatches", r.microbatches},
+           {"critical_stage", e.critical_stage},
+           {"breakdown", breakdown_json(crit.breakdown)},
+           {"stages", stages},
+           {"memory", memory_to_json(r.memory)},
+           {"scenario", scenario_to_json(r.scenario)}};
   if (!r.moe_layers.empty()) {
     // Expert routing per MoE layer: the busiest EP rank's tokens over the mean (what sets the
     // layer's expert GEMMs and all-to-alls), the most popular expert's share of the T·k token
