@@ -13,11 +13,12 @@
 //   in_proj         GEMM T × i × h
 //   conv1d          memory-bound, reads and writes x, B, C (SiLU fused): 2e·T·c
 //   SSD scan        one fused op (OpType::kAttention: FLOPs and bytes, timed by the roofline's
-//                   max of the two) standing for the five Triton kernels (chunk cumsum, chunk
+//                   max of the two) standing for the five Triton kernels of mamba_ssm's
+//                   ssd_combined.py (Dao & Gu 2024, arXiv 2405.21060 §6: chunk cumsum, chunk
 //                   state, state passing, C·Bᵀ, chunk scan):
 //                   FLOPs 2·T·(Q·N·G + d·(Q + 2N)) (transformer.h, mamba_scan_forward_flops;
-//                   computed causally, only the lower triangle of each chunk is skipped
-//                   tile-wise, so the whole is kept as an upper bound);
+//                   the kernels skip only whole masked tiles of each chunk's upper triangle,
+//                   so the intra-chunk terms are kept whole, an upper bound);
 //                   bytes T·(e·(3d + 4GN + H) + 8·G·Q + 16·d·N/Q + 8·H): x, B and C read twice
 //                   and y written (e each), C·Bᵀ written and read in fp32 (G·Q per token), the
 //                   chunk states (d·N per chunk of Q tokens) written, passed (read and written)
