@@ -1,6 +1,6 @@
-// Every issue-6 model preset runs end to end on a matching cluster with a published-style
-// strategy and gives a believable breakdown; routing skew and DualPipe move the time the
-// expected way; invalid combinations are clear one-line errors.
+// Every issue-6 model preset (and the hybrid Nemotron-H / Nemotron 3 ones) runs end to end on a
+// matching cluster with a published-style strategy and gives a believable breakdown; routing skew
+// and DualPipe move the time the expected way; invalid combinations are clear one-line errors.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -21,61 +21,131 @@ struct Case {
 
 std::vector<std::string> with_common(const Case& c) {
   std::vector<std::string> set = {
-      std::string("model.preset=") + c.model, std::string("cluster.preset=") + c.cluster,
+      std::string("model.preset=") + c.model,     std::string("cluster.preset=") + c.cluster,
       "cluster.nodes=" + std::to_string(c.nodes), "training.seq_len=4096",
-      "parallelism.sequence_parallel=false", "parallelism.distributed_optimizer=true"};
+      "parallelism.sequence_parallel=false",      "parallelism.distributed_optimizer=true"};
   set.insert(set.end(), c.set.begin(), c.set.end());
   return set;
 }
 
 std::vector<Case> published_style() {
   return {
-      {"deepseek-v2-lite", "dgx-h100", 8,
+      {"deepseek-v2-lite",
+       "dgx-h100",
+       8,
        {"training.global_batch=512", "parallelism.tp=1", "parallelism.pp=1", "parallelism.dp=64",
         "parallelism.ep=8"}},
       // DeepSeek-V3 report §3.2: PP 16, EP 64 (over 8 nodes), ZeRO-1, DualPipe.
-      {"deepseek-v3", "dgx-h100", 128,
-       {"training.global_batch=2048", "parallelism.tp=1", "parallelism.pp=16",
-        "parallelism.dp=64", "parallelism.ep=64", "parallelism.first_stage_layers=4",
-        "parallelism.last_stage_layers=1", "parallelism.schedule=dualpipe"}},
-      {"qwen3-30b-a3b", "dgx-h100", 8,
+      {"deepseek-v3",
+       "dgx-h100",
+       128,
+       {"training.global_batch=2048", "parallelism.tp=1", "parallelism.pp=16", "parallelism.dp=64",
+        "parallelism.ep=64", "parallelism.first_stage_layers=4", "parallelism.last_stage_layers=1",
+        "parallelism.schedule=dualpipe"}},
+      {"qwen3-30b-a3b",
+       "dgx-h100",
+       8,
        {"training.global_batch=512", "parallelism.tp=1", "parallelism.pp=2", "parallelism.dp=32",
         "parallelism.ep=8"}},
       // Two GB200 NVL72 racks: TP 4 and EP 8 inside the NVLink domain.
-      {"qwen3-235b-a22b", "gb200-nvl72", 2,
+      {"qwen3-235b-a22b",
+       "gb200-nvl72",
+       2,
        {"training.global_batch=576", "parallelism.tp=4", "parallelism.sequence_parallel=true",
         "parallelism.pp=2", "parallelism.dp=18", "parallelism.ep=8", "parallelism.etp=1"}},
-      {"mixtral-8x7b", "dgx-h100", 8,
+      {"mixtral-8x7b",
+       "dgx-h100",
+       8,
        {"training.global_batch=512", "parallelism.tp=2", "parallelism.sequence_parallel=true",
         "parallelism.pp=1", "parallelism.dp=32", "parallelism.ep=8", "parallelism.etp=1"}},
-      {"mixtral-8x22b", "dgx-h100", 32,
+      {"mixtral-8x22b",
+       "dgx-h100",
+       32,
        {"training.global_batch=1024", "parallelism.tp=4", "parallelism.sequence_parallel=true",
         "parallelism.pp=4", "parallelism.dp=16", "parallelism.ep=8", "parallelism.etp=1"}},
-      {"gpt-oss-120b", "dgx-h100", 8,
+      {"gpt-oss-120b",
+       "dgx-h100",
+       8,
        {"training.global_batch=512", "parallelism.tp=1", "parallelism.pp=4", "parallelism.dp=16",
         "parallelism.ep=16"}},
-      {"llama4-scout", "dgx-h100", 8,
+      {"llama4-scout",
+       "dgx-h100",
+       8,
        {"training.global_batch=512", "parallelism.tp=4", "parallelism.sequence_parallel=true",
         "parallelism.pp=2", "parallelism.dp=8", "parallelism.ep=16", "parallelism.etp=1"}},
-      {"llama4-maverick", "dgx-h100", 32,
+      {"llama4-maverick",
+       "dgx-h100",
+       32,
        {"training.global_batch=1024", "parallelism.tp=4", "parallelism.sequence_parallel=true",
         "parallelism.pp=4", "parallelism.dp=16", "parallelism.ep=16", "parallelism.etp=1"}},
-      {"grok-1", "dgx-h100", 16,
+      {"grok-1",
+       "dgx-h100",
+       16,
        {"training.global_batch=512", "parallelism.tp=8", "parallelism.sequence_parallel=true",
         "parallelism.pp=8", "parallelism.dp=2", "parallelism.ep=8", "parallelism.etp=1"}},
-      {"kimi-k2", "dgx-h100", 128,
-       {"training.global_batch=2048", "parallelism.tp=1", "parallelism.pp=16",
-        "parallelism.dp=64", "parallelism.ep=64", "parallelism.first_stage_layers=4",
-        "parallelism.last_stage_layers=1", "parallelism.schedule=dualpipe"}},
-      {"nemotron4-15b", "dgx-h100", 8,
+      {"kimi-k2",
+       "dgx-h100",
+       128,
+       {"training.global_batch=2048", "parallelism.tp=1", "parallelism.pp=16", "parallelism.dp=64",
+        "parallelism.ep=64", "parallelism.first_stage_layers=4", "parallelism.last_stage_layers=1",
+        "parallelism.schedule=dualpipe"}},
+      {"nemotron4-15b",
+       "dgx-h100",
+       8,
        {"training.global_batch=512", "parallelism.tp=2", "parallelism.sequence_parallel=true",
         "parallelism.pp=1", "parallelism.dp=32"}},
+      // Nemotron-H (dense hybrids): TP within the node (Mamba-2 groups 8), SP.
+      {"nemotron-h-8b",
+       "dgx-h100",
+       1,
+       {"training.global_batch=64", "parallelism.tp=2", "parallelism.sequence_parallel=true",
+        "parallelism.pp=1", "parallelism.dp=4"}},
+      {"nemotron-h-47b",
+       "dgx-h100",
+       8,
+       {"training.global_batch=256", "parallelism.tp=8", "parallelism.sequence_parallel=true",
+        "parallelism.pp=2", "parallelism.dp=4"}},
+      {"nemotron-h-56b",
+       "dgx-h100",
+       8,
+       {"training.global_batch=256", "parallelism.tp=8", "parallelism.sequence_parallel=true",
+        "parallelism.pp=2", "parallelism.dp=4"}},
+      // Megatron-Bridge's Nemotron 3 perf configs (nemotron_3_workload_base_configs.py): Nano
+      // on 8 B200 (GBS 512, MBS 2, TP 1, EP 8), Super on 64 B200 (GBS 512, MBS 1, TP 1, EP 8).
+      {"nemotron3-nano",
+       "dgx-b200",
+       1,
+       {"training.seq_len=8192", "training.global_batch=512", "training.micro_batch=2",
+        "parallelism.tp=1", "parallelism.pp=1", "parallelism.dp=8", "parallelism.ep=8"}},
+      {"nemotron3-super",
+       "dgx-b200",
+       8,
+       {"training.seq_len=8192", "training.global_batch=512", "parallelism.tp=1",
+        "parallelism.pp=1", "parallelism.dp=64", "parallelism.ep=8"}},
+      // Ultra: TP 8 with SP and EP 64 in the NVLink domain, as NVIDIA's own pretraining on
+      // GB200 (its pretrain script), on 8 NVL72 racks.
+      {"nemotron3-ultra",
+       "gb200-nvl72",
+       8,
+       {"training.seq_len=8192", "training.global_batch=576", "parallelism.tp=8",
+        "parallelism.sequence_parallel=true", "parallelism.pp=1", "parallelism.dp=72",
+        "parallelism.ep=64", "parallelism.etp=1"}},
       // Nemotron-4 340B report: TP 8, PP 12, interleaved, on 768 H100s.
-      {"nemotron4-340b", "dgx-h100", 96,
+      {"nemotron4-340b",
+       "dgx-h100",
+       96,
        {"training.global_batch=768", "parallelism.tp=8", "parallelism.sequence_parallel=true",
         "parallelism.pp=12", "parallelism.vpp=8", "parallelism.schedule=interleaved",
         "parallelism.dp=8"}},
   };
+}
+
+Case published_case(const std::string& model) {
+  for (const Case& c : published_style()) {
+    if (model == c.model) return c;
+  }
+  ADD_FAILURE() << model << ": no published-style case";
+  return published_style()[0];
 }
 
 StatusOr<SimulationReport> run(const std::vector<std::string>& set) {
@@ -103,6 +173,27 @@ TEST(ModelPresets, EachRunsWithAPublishedStyleStrategy) {
   }
 }
 
+TEST(ModelPresets, Nemotron3NanoOnEightGpusWithEp8) {
+  // Megatron-Bridge's B200 configuration of Nemotron 3 Nano: 8 GPUs, TP 1, EP 8, GBS 512, MBS
+  // 2, seq 8192. It fits in 180 GB (that recipe runs without recompute of the MoE layers);
+  // every one of the 23 MoE layers reports its routing; the EP all-to-alls are their own
+  // category, the Mamba-2 layers' scan runs in the compute.
+  StatusOr<SimulationReport> r = run(with_common(published_case("nemotron3-nano")));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->scenario.model.name, "nemotron3-nano");
+  EXPECT_EQ(r->scenario.parallelism.ep, 8);
+  EXPECT_EQ(r->scenario.cluster.total_gpus(), 8);
+  EXPECT_TRUE(r->memory.fits);
+  EXPECT_EQ(r->moe_layers.size(), 23u);
+  EXPECT_GT(r->mfu, 0.2);
+  EXPECT_LT(r->mfu, 0.7);
+  const Breakdown& b = r->execution.stages[0].breakdown;
+  EXPECT_GT(b.ep_comm.to_seconds(), 0);
+  EXPECT_EQ(b.tp_comm.to_seconds(), 0);  // TP 1
+  EXPECT_EQ(b.cp_comm.to_seconds(), 0);
+  EXPECT_NEAR(static_cast<double>(r->parameters) / 31.6e9, 1.0, 0.01);
+}
+
 TEST(ModelPresets, ContextParallelCommunicationIsShownSeparately) {
   StatusOr<SimulationReport> r =
       run({"model.preset=llama3-70b", "cluster.preset=dgx-h100", "cluster.nodes=16",
@@ -120,11 +211,17 @@ TEST(ModelPresets, ContextParallelCommunicationIsShownSeparately) {
 }
 
 TEST(ModelPresets, ZipfRoutingSlowsA64ExpertModel) {
-  const std::vector<std::string> base = {
-      "model.preset=deepseek-v2-lite", "cluster.preset=dgx-h100", "cluster.nodes=8",
-      "training.seq_len=4096", "training.global_batch=512", "parallelism.tp=1",
-      "parallelism.sequence_parallel=false", "parallelism.pp=1", "parallelism.dp=64",
-      "parallelism.ep=8", "parallelism.distributed_optimizer=true"};
+  const std::vector<std::string> base = {"model.preset=deepseek-v2-lite",
+                                         "cluster.preset=dgx-h100",
+                                         "cluster.nodes=8",
+                                         "training.seq_len=4096",
+                                         "training.global_batch=512",
+                                         "parallelism.tp=1",
+                                         "parallelism.sequence_parallel=false",
+                                         "parallelism.pp=1",
+                                         "parallelism.dp=64",
+                                         "parallelism.ep=8",
+                                         "parallelism.distributed_optimizer=true"};
   StatusOr<SimulationReport> uniform = run(base);
   std::vector<std::string> skewed = base;
   skewed.push_back("model.moe.routing=zipf");
@@ -152,30 +249,33 @@ TEST(ModelPresets, InvalidCombinationsAreClearErrors) {
     StatusOr<Scenario> s = load_scenario("", set);
     return s.ok() ? std::string("ok") : s.status().message();
   };
-  const std::vector<std::string> moe = {"model.preset=mixtral-8x7b", "cluster.preset=dgx-h100",
-                                        "cluster.nodes=8", "parallelism.tp=1",
+  const std::vector<std::string> moe = {"model.preset=mixtral-8x7b",
+                                        "cluster.preset=dgx-h100",
+                                        "cluster.nodes=8",
+                                        "parallelism.tp=1",
                                         "parallelism.sequence_parallel=false",
-                                        "parallelism.pp=1", "parallelism.dp=64",
+                                        "parallelism.pp=1",
+                                        "parallelism.dp=64",
                                         "training.global_batch=512"};
   auto with = [&](std::vector<std::string> set, const std::string& extra) {
     set.push_back(extra);
     return set;
   };
-  EXPECT_NE(error(with(moe, "parallelism.ep=3")).find("parallelism.ep: 3: expected a divisor of "
-                                                      "model.moe.experts (8)"),
+  EXPECT_NE(error(with(moe, "parallelism.ep=3"))
+                .find("parallelism.ep: 3: expected a divisor of "
+                      "model.moe.experts (8)"),
             std::string::npos);
   EXPECT_NE(error(with(moe, "parallelism.ep=16")).find("model.moe.experts"), std::string::npos);
   EXPECT_NE(error({"model.preset=llama3-8b", "cluster.preset=dgx-h100", "cluster.nodes=1",
-                   "training.seq_len=1000",
-                   "training.global_batch=8", "parallelism.tp=1",
+                   "training.seq_len=1000", "training.global_batch=8", "parallelism.tp=1",
                    "parallelism.sequence_parallel=false", "parallelism.pp=1", "parallelism.cp=8",
                    "parallelism.dp=1"})
                 .find("parallelism.cp: 8: expected training.seq_len (1000) to be a multiple"),
             std::string::npos);
-  EXPECT_NE(error({"model.preset=deepseek-v2-lite", "model.mla.v_head_dim=0",
-                   "cluster.preset=dgx-h100"})
-                .find("model.mla"),
-            std::string::npos);
+  EXPECT_NE(
+      error({"model.preset=deepseek-v2-lite", "model.mla.v_head_dim=0", "cluster.preset=dgx-h100"})
+          .find("model.mla"),
+      std::string::npos);
   EXPECT_NE(error({"model.preset=deepseek-v2-lite", "model.mla.kv_lora_rank=100000",
                    "cluster.preset=dgx-h100"})
                 .find("model.mla.kv_lora_rank: 100000"),

@@ -166,6 +166,7 @@ Status read_moe(const YAML::Node& node, const std::string& source, ModelConfig* 
   e.group_topk = r.get_int("group_topk", 0, 0);
   e.fp8_dispatch = r.get_choice("dispatch_precision", 0, {"bf16", "fp8"}) == 1;
   e.router_aux_loss = r.get_double("router_aux_loss", 0, 0, 1e6);
+  e.latent_size = r.get_int("latent_size", 0, 0);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   if (e.group_topk > 0 && e.allgather_dispatcher) {
     return invalid_argument(source + ": model.moe.group_topk: " + std::to_string(e.group_topk) +
@@ -192,6 +193,21 @@ Status read_moe(const YAML::Node& node, const std::string& source, ModelConfig* 
                             ")");
   }
   return Status();
+}
+
+// model.mamba: the Mamba-2 mixer of a hybrid model's M layers; absent = none. conv_kernel and
+// chunk default to Megatron-Core's MambaMixer (d_conv 4, chunk_size 128).
+Status read_mamba(const YAML::Node& node, const std::string& source, ModelConfig* m) {
+  YamlReader r(node, source, "model.mamba");
+  if (!node || node.IsNull()) return r.finish();
+  MambaConfig& a = m->mamba;
+  a.heads = r.required_int("heads");
+  a.head_dim = r.required_int("head_dim");
+  a.state = r.required_int("state");
+  a.groups = r.required_int("groups");
+  a.conv_kernel = r.get_int("conv_kernel", 4);
+  a.chunk = r.get_int("chunk", 128);
+  return r.finish();
 }
 
 // model.mla: absent = ordinary (GQA/MHA) attention.
@@ -236,10 +252,12 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   }
   m->ffn_hidden = r.get_int("ffn_hidden", 4 * std::min(m->hidden, kMaxHiddenForDefaultFfn));
   m->vocab = r.required_int("vocab");
-  m->activation = static_cast<Activation>(r.get_choice("activation", 0, {"gelu", "swiglu"}));
+  // relu2 (Hugging Face's name) and squared_relu are the same non-gated squared ReLU.
+  const int activation = r.get_choice("activation", 0, {"gelu", "swiglu", "relu2", "squared_relu"});
+  m->activation = activation >= 2 ? Activation::kSquaredRelu : static_cast<Activation>(activation);
   m->norm = static_cast<Norm>(r.get_choice("norm", 0, {"layernorm", "rmsnorm"}));
   m->position_embedding = static_cast<PositionEmbedding>(
-      r.get_choice("position_embedding", 0, {"learned", "rope", "alibi"}));
+      r.get_choice("position_embedding", 0, {"learned", "rope", "alibi", "none"}));
   m->tied_embeddings = r.get_bool("tied_embeddings", true);
   m->linear_bias = r.get_bool("linear_bias", true);
   m->dropout = r.get_bool("dropout", true);
@@ -249,11 +267,19 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   m->sliding_window_pattern = r.get_int("sliding_window_pattern", 0, 0);
   m->attention_sinks = r.get_bool("attention_sinks", false);
   m->mtp_layers = r.get_int("mtp_layers", 0, 0);
+  m->mtp_repeated_layer = r.get_bool("mtp_repeated_layer", false);
+  m->hybrid_pattern = r.get_string("hybrid_pattern", "");
+  if (r.has("hybrid_pattern") && m->hybrid_pattern.empty()) {
+    r.fail("hybrid_pattern", "'': expected one of M * - E per layer, e.g. \"M-M*-\"");
+  }
   r.skip("moe");
   r.skip("mla");
+  r.skip("mamba");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   PREFLIGHT_RETURN_IF_ERROR(read_moe(node["moe"], source, m));
   PREFLIGHT_RETURN_IF_ERROR(read_mla(node["mla"], source, m));
+  PREFLIGHT_RETURN_IF_ERROR(read_mamba(node["mamba"], source, m));
+  PREFLIGHT_RETURN_IF_ERROR(validate_hybrid_model(*m).with_prefix(source + ": "));
   if (m->head_dim_override == 0 && m->hidden % m->heads != 0) {
     return invalid_argument(source + ": model.heads: " + std::to_string(m->heads) +
                             ": expected a divisor of model.hidden (" + std::to_string(m->hidden) +

@@ -73,6 +73,37 @@ TEST(LoadModelPreset, DeepSeekV3HasMlaMoeAndMtp) {
   EXPECT_EQ(m->mtp_layers, 1);
 }
 
+TEST(LoadModelPreset, NemotronHybridsHaveAPatternPerLayerAndMamba2) {
+  // Megatron-Bridge's Nemotron-H and Nemotron 3 providers: one pattern character per layer,
+  // Mamba-2 in 8 groups, squared-ReLU MLPs, no position embedding; the Nemotron 3 models have
+  // MoE layers (E) and no dense MLP layer (-), Super and Ultra a latent MoE and two MTP depths
+  // sharing one module.
+  for (const char* name : {"nemotron-h-8b", "nemotron-h-47b", "nemotron-h-56b", "nemotron3-nano",
+                           "nemotron3-super", "nemotron3-ultra"}) {
+    SCOPED_TRACE(name);
+    StatusOr<ModelConfig> m = load_model_preset(name);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ(static_cast<int>(m->hybrid_pattern.size()), m->layers);
+    EXPECT_EQ(m->mamba.groups, 8);
+    EXPECT_EQ(m->mamba.conv_kernel, 4);
+    EXPECT_EQ(m->mamba.chunk, 128);
+    EXPECT_EQ(m->activation, Activation::kSquaredRelu);
+    EXPECT_EQ(m->position_embedding, PositionEmbedding::kNone);
+    EXPECT_FALSE(m->tied_embeddings);
+    const bool nemotron3 = std::string(name).rfind("nemotron3", 0) == 0;
+    EXPECT_EQ(m->moe.enabled(), nemotron3);
+    EXPECT_EQ(m->hybrid_pattern.find('-') == std::string::npos, nemotron3);
+    EXPECT_EQ(m->moe.latent_size > 0, nemotron3 && std::string(name) != "nemotron3-nano");
+    EXPECT_EQ(m->mtp_repeated_layer, m->mtp_layers == 2);
+  }
+  StatusOr<ModelConfig> nano = load_model_preset("nemotron3-nano");
+  ASSERT_TRUE(nano.ok());
+  EXPECT_EQ(nano->layers, 52);
+  EXPECT_EQ(nano->mamba.d_inner(), 4096);  // 64 heads × 64, not 2 × 2688
+  EXPECT_EQ(nano->moe.experts, 128);
+  EXPECT_EQ(nano->moe.top_k, 6);
+}
+
 TEST(LoadModelPreset, GptOssHasWindowsSinksAndExplicitHeadDim) {
   StatusOr<ModelConfig> m = load_model_preset("gpt-oss-120b");
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -304,10 +335,11 @@ TEST(LoadClusterPreset, BlackwellGpusHaveFp4AboveFp8AboveBf16) {
     const char* gpu;
     double bf16, fp8, fp4, hbm_gb;
   };
-  for (const Want& w : {Want{"B200", 2250, 4500, 9000, 180}, Want{"B300", 2250, 4500, 13125, 288},
-                        Want{"GB200", 2500, 5000, 10000, 186},
-                        Want{"GB300", 2500, 5000, 15000, 288}}) {
-    StatusOr<ClusterConfig> c = load_cluster_preset("dgx-b200", {std::string("cluster.gpu=") + w.gpu});
+  for (const Want& w :
+       {Want{"B200", 2250, 4500, 9000, 180}, Want{"B300", 2250, 4500, 13125, 288},
+        Want{"GB200", 2500, 5000, 10000, 186}, Want{"GB300", 2500, 5000, 15000, 288}}) {
+    StatusOr<ClusterConfig> c =
+        load_cluster_preset("dgx-b200", {std::string("cluster.gpu=") + w.gpu});
     ASSERT_TRUE(c.ok()) << w.gpu << ": " << c.status().message();
     const GpuConfig& g = c->gpu;
     EXPECT_EQ(g.architecture, "blackwell") << w.gpu;

@@ -154,7 +154,92 @@ Status validate_moe_and_cp(const Scenario& s) {
   return Status();
 }
 
+// Context- and tensor-parallel rules of hybrid models.
+Status validate_hybrid_parallelism(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  const ParallelismConfig& p = s.parallelism;
+  if (!m.is_hybrid()) return Status();
+  if (p.cp > 1) {
+    return invalid_argument("parallelism.cp: " + str(p.cp) +
+                            ": context parallelism of hybrid (Mamba-2) models is not modelled; "
+                            "expected cp 1 with model.hybrid_pattern");
+  }
+  if (m.mamba.enabled()) {
+    // Megatron-Core's MambaMixer splits heads and groups over TP (mamba_mixer.py asserts both).
+    if (m.mamba.heads % p.tp != 0) {
+      return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
+                              "model.mamba.heads (" + str(m.mamba.heads) + ")");
+    }
+    if (m.mamba.groups % p.tp != 0) {
+      return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
+                              "model.mamba.groups (" + str(m.mamba.groups) +
+                              "): Mamba-2 groups are split over TP");
+    }
+  }
+  return Status();
+}
+
 }  // namespace
+
+Status validate_hybrid_model(const ModelConfig& m) {
+  const std::string& pattern = m.hybrid_pattern;
+  const bool hybrid = m.is_hybrid();
+  if (hybrid) {
+    for (size_t i = 0; i < pattern.size(); ++i) {
+      const char c = pattern[i];
+      if (c == 'M' || c == '*' || c == '-' || c == 'E') continue;
+      std::string hint = "expected M (Mamba-2), * (attention), - (MLP) or E (MoE)";
+      if (c == '/') hint += "; multi-token prediction depths are model.mtp_layers";
+      if (c == '|') hint += "; pipeline splits are parallelism.pipeline_layout";
+      return invalid_argument("model.hybrid_pattern: '" + std::string(1, c) + "' at position " +
+                              str(static_cast<int64_t>(i)) + " (0-based): " + hint);
+    }
+    if (static_cast<int64_t>(pattern.size()) != m.layers) {
+      return invalid_argument("model.hybrid_pattern: " + str(static_cast<int64_t>(pattern.size())) +
+                              " characters: expected one per layer, model.layers (" +
+                              str(m.layers) + ")");
+    }
+  }
+  const bool mamba_layers = pattern.find('M') != std::string::npos;
+  const bool moe_layers = pattern.find('E') != std::string::npos;
+  if (mamba_layers && !m.mamba.enabled()) {
+    return invalid_argument(
+        "model.mamba: missing: model.hybrid_pattern has M layers; expected heads, head_dim, "
+        "state, groups, conv_kernel and chunk");
+  }
+  if (!mamba_layers && m.mamba.enabled()) {
+    return invalid_argument("model.mamba: given, but " +
+                            std::string(hybrid ? "model.hybrid_pattern has no M layer"
+                                               : "the model has no model.hybrid_pattern") +
+                            ": expected an M in the pattern, or no model.mamba");
+  }
+  if (m.mamba.enabled() && m.mamba.heads % m.mamba.groups != 0) {
+    return invalid_argument("model.mamba.groups: " + str(m.mamba.groups) +
+                            ": expected a divisor of model.mamba.heads (" + str(m.mamba.heads) +
+                            ")");
+  }
+  if (!hybrid) return Status();
+  if (moe_layers && !m.moe.enabled()) {
+    return invalid_argument(
+        "model.hybrid_pattern: E layers need model.moe (experts, top_k, expert_ffn_hidden)");
+  }
+  if (!moe_layers && m.moe.enabled()) {
+    return invalid_argument("model.moe.experts: " + str(m.moe.experts) +
+                            ": model.hybrid_pattern has no E layer; expected an E in the pattern, "
+                            "or no model.moe");
+  }
+  if (m.mtp_layers > 0 && !moe_layers && pattern.find('-') == std::string::npos) {
+    return invalid_argument("model.mtp_layers: " + str(m.mtp_layers) +
+                            ": a hybrid's MTP block is attention + the pattern's MLP (\"*E\" or "
+                            "\"*-\"); expected an E or - layer in model.hybrid_pattern");
+  }
+  if (m.moe.enabled() && (m.moe.dense_layers != 0 || m.moe.layer_interval != 1)) {
+    return invalid_argument(
+        "model.moe.dense_layers/layer_interval: the hybrid pattern places the MoE layers (E); "
+        "expected neither with model.hybrid_pattern");
+  }
+  return Status();
+}
 
 std::vector<int> stage_layers(const Scenario& s) {
   const ParallelismConfig& p = s.parallelism;
@@ -217,6 +302,8 @@ Status validate_scenario(const Scenario& s) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor or multiple " +
                             "of model.kv_heads (" + str(m.kv_heads) + ")");
   }
+  PREFLIGHT_RETURN_IF_ERROR(validate_hybrid_model(m));
+  PREFLIGHT_RETURN_IF_ERROR(validate_hybrid_parallelism(s));
   PREFLIGHT_RETURN_IF_ERROR(validate_moe_and_cp(s));
   if (m.ffn_hidden % p.tp != 0) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
@@ -375,7 +462,17 @@ const char* to_string(AttentionKernel k) {
   return "cudnn";
 }
 
-const char* to_string(Activation a) { return a == Activation::kGelu ? "gelu" : "swiglu"; }
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::kGelu:
+      return "gelu";
+    case Activation::kSwiglu:
+      return "swiglu";
+    case Activation::kSquaredRelu:
+      return "relu2";
+  }
+  return "?";
+}
 const char* to_string(Norm n) { return n == Norm::kLayerNorm ? "layernorm" : "rmsnorm"; }
 const char* to_string(PositionEmbedding p) {
   switch (p) {
@@ -385,6 +482,8 @@ const char* to_string(PositionEmbedding p) {
       return "rope";
     case PositionEmbedding::kAlibi:
       return "alibi";
+    case PositionEmbedding::kNone:
+      return "none";
   }
   return "?";
 }

@@ -13,9 +13,12 @@
 
 namespace preflight {
 
-enum class Activation { kGelu, kSwiglu };
+// MLP activations: GELU and squared ReLU (Nemotron's relu2) are non-gated, two matrices (fc1
+// h → f, fc2 f → h); SwiGLU is gated, three (gate and up h → f, down f → h).
+enum class Activation { kGelu, kSwiglu, kSquaredRelu };
 enum class Norm { kLayerNorm, kRmsNorm };
-enum class PositionEmbedding { kLearned, kRope, kAlibi };
+// kNone: no position information in the model (NoPE; Nemotron-H and Nemotron 3).
+enum class PositionEmbedding { kLearned, kRope, kAlibi, kNone };
 // GEMM precision, as Transformer Engine runs it (docs/precision.md). fp8 is per-tensor delayed
 // scaling (E4M3 forward, E5M2 gradients); fp8_blockwise scales 1x128/128x128 tiles (DeepSeek-V3);
 // mxfp8 is the OCP microscaling format (32-element blocks, E8M0 scales; Blackwell); nvfp4 is
@@ -63,8 +66,37 @@ struct MoeConfig {
   // carry 1-byte activations plus one fp32 scale per 128; the other two stay 16-bit.
   bool fp8_dispatch = false;
   double router_aux_loss = 0;  // informational; the router's load-balancing loss coefficient
+  // Latent MoE (Nemotron 3 Super and Ultra, Megatron-Core's moe_latent_size): each MoE layer
+  // projects its tokens h → latent_size before the routed experts, which then work (and are
+  // dispatched) in the latent width, and projects their combined output back latent → h. The
+  // router and the shared experts stay at h. 0 = experts at h.
+  int latent_size = 0;
 
   bool enabled() const { return experts > 0; }
+  // Width of the routed experts' input and output: latent_size, or `hidden`.
+  int expert_width(int hidden) const { return latent_size > 0 ? latent_size : hidden; }
+};
+
+// The Mamba-2 mixer of a hybrid model's `M` layers (Dao & Gu 2024, "Transformers are SSMs",
+// arXiv 2405.21060; Megatron-Core's MambaMixer): `heads` SSM heads of `head_dim` channels
+// (d_inner = heads·head_dim), B and C of `state` per group shared by the heads of each of
+// `groups` groups, a causal depthwise convolution of `conv_kernel` taps, and the SSD scan in
+// chunks of `chunk` tokens. Unused (all 0) without an `M` in model.hybrid_pattern.
+struct MambaConfig {
+  int heads = 0;
+  int head_dim = 0;
+  int state = 0;
+  int groups = 0;
+  int conv_kernel = 0;
+  int chunk = 0;
+
+  bool enabled() const { return heads > 0; }
+  // SSM channels: heads·head_dim.
+  int64_t d_inner() const { return int64_t{heads} * head_dim; }
+  // Channels the convolution runs over: x, B and C, d_inner + 2·groups·state.
+  int64_t conv_dim() const { return d_inner() + 2 * int64_t{groups} * state; }
+  // Output width of in_proj, packed [z | x | B | C | dt]: 2·d_inner + 2·groups·state + heads.
+  int64_t in_proj_width() const { return 2 * d_inner() + 2 * int64_t{groups} * state + heads; }
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3): K and V come from a compressed latent of
@@ -80,7 +112,8 @@ struct MlaConfig {
   bool enabled() const { return kv_lora_rank > 0; }
 };
 
-// A decoder-only transformer (GPT/LLaMA family), dense or mixture-of-experts.
+// A decoder-only transformer (GPT/LLaMA family), dense or mixture-of-experts; or a hybrid
+// (`hybrid_pattern`) whose layers are each one Mamba-2 mixer, attention, MLP or MoE block.
 struct ModelConfig {
   std::string name = "custom";
   std::string description;
@@ -106,14 +139,34 @@ struct ModelConfig {
   int sliding_window_pattern = 0;
   bool attention_sinks = false;  // learned per-head sink logits (GPT-OSS); a softmax term
   int mtp_layers = 0;            // multi-token prediction modules (DeepSeek-V3: 1)
+  // The MTP depths share one module's weights (Megatron's mtp_use_repeated_layer; Nemotron 3
+  // Super and Ultra): mtp_layers depths of compute, one module of parameters.
+  bool mtp_repeated_layer = false;
+  // Hybrid models (Megatron-Core's hybrid_override_pattern; Nemotron-H, Nemotron 3): one
+  // character per layer, `layers` in all: M = Mamba-2 mixer, * = self-attention, - = dense MLP,
+  // E = MoE, each with its own pre-norm and residual. Empty: every layer is attention + MLP
+  // (dense or MoE by is_moe_layer).
+  std::string hybrid_pattern;
   MoeConfig moe;
   MlaConfig mla;
+  MambaConfig mamba;
 
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
-  // Whether layer `i` (0-based) has a routed-expert MLP.
+  bool is_hybrid() const { return !hybrid_pattern.empty(); }
+  // Whether layer `i` (0-based) has a routed-expert MLP: an `E` of a hybrid; otherwise from
+  // moe.dense_layers and moe.layer_interval.
   bool is_moe_layer(int i) const {
+    if (is_hybrid()) return moe.enabled() && hybrid_pattern[i] == 'E';
     return moe.enabled() && i >= moe.dense_layers &&
            (i - moe.dense_layers) % std::max(moe.layer_interval, 1) == moe.layer_interval - 1;
+  }
+  // Whether layer `i` has self-attention: every layer but a hybrid's M, - and E.
+  bool has_attention(int i) const { return !is_hybrid() || hybrid_pattern[i] == '*'; }
+  // Whether layer `i` is a hybrid's Mamba-2 mixer layer.
+  bool is_mamba_layer(int i) const { return is_hybrid() && hybrid_pattern[i] == 'M'; }
+  // Whether layer `i` has an MLP, dense or MoE: every layer but a hybrid's M and *.
+  bool has_mlp(int i) const {
+    return !is_hybrid() || hybrid_pattern[i] == '-' || hybrid_pattern[i] == 'E';
   }
 };
 
@@ -352,6 +405,13 @@ std::vector<int> chunk_layers(const Scenario& s);
 // Checks the cross-field rules (divisibility, GPU count = tp·pp·dp, ...). Returns the first
 // violation as "key.path: value: what was expected".
 Status validate_scenario(const Scenario& s);
+
+// The model-only rules of hybrid models (model.hybrid_pattern, model.mamba): one pattern
+// character per layer, each one of M * - E; model.mamba exactly when there is an M (its heads
+// a multiple of its groups), model.moe exactly when there is an E (without dense_layers or
+// layer_interval, which the pattern replaces). Returns the first violation as "key: value:
+// what was expected"; OK for a model without pattern and without model.mamba.
+Status validate_hybrid_model(const ModelConfig& m);
 
 const char* to_string(Activation a);
 const char* to_string(Norm n);

@@ -54,7 +54,22 @@ double routed_token_factor(const Scenario& sc) {
   return n > 0 ? std::max(1.0, sum / n) : 1.0;
 }
 
-LayerBytes layer_bytes(const Scenario& sc, bool moe_layer) {
+// The pieces of a transformer layer's activations before they are combined: a transformer
+// layer holds them all; a hybrid's attention-only or MLP-only layer (`*`, `-`, `E`) the half it
+// has (docs/memory.md §2).
+struct LayerPieces {
+  double replicated = 0;  // whole under TP: the inputs of both norms and first GEMMs, masks
+  double attention = 0;   // split by TP: Q, K, V and the projection input (MLA: its widths)
+  double latents = 0;     // MLA's latents, whole under TP
+  double mlp = 0;         // the MLP's (or MoE block's) saved tensors
+  double core = 0;        // LayerBytes::core
+  double core_grad = 0;   // largest intermediate gradients of the attention core
+  double mlp_grad = 0;    // ... and of the MLP
+  double checkpoint = 0;  // the layer input
+  double io_grad = 0;     // gradients of the layer's output and input
+};
+
+LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
   const ModelConfig& m = sc.model;
   const ParallelismConfig& par = sc.parallelism;
   const double s = sc.training.seq_len;
@@ -72,10 +87,10 @@ LayerBytes layer_bytes(const Scenario& sc, bool moe_layer) {
   // Tensors TP leaves whole are split along the sequence with SP.
   const double whole = par.sequence_parallel ? t : 1.0;
 
-  LayerBytes l;
+  LayerPieces l;
   // Whole under TP: inputs of norm 1, QKV, norm 2 and FC1 (2 B each); two dropout masks (1 B).
   // On an MoE layer "FC1's input" is the router's and the shared experts' input.
-  const double replicated = tokens * h * (8.0 + (m.dropout ? 2.0 : 0.0)) / whole;
+  l.replicated = tokens * h * (8.0 + (m.dropout ? 2.0 : 0.0)) / whole;
   // Split by TP: Q, K, V (inputs of the core) and the projection input. MLA (DeepSeek-V2 §2.1)
   // keeps the up-projected Q and K of d_qk = d_nope + d_rope per head (the decoupled RoPE key
   // broadcast to every head), V and the projection input of d_v, and, whole under TP, its
@@ -103,22 +118,29 @@ LayerBytes layer_bytes(const Scenario& sc, bool moe_layer) {
     // routes its T/t tokens (MoE with TP runs sequence parallel) and its local experts receive,
     // with a balanced router, k·T/t token copies from every rank of its ETP group: k·T·etp/t.
     // A skewed router loads the busiest EP rank more: × routed_token_factor.
+    // Latent MoE routes tokens of the latent width w (h otherwise) and keeps the input of the
+    // up-projection, w for each of its T/t tokens.
     const MoeConfig& e = m.moe;
     const double etp = sc.expert_tp();
     const double dispatched = e.top_k * tokens * etp / t * routed_token_factor(sc);
     const double f_e = static_cast<double>(e.expert_ffn_hidden) / etp;
+    const double w = e.expert_width(m.hidden);
     const double shared_ffn =
         e.shared_expert_ffn_hidden > 0 ? e.shared_expert_ffn_hidden : e.expert_ffn_hidden;
     const double f_s = static_cast<double>(e.shared_experts) * shared_ffn / t;
     mlp = (swiglu ? 6.0 : 4.0) * tokens * f_s        // shared experts, split by TP
           + 4.0 * tokens * e.experts / whole         // fp32 router logits / scores
-          + 2.0 * dispatched * h                     // dispatched tokens: the experts' FC1 input
+          + 2.0 * dispatched * w                     // dispatched tokens: the experts' FC1 input
           + (swiglu ? 6.0 : 4.0) * dispatched * f_e  // the experts' FC1 outputs, FC2 input
-          + 2.0 * dispatched * h;  // expert outputs the combine weights (for the scores' grad)
+          + 2.0 * dispatched * w;  // expert outputs the combine weights (for the scores' grad)
+    if (e.latent_size > 0) mlp += 2.0 * tokens / t * w;
     mlp_grad = std::max((swiglu ? 4.0 : 2.0) * tokens * f_s,
-                        (swiglu ? 4.0 : 2.0) * dispatched * f_e + 4.0 * dispatched * h);
+                        (swiglu ? 4.0 : 2.0) * dispatched * f_e + 4.0 * dispatched * w);
   }
-  l.kept = replicated + (attention + mlp) + latents;
+  l.attention = attention;
+  l.latents = latents;
+  l.mlp = mlp;
+  l.mlp_grad = mlp_grad;
   if (sc.training.flash_attention) {
     l.core = 4.0 * heads * s_local * b;  // fp32 log-sum-exp per head and token
   } else {
@@ -131,9 +153,71 @@ LayerBytes layer_bytes(const Scenario& sc, bool moe_layer) {
   // gradient pair (scores of the unfused core, FlashAttention's fp32 dQ accumulator and
   // dQ/dK/dV, or the MLP's FC1 output; on an MoE layer the experts' FC1 output and the
   // dispatched tokens' in and out).
-  const double core_grad =
+  l.core_grad =
       sc.training.flash_attention ? flash_grad : (m.dropout ? 4.0 : 2.0) * heads * s_local * s * b;
-  l.gradients = 4.0 * tokens * h / whole + std::max(core_grad, mlp_grad);
+  l.io_grad = 4.0 * tokens * h / whole;
+  return l;
+}
+
+LayerBytes layer_bytes(const Scenario& sc, bool moe_layer) {
+  const LayerPieces p = layer_pieces(sc, moe_layer);
+  LayerBytes l;
+  l.kept = p.replicated + (p.attention + p.mlp) + p.latents;
+  l.core = p.core;
+  l.checkpoint = p.checkpoint;
+  l.gradients = p.io_grad + std::max(p.core_grad, p.mlp_grad);
+  return l;
+}
+
+// A hybrid's attention-only (`*`) layer, or its MLP-only (`-`, or `E` with `moe_layer`) layer:
+// the half of a transformer layer's pieces it holds (one norm and GEMM input, one mask).
+LayerBytes half_layer_bytes(const Scenario& sc, bool attention, bool moe_layer) {
+  const LayerPieces p = layer_pieces(sc, moe_layer);
+  LayerBytes l;
+  l.checkpoint = p.checkpoint;
+  if (attention) {
+    l.kept = p.replicated / 2 + p.attention + p.latents;
+    l.core = p.core;
+    l.gradients = p.io_grad + p.core_grad;
+  } else {
+    l.kept = p.replicated / 2 + p.mlp;
+    l.gradients = p.io_grad + p.mlp_grad;
+  }
+  return l;
+}
+
+// A Mamba-2 mixer layer (Megatron-Core's MambaLayer with mamba_ssm's memory-efficient fused
+// path, which saves the in_proj output and the scan's output and recomputes the conv output,
+// C·Bᵀ and the chunk states in backward), per token on one TP rank, with d = d_inner/t,
+// G = groups/t, H = heads/t, i = 2d + 2GN + H:
+//   kept  (4 + mask)·h/whole  the norm's and in_proj's inputs (2 B each; the dropout mask, 1 B)
+//         + 2·i               in_proj's output [z | x | B | C | dt], saved by the fused scan
+//         + 2·d + 2·d         the scan's output y and the gated norm's output (out_proj input)
+//         + 4·G               the gated norm's fp32 rstd, one per group
+//   (Nemotron 3 Nano, TP 1, no dropout: 2·2·2688 + 2·10304 + 4·4096 + 32 = 47.8 kB per token.)
+// No attention core: selective recompute keeps it all. The backward adds the output and input
+// gradients (4·h/whole) and, alive together in the fused backward, the in_proj output's
+// gradient (2·i), the recomputed conv output (2·c, c = d + 2GN) and the recomputed chunk
+// states with their gradients in fp32 (2 × 4·d·N/Q). No term grows with s²: the chunk states
+// are d·N per Q tokens.
+LayerBytes mamba_layer_bytes(const Scenario& sc) {
+  const ModelConfig& m = sc.model;
+  const MambaConfig& a = m.mamba;
+  const ParallelismConfig& par = sc.parallelism;
+  const double tokens = static_cast<double>(sc.training.seq_len) / par.cp * sc.training.micro_batch;
+  const double h = m.hidden;
+  const double t = par.tp;
+  const double whole = par.sequence_parallel ? t : 1.0;
+  const double d = static_cast<double>(a.d_inner()) / t;
+  const double gn = static_cast<double>(a.groups) * a.state / t;
+  const double in_proj = 2 * d + 2 * gn + a.heads / t;
+  const double q = std::min(a.chunk, sc.training.seq_len);
+  LayerBytes l;
+  l.kept = tokens * h * (4.0 + (m.dropout ? 1.0 : 0.0)) / whole + 2.0 * tokens * in_proj +
+           4.0 * tokens * d + 4.0 * tokens * a.groups / t;
+  l.checkpoint = 2.0 * tokens * h / whole;
+  l.gradients = 4.0 * tokens * h / whole + 2.0 * tokens * in_proj + 2.0 * tokens * (d + 2 * gn) +
+                8.0 * tokens * d * a.state / q;
   return l;
 }
 
@@ -313,35 +397,88 @@ ModelStates model_states(const Scenario& sc, int64_t params, int64_t expert_para
   return st;
 }
 
-// Activations of every layer kind, saved for backward, and what each kind's backward adds.
+// Activations of every layer kind, saved for backward, and what each kind's backward adds. A
+// transformer's layers are dense or MoE; a hybrid's are its pattern's M, *, - and E.
+enum LayerKind { kDenseLayer, kMoeLayer, kMambaLayer, kAttentionLayer, kMlpLayer, kMoeOnlyLayer };
+constexpr int kLayerKinds = 6;
+
+int kind_of(const ModelConfig& m, int layer) {
+  if (!m.is_hybrid()) return m.is_moe_layer(layer) ? kMoeLayer : kDenseLayer;
+  if (m.is_mamba_layer(layer)) return kMambaLayer;
+  if (m.has_attention(layer)) return kAttentionLayer;
+  return m.is_moe_layer(layer) ? kMoeOnlyLayer : kMlpLayer;
+}
+
 struct LayerKinds {
-  LayerBytes dense, moe;
-  double dense_saved = 0, moe_saved = 0;
+  LayerBytes bytes[kLayerKinds];
+  double saved[kLayerKinds] = {};
+  bool hybrid = false;
 };
 
 LayerKinds layer_kinds(const Scenario& sc) {
+  const ModelConfig& m = sc.model;
   LayerKinds k;
-  k.dense = layer_bytes(sc, false);
-  k.moe = sc.model.moe.enabled() ? layer_bytes(sc, true) : k.dense;
-  k.dense_saved = saved_per_layer(sc, k.dense);
-  k.moe_saved = saved_per_layer(sc, k.moe);
+  k.hybrid = m.is_hybrid();
+  if (k.hybrid) {
+    if (m.mamba.enabled()) k.bytes[kMambaLayer] = mamba_layer_bytes(sc);
+    k.bytes[kAttentionLayer] = half_layer_bytes(sc, /*attention=*/true, false);
+    k.bytes[kMlpLayer] = half_layer_bytes(sc, false, false);
+    if (m.moe.enabled()) k.bytes[kMoeOnlyLayer] = half_layer_bytes(sc, false, /*moe_layer=*/true);
+    for (int i = kMambaLayer; i < kLayerKinds; ++i) k.saved[i] = saved_per_layer(sc, k.bytes[i]);
+    return k;
+  }
+  k.bytes[kDenseLayer] = layer_bytes(sc, false);
+  k.bytes[kMoeLayer] = m.moe.enabled() ? layer_bytes(sc, true) : k.bytes[kDenseLayer];
+  k.saved[kDenseLayer] = saved_per_layer(sc, k.bytes[kDenseLayer]);
+  k.saved[kMoeLayer] = saved_per_layer(sc, k.bytes[kMoeLayer]);
   return k;
 }
 
-int moe_layers_of(const Scenario& sc, const std::vector<int>& layers) {
-  return static_cast<int>(
-      std::count_if(layers.begin(), layers.end(), [&](int i) { return sc.model.is_moe_layer(i); }));
+// Layers of each kind among `layers`.
+std::vector<int> kind_counts(const Scenario& sc, const std::vector<int>& layers) {
+  std::vector<int> n(kLayerKinds, 0);
+  for (int i : layers) ++n[kind_of(sc.model, i)];
+  return n;
+}
+
+// Σ per-kind bytes × layers of that kind, the kinds in order.
+double sum_by_kind(const double (&per_kind)[kLayerKinds], const std::vector<int>& counts) {
+  double sum = 0;
+  for (int i = 0; i < kLayerKinds; ++i) {
+    if (counts[i] > 0) sum += per_kind[i] * counts[i];
+  }
+  return sum;
+}
+
+// Whether `counts` holds dense transformer layers only (the even split's exact L/v path).
+bool dense_only(const LayerKinds& k, const std::vector<int>& counts) {
+  int total = 0;
+  for (int c : counts) total += c;
+  return !k.hybrid && counts[kDenseLayer] == total;
 }
 
 // One model chunk's layer activations on `stage` for one micro-batch. Interleaved chunks of one
-// stage that differ in kind (DeepSeek's leading dense layers) count as their mean.
+// stage that differ in kind (DeepSeek's leading dense layers, a hybrid's pattern) count as their
+// mean.
 double chunk_layer_bytes(const Scenario& sc, const LayerKinds& k, int stage) {
   const std::vector<int> layers = stage_layer_ids(sc, stage);
   const int v = sc.parallelism.vpp;
-  const int moe = moe_layers_of(sc, layers);
-  const int dense = static_cast<int>(layers.size()) - moe;
-  if (moe == 0) return k.dense_saved * (dense / v);
-  return (k.dense_saved * dense + k.moe_saved * moe) / v;
+  const std::vector<int> counts = kind_counts(sc, layers);
+  if (dense_only(k, counts)) return k.saved[kDenseLayer] * (counts[kDenseLayer] / v);
+  return sum_by_kind(k.saved, counts) / v;
+}
+
+// The largest backward working set among the kinds in `counts`.
+double largest_backward(const Scenario& sc, const LayerKinds& k, const std::vector<int>& counts) {
+  double most = 0;
+  bool any = false;
+  for (int i = 0; i < kLayerKinds; ++i) {
+    if (counts[i] == 0) continue;
+    const double ws = backward_working_set(sc, k.bytes[i]);
+    most = any ? std::max(most, ws) : ws;
+    any = true;
+  }
+  return most;
 }
 
 }  // namespace
@@ -353,14 +490,15 @@ int effective_zero_stage(const Scenario& s) {
 Bytes layer_activation_bytes(const Scenario& s) {
   const LayerKinds k = layer_kinds(s);
   const ModelConfig& m = s.model;
-  int moe = 0;
-  for (int i = 0; i < m.layers; ++i) moe += m.is_moe_layer(i) ? 1 : 0;
-  if (moe == 0) return to_bytes(k.dense_saved);
-  return to_bytes((k.dense_saved * (m.layers - moe) + k.moe_saved * moe) / m.layers);
+  std::vector<int> all(m.layers);
+  for (int i = 0; i < m.layers; ++i) all[i] = i;
+  const std::vector<int> counts = kind_counts(s, all);
+  if (dense_only(k, counts)) return to_bytes(k.saved[kDenseLayer]);
+  return to_bytes(sum_by_kind(k.saved, counts) / m.layers);
 }
 
 Bytes layer_activation_bytes(const Scenario& s, int layer) {
-  return to_bytes(saved_per_layer(s, layer_bytes(s, s.model.is_moe_layer(layer))));
+  return to_bytes(layer_kinds(s).saved[kind_of(s.model, layer)]);
 }
 
 Bytes model_state_bytes(const Scenario& s, int64_t params) {
@@ -389,7 +527,11 @@ MemoryReport estimate_memory(const Scenario& sc) {
   const double embedding = 8.0 * tokens + (model.dropout ? tokens * h / whole : 0.0);
   double mtp = 0;
   if (model.mtp_layers > 0) {
-    const double block = model.is_moe_layer(model.layers - 1) ? kinds.moe_saved : kinds.dense_saved;
+    // A hybrid's MTP block is an attention layer and a copy of its last MLP layer ("*E").
+    const int mlp_layer = mtp_mlp_layer(model);
+    const double block = kinds.hybrid
+                             ? kinds.saved[kAttentionLayer] + kinds.saved[kind_of(model, mlp_layer)]
+                             : kinds.saved[kind_of(model, model.layers - 1)];
     mtp = model.mtp_layers * (block + 8.0 * tokens * h / whole);
   }
   const double head = 4.0 * tokens * h / whole + mtp;
@@ -430,8 +572,9 @@ MemoryReport estimate_memory(const Scenario& sc) {
       ChunkActivations a;
       a.layer_bytes = chunk_layer_bytes(sc, kinds, ms);  // v = 1 for the split schedules
       a.bytes = a.layer_bytes + (ms == 0 ? embedding : 0.0) + (ms == p - 1 ? head : 0.0);
-      const int moe = moe_layers_of(sc, stage_layer_ids(sc, ms));
-      a.w_layer_bytes = kinds.dense.kept * (layers_of_stage[ms] - moe) + kinds.moe.kept * moe;
+      double kept[kLayerKinds];
+      for (int i = 0; i < kLayerKinds; ++i) kept[i] = kinds.bytes[i].kept;
+      a.w_layer_bytes = sum_by_kind(kept, kind_counts(sc, stage_layer_ids(sc, ms)));
       a.w_bytes = a.w_layer_bytes + (ms == p - 1 ? head : 0.0);
       a.head = ms == p - 1;
       chunk_acts.push_back(a);
@@ -473,19 +616,11 @@ MemoryReport estimate_memory(const Scenario& sc) {
     mem.comm_buffers = to_bytes(comm);
     const double activations = as_double(mem.activations);
     // The backward of the stage's largest layer kind.
-    int moe_layers = moe_layers_of(sc, stage_layer_ids(sc, stage));
-    int rank_layers = layers_of_stage[stage];
+    std::vector<int> rank_layer_ids = stage_layer_ids(sc, stage);
     if (dual) {
-      moe_layers += moe_layers_of(sc, stage_layer_ids(sc, p - 1 - stage));
-      rank_layers += layers_of_stage[p - 1 - stage];
+      for (int l : stage_layer_ids(sc, p - 1 - stage)) rank_layer_ids.push_back(l);
     }
-    double layer_backward = backward_working_set(sc, kinds.dense);
-    if (moe_layers > 0) {
-      layer_backward = backward_working_set(sc, kinds.moe);
-      if (moe_layers < rank_layers) {
-        layer_backward = std::max(layer_backward, backward_working_set(sc, kinds.dense));
-      }
-    }
+    const double layer_backward = largest_backward(sc, kinds, kind_counts(sc, rank_layer_ids));
     const double transient = std::max({logits, layer_backward, st.step_copy - activations, 0.0});
     mem.transient = to_bytes(transient);
     mem.framework = to_bytes(as_double(tr.framework_overhead) +

@@ -7,7 +7,9 @@
 // 2022, "Reducing Activation Recomputation in Large Transformer Models", §4 (GPT blocks), with
 // the same accounting carried to FlashAttention, SwiGLU, GQA, MLA (DeepSeek-V2 §2.1), MoE layers
 // (Megatron-Core's MoE guide: router, token dispatch, grouped experts, combine; DeepSeek-V3
-// report §3) and context parallelism (s/cp tokens per rank); 18 bytes per parameter for
+// report §3), hybrid layers (a Mamba-2 mixer from what mamba_ssm's fused scan saves for
+// backward; attention-only and MLP-only layers as the halves of a transformer layer) and
+// context parallelism (s/cp tokens per rank); 18 bytes per parameter for
 // mixed-precision Adam and its sharded forms from Megatron-LM's distributed-optimizer table and
 // Rajbhandari et al. 2020 (ZeRO), routed experts sharded over ep·etp and their optimizer states
 // over the expert-DP group; in-flight micro-batches by walking pipeline_order().
@@ -70,7 +72,8 @@ MemoryReport estimate_memory(const Scenario& s);
 Bytes layer_activation_bytes(const Scenario& s);
 
 // The same for layer `layer` (0-based): a dense layer, or an MoE layer with its router,
-// dispatched tokens, expert intermediates and combine input (balanced router).
+// dispatched tokens, expert intermediates and combine input (balanced router); a hybrid's
+// Mamba-2, attention-only, MLP-only or MoE-only layer (docs/memory.md §2.6).
 // REQUIRES: validate_scenario(s).ok(), 0 <= layer < s.model.layers.
 Bytes layer_activation_bytes(const Scenario& s, int layer);
 

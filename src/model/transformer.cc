@@ -9,16 +9,28 @@ int64_t norm_parameters(const ModelConfig& m, int64_t width) {
   return m.norm == Norm::kLayerNorm ? 2 * width : width;
 }
 
-// GEMM weights of an MLP of intermediate size `f` (no biases): h·f·(3 SwiGLU | 2 GELU).
-int64_t mlp_gemm_parameters(const ModelConfig& m, int64_t f) {
+// GEMM weights of an MLP of intermediate size `f` between activations of `width` (the hidden
+// size, or a latent MoE's latent), no biases: w·f·(3 SwiGLU | 2 GELU, squared ReLU).
+int64_t mlp_gemm_parameters(const ModelConfig& m, int64_t f, int64_t width) {
   const int64_t mlp_in = m.activation == Activation::kSwiglu ? 2 * f : f;
-  return m.hidden * mlp_in + f * m.hidden;
+  return width * mlp_in + f * width;
+}
+int64_t mlp_gemm_parameters(const ModelConfig& m, int64_t f) {
+  return mlp_gemm_parameters(m, f, m.hidden);
 }
 
 // An MLP of intermediate size `f` with its biases.
-int64_t mlp_parameters(const ModelConfig& m, int64_t f) {
+int64_t mlp_parameters(const ModelConfig& m, int64_t f, int64_t width) {
   const int64_t mlp_in = m.activation == Activation::kSwiglu ? 2 * f : f;
-  return mlp_gemm_parameters(m, f) + (m.linear_bias ? mlp_in + m.hidden : 0);
+  return mlp_gemm_parameters(m, f, width) + (m.linear_bias ? mlp_in + width : 0);
+}
+int64_t mlp_parameters(const ModelConfig& m, int64_t f) { return mlp_parameters(m, f, m.hidden); }
+
+// The MoE block of layer `layer` without its norm: router, shared experts, routed experts and
+// the latent projections.
+int64_t moe_block_parameters(const ModelConfig& m, int layer) {
+  return router_parameters(m, layer) + shared_expert_parameters(m, layer) +
+         expert_parameters(m, layer) + latent_projection_parameters(m, layer);
 }
 
 int64_t shared_expert_ffn(const ModelConfig& m) {
@@ -98,10 +110,34 @@ int64_t attention_parameters(const ModelConfig& m) {
   return p + sinks;
 }
 
+int64_t mamba_parameters(const ModelConfig& m) {
+  const MambaConfig& a = m.mamba;
+  if (!a.enabled()) return 0;
+  const int64_t h = m.hidden;
+  const int64_t d = a.d_inner();
+  const int64_t c = a.conv_dim();
+  const int64_t in = a.in_proj_width();
+  int64_t p = h * in                            // in_proj [z | x | B | C | dt]
+              + int64_t{a.conv_kernel} * c + c  // depthwise conv1d, with bias (conv_bias)
+              + 3 * int64_t{a.heads}            // A_log, D, dt_bias per head
+              + d                               // gated RMSNorm
+              + d * h;                          // out_proj
+  if (m.linear_bias) p += in + h;
+  return p;
+}
+
 int64_t dense_mlp_parameters(const ModelConfig& m) { return mlp_parameters(m, m.ffn_hidden); }
 
 int64_t routed_expert_parameters(const ModelConfig& m) {
-  return m.moe.enabled() ? mlp_parameters(m, m.moe.expert_ffn_hidden) : 0;
+  return m.moe.enabled() ? mlp_parameters(m, m.moe.expert_ffn_hidden, m.moe.expert_width(m.hidden))
+                         : 0;
+}
+
+int64_t latent_projection_parameters(const ModelConfig& m, int layer) {
+  if (!m.is_moe_layer(layer) || m.moe.latent_size <= 0) return 0;
+  const int64_t h = m.hidden;
+  const int64_t w = m.moe.latent_size;
+  return 2 * h * w + (m.linear_bias ? w + h : 0);
 }
 
 int64_t expert_parameters(const ModelConfig& m, int layer) {
@@ -123,10 +159,16 @@ int64_t layer_parameters(const ModelConfig& m) {
 }
 
 int64_t layer_parameters(const ModelConfig& m, int layer) {
+  if (m.is_hybrid()) {
+    const int64_t norm = norm_parameters(m, m.hidden);
+    if (m.is_mamba_layer(layer)) return norm + mamba_parameters(m);
+    if (m.has_attention(layer)) return norm + attention_parameters(m);
+    if (m.is_moe_layer(layer)) return norm + moe_block_parameters(m, layer);
+    return norm + dense_mlp_parameters(m);
+  }
   const int64_t common = attention_parameters(m) + 2 * norm_parameters(m, m.hidden);
   if (!m.is_moe_layer(layer)) return common + dense_mlp_parameters(m);
-  return common + router_parameters(m, layer) + shared_expert_parameters(m, layer) +
-         expert_parameters(m, layer);
+  return common + moe_block_parameters(m, layer);
 }
 
 int64_t layer_active_parameters(const ModelConfig& m, int layer) {
@@ -135,10 +177,26 @@ int64_t layer_active_parameters(const ModelConfig& m, int layer) {
          int64_t{m.moe.experts - m.moe.top_k} * routed_expert_parameters(m);
 }
 
+int mtp_mlp_layer(const ModelConfig& m) {
+  if (!m.is_hybrid()) return m.layers - 1;
+  for (int i = m.layers - 1; i >= 0; --i) {
+    if (m.has_mlp(i)) return i;
+  }
+  return -1;
+}
+
 int64_t mtp_module_parameters(const ModelConfig& m) {
   if (m.mtp_layers <= 0) return 0;
   const int64_t h = m.hidden;
-  return layer_parameters(m, m.layers - 1) + 2 * h * h + 3 * norm_parameters(m, h);
+  // A hybrid's block: an attention layer (its norm and attention) and a copy of the MLP layer.
+  const int64_t block = m.is_hybrid() ? norm_parameters(m, h) + attention_parameters(m) +
+                                            layer_parameters(m, mtp_mlp_layer(m))
+                                      : layer_parameters(m, m.layers - 1);
+  return block + 2 * h * h + 3 * norm_parameters(m, h);
+}
+
+int mtp_weight_modules(const ModelConfig& m) {
+  return m.mtp_repeated_layer ? std::min(m.mtp_layers, 1) : m.mtp_layers;
 }
 
 int64_t embedding_parameters(const ModelConfig& m, int tp, int seq_len) {
@@ -169,13 +227,35 @@ double attention_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len
   return attention_gemm_flops(m, t) + attention_core_flops(m, t, seq_len, window);
 }
 
-double attention_core_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len,
-                                    int window) {
+double attention_core_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int window) {
   return attention_core_flops(m, static_cast<double>(tokens), seq_len, window);
+}
+
+double mamba_scan_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len) {
+  const MambaConfig& a = m.mamba;
+  if (!a.enabled()) return 0;
+  const double t = static_cast<double>(tokens);
+  const double q = std::min(a.chunk, seq_len);
+  const double n = a.state;
+  const double d = static_cast<double>(a.d_inner());
+  return t * (2.0 * q * n * a.groups + 2.0 * d * (q + 2.0 * n));
+}
+
+double mamba_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len) {
+  const MambaConfig& a = m.mamba;
+  if (!a.enabled()) return 0;
+  const double t = static_cast<double>(tokens);
+  const double h = m.hidden;
+  const double d = static_cast<double>(a.d_inner());
+  const double in_proj = 2.0 * t * h * static_cast<double>(a.in_proj_width());
+  const double conv = 2.0 * t * a.conv_kernel * static_cast<double>(a.conv_dim());
+  const double out_proj = 2.0 * t * d * h;
+  return in_proj + conv + mamba_scan_forward_flops(m, tokens, seq_len) + out_proj;
 }
 
 double mlp_forward_flops(const ModelConfig& m, int64_t tokens, int layer) {
   const double t = static_cast<double>(tokens);
+  if (!m.has_mlp(layer)) return 0;
   if (!m.is_moe_layer(layer)) {
     const double h = m.hidden;
     const double f = m.ffn_hidden;
@@ -183,10 +263,11 @@ double mlp_forward_flops(const ModelConfig& m, int64_t tokens, int layer) {
     return 2.0 * t * h * f * mlp_gemms;
   }
   const MoeConfig& e = m.moe;
-  const double weights =
-      static_cast<double>(e.top_k * mlp_gemm_parameters(m, e.expert_ffn_hidden) +
-                          e.shared_experts * mlp_gemm_parameters(m, shared_expert_ffn(m)) +
-                          int64_t{m.hidden} * e.experts);
+  const int64_t latent = e.latent_size > 0 ? 2 * int64_t{m.hidden} * e.latent_size : 0;
+  const double weights = static_cast<double>(
+      e.top_k * mlp_gemm_parameters(m, e.expert_ffn_hidden, e.expert_width(m.hidden)) +
+      e.shared_experts * mlp_gemm_parameters(m, shared_expert_ffn(m)) +
+      int64_t{m.hidden} * e.experts + latent);
   return 2.0 * t * weights;
 }
 
@@ -202,6 +283,13 @@ double layer_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len) {
 
 double layer_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int layer) {
   const double t = static_cast<double>(tokens);
+  if (m.is_hybrid()) {
+    if (m.is_mamba_layer(layer)) return mamba_forward_flops(m, tokens, seq_len);
+    if (m.has_attention(layer)) {
+      return attention_forward_flops(m, tokens, seq_len, attention_window(m, layer));
+    }
+    return mlp_forward_flops(m, tokens, layer);
+  }
   return (attention_gemm_flops(m, t) + mlp_forward_flops(m, tokens, layer)) +
          attention_core_flops(m, t, seq_len, attention_window(m, layer));
 }
@@ -210,9 +298,11 @@ double model_flops_per_iteration(const Scenario& s) {
   const ModelConfig& m = s.model;
   const int seq = s.training.seq_len;
   const int64_t tokens = static_cast<int64_t>(s.training.global_batch) * seq;
-  // Layers come in at most four kinds (dense or MoE MLP, full or windowed attention); each kind
-  // is counted once and multiplied, so a dense model sums exactly L × one layer.
+  // Layers come in a few kinds (dense or MoE MLP, full or windowed attention; a hybrid's pattern
+  // character); each kind is counted once and multiplied, so a dense model sums exactly L × one
+  // layer.
   struct Kind {
+    char symbol;  // a hybrid's pattern character, else 'T'
     bool moe;
     int window;
     int first;
@@ -220,12 +310,14 @@ double model_flops_per_iteration(const Scenario& s) {
   };
   std::vector<Kind> kinds;
   for (int i = 0; i < m.layers; ++i) {
+    const char symbol = m.is_hybrid() ? m.hybrid_pattern[i] : 'T';
     const bool moe = m.is_moe_layer(i);
     const int window = attention_window(m, i);
-    auto it = std::find_if(kinds.begin(), kinds.end(),
-                           [&](const Kind& k) { return k.moe == moe && k.window == window; });
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) {
+      return k.symbol == symbol && k.moe == moe && k.window == window;
+    });
     if (it == kinds.end()) {
-      kinds.push_back(Kind{moe, window, i, 1});
+      kinds.push_back(Kind{symbol, moe, window, i, 1});
     } else {
       ++it->count;
     }
@@ -238,10 +330,10 @@ double model_flops_per_iteration(const Scenario& s) {
     // Each module: the projection of [norm(h); norm(embedding)] (2h → h), a block like the
     // last layer with full attention, and the shared output head.
     const double t = static_cast<double>(tokens);
-    const double module =
-        2.0 * t * 2.0 * m.hidden * m.hidden +
-        (attention_forward_flops(m, tokens, seq, 0) + mlp_forward_flops(m, tokens, m.layers - 1)) +
-        logits;
+    const double module = 2.0 * t * 2.0 * m.hidden * m.hidden +
+                          (attention_forward_flops(m, tokens, seq, 0) +
+                           mlp_forward_flops(m, tokens, mtp_mlp_layer(m))) +
+                          logits;
     forward += module * m.mtp_layers;
   }
   return 3.0 * forward;

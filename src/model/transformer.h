@@ -1,10 +1,13 @@
-// Transformer arithmetic for a decoder, dense or mixture-of-experts: padded vocabulary, parameter
-// counts (per layer, per expert, total and active per token) and the model FLOPs used for MFU.
-// Formulas follow Narayanan et al. 2021 (Megatron-LM, "Efficient Large-Scale Language Model
-// Training on GPU Clusters", eq. 3) generalised to GQA and SwiGLU as in Megatron's
-// `num_floating_point_operations`, with the attention core counted non-causally (the 2021
-// convention; docs/model.md says why); MoE layers as in Megatron-Core (routed experts, shared
-// experts, router) and MLA as in DeepSeek-V2 §2.1. Pure functions of their arguments.
+// Transformer arithmetic for a decoder, dense, mixture-of-experts or hybrid Mamba-2/attention:
+// padded vocabulary, parameter counts (per layer, per expert, total and active per token) and
+// the model FLOPs used for MFU. Formulas follow Narayanan et al. 2021 (Megatron-LM, "Efficient
+// Large-Scale Language Model Training on GPU Clusters", eq. 3) generalised to GQA and SwiGLU as
+// in Megatron's `num_floating_point_operations`, with the attention core counted non-causally
+// (the 2021 convention; docs/model.md says why); MoE layers as in Megatron-Core (routed experts,
+// shared experts, router, latent projections), MLA as in DeepSeek-V2 §2.1, and Mamba-2 layers
+// as Megatron-Core's MambaMixer with the SSD scan of Dao & Gu 2024 (arXiv 2405.21060, §6).
+// A hybrid's layer (ModelConfig::hybrid_pattern) holds one part with its pre-norm: a Mamba-2
+// mixer, attention, a dense MLP or an MoE block. Pure functions of their arguments.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +34,24 @@ int attention_window(const ModelConfig& m, int layer);
 // Plus one sink logit per head with model.attention_sinks.
 int64_t attention_parameters(const ModelConfig& m);
 
-// Parameters of the dense MLP (model.ffn_hidden = f): h·f·(3 SwiGLU | 2 GELU) (+ biases).
+// Parameters of one Mamba-2 mixer (all TP shards), without the norm before it; Megatron-Core's
+// MambaMixer with d = d_inner = H·P, c = conv_dim = d + 2·G·N (docs/model.md §3):
+//   in_proj h·(2d + 2GN + H), conv1d K·c weights + c biases, A_log, D and dt_bias H each, the
+//   gated RMSNorm d, out_proj d·h (+ 2d + 2GN + H and h biases with linear_bias).
+// 0 without model.mamba.
+int64_t mamba_parameters(const ModelConfig& m);
+
+// Parameters of the dense MLP (model.ffn_hidden = f): h·f·(3 SwiGLU | 2 GELU, squared ReLU)
+// (+ biases).
 int64_t dense_mlp_parameters(const ModelConfig& m);
 
-// Parameters of one routed expert (model.moe.expert_ffn_hidden), shaped like the dense MLP.
+// Parameters of one routed expert (model.moe.expert_ffn_hidden), shaped like the dense MLP, at
+// the latent width w = moe.latent_size (or h): w·f_e·(3 | 2) (+ biases).
 int64_t routed_expert_parameters(const ModelConfig& m);
+
+// Latent MoE's projections of layer `layer`: h → latent and latent → h, 2·h·latent (+ latent
+// + h biases); 0 on a dense layer or without moe.latent_size.
+int64_t latent_projection_parameters(const ModelConfig& m, int layer);
 
 // Routed-expert parameters of layer `layer`: E × routed_expert_parameters; 0 on a dense layer.
 int64_t expert_parameters(const ModelConfig& m, int layer);
@@ -52,17 +68,29 @@ int64_t router_parameters(const ModelConfig& m, int layer);
 int64_t layer_parameters(const ModelConfig& m);
 
 // Parameters of layer `layer`: attention and two norms, plus the dense MLP or, on an MoE layer
-// (ModelConfig::is_moe_layer), router + shared experts + all routed experts.
+// (ModelConfig::is_moe_layer), router + shared experts + all routed experts (+ the latent
+// projections). A hybrid's layer holds one norm and its one part: the Mamba-2 mixer, the
+// attention, the dense MLP or the MoE block.
 int64_t layer_parameters(const ModelConfig& m, int layer);
 
 // Parameters of layer `layer` one token uses: top_k routed experts in place of all E.
 int64_t layer_active_parameters(const ModelConfig& m, int layer);
 
+// The layer whose MLP each multi-token-prediction module's block copies: the last layer; for a
+// hybrid its last - or E layer, so the block is attention + that MLP (Nemotron 3's
+// mtp_hybrid_override_pattern "*E"). REQUIRES: a hybrid pattern with an - or E layer.
+int mtp_mlp_layer(const ModelConfig& m);
+
 // One multi-token-prediction module (DeepSeek-V3 §2.2): the projection M (2h → h), the two
-// norms of its inputs, a transformer block shaped like the model's last layer, and the norm
-// before the output head. The embedding and the output head are shared with the main model and
-// not counted again. 0 when model.mtp_layers is 0; the model has mtp_layers of them.
+// norms of its inputs, a transformer block shaped like the model's last layer (a hybrid's:
+// attention and the MLP of mtp_mlp_layer, each with its norm), and the norm before the output
+// head. The embedding and the output head are shared with the main model and not counted again.
+// 0 when model.mtp_layers is 0; the model holds mtp_weight_modules of them.
 int64_t mtp_module_parameters(const ModelConfig& m);
+
+// MTP modules whose weights the model holds: mtp_layers, or 1 when they share one module's
+// weights (model.mtp_repeated_layer).
+int mtp_weight_modules(const ModelConfig& m);
 
 // Word (+ learned position) embedding parameters, with the padded vocabulary.
 int64_t embedding_parameters(const ModelConfig& m, int tp, int seq_len);
@@ -85,11 +113,24 @@ double attention_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len
 
 // The attention core's share of attention_forward_flops: 2·T·keys·a·(d_qk + d_v), keys =
 // min(window, s) or s (non-causal).
-double attention_core_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len,
-                                    int window);
+double attention_core_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int window);
+
+// Forward FLOPs of the SSD chunked scan of one Mamba-2 mixer for `tokens` tokens in sequences
+// of `seq_len` (Dao & Gu 2024 §6, the kernels of mamba_ssm's ssd_combined.py), 2 FLOPs per
+// multiply-add, per token with chunks of Q = min(chunk, s):
+//   C·Bᵀ within a chunk (per group) 2·Q·N·G, its decay-masked product with x 2·Q·d, the chunk
+//   states Bᵀ·x 2·N·d and their contribution C·state 2·N·d:  2·Q·N·G + 2·d·(Q + 2N).
+// The intra-chunk (Q) terms are counted whole, non-causally, as the attention core is.
+double mamba_scan_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len);
+
+// Forward FLOPs of one Mamba-2 mixer: in_proj 2·T·h·(2d + 2GN + H), conv1d 2·T·K·c, the scan,
+// out_proj 2·T·d·h. Element-wise work (softplus, the SiLU gate, norms) is not counted, as the
+// transformer's is not. 0 without model.mamba.
+double mamba_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len);
 
 // Forward FLOPs of layer `layer`'s MLP for `tokens` tokens: dense 2·T·h·f·(3 | 2); MoE with a
-// balanced router 2·T·(top_k·(one expert's GEMM weights) + shared experts' GEMM weights + h·E).
+// balanced router 2·T·(top_k·(one expert's GEMM weights) + shared experts' GEMM weights + h·E
+// + latent projections 2·h·latent); 0 on a hybrid's layer without MLP (M, *).
 double mlp_forward_flops(const ModelConfig& m, int64_t tokens, int layer);
 
 // Forward FLOPs of one dense layer with full attention for `tokens` tokens in sequences of
@@ -98,13 +139,15 @@ double mlp_forward_flops(const ModelConfig& m, int64_t tokens, int layer);
 double layer_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len);
 
 // Forward FLOPs of layer `layer` (its MLP kind and attention window): attention_forward_flops
-// + mlp_forward_flops. For a balanced MoE layer: 2·T·(active GEMM parameters) + core.
+// + mlp_forward_flops. For a balanced MoE layer: 2·T·(active GEMM parameters) + core. A
+// hybrid's layer: mamba_forward_flops, attention_forward_flops or mlp_forward_flops, by kind.
 double layer_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int layer);
 
 // Model FLOPs of one training iteration (forward + backward = 3 × forward, no recompute): every
 // layer, the logits layer (2·T·h·V per forward) with the unpadded vocabulary, and each
 // multi-token-prediction module (projection 2·T·2h·h, its block, its logits), as Megatron
-// reports MFU.
+// reports MFU. Hybrids count their true Mamba-2 shapes (d_inner = H·P), where Megatron's
+// hybrid formula takes d_inner = 2h (docs/model.md §3).
 double model_flops_per_iteration(const Scenario& s);
 
 // Model layers (0-based) on pipeline stage `stage`, chunk by chunk. With vpp 1 the stage holds

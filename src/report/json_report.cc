@@ -65,6 +65,14 @@ json scenario_to_json(const Scenario& s) {
                         {"group_topk", e.group_topk},
                         {"dispatch_precision", e.fp8_dispatch ? "fp8" : "bf16"}};
   }
+  if (m.moe.latent_size > 0) model["moe"]["latent_size"] = m.moe.latent_size;
+  if (m.mtp_repeated_layer) model["mtp_repeated_layer"] = true;
+  if (m.is_hybrid()) model["hybrid_pattern"] = m.hybrid_pattern;
+  if (m.mamba.enabled()) {
+    const MambaConfig& a = m.mamba;
+    model["mamba"] = json{{"heads", a.heads},   {"head_dim", a.head_dim},       {"state", a.state},
+                          {"groups", a.groups}, {"conv_kernel", a.conv_kernel}, {"chunk", a.chunk}};
+  }
   if (m.mla.enabled()) {
     const MlaConfig& a = m.mla;
     model["mla"] = json{{"q_lora_rank", a.q_lora_rank},

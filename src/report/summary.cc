@@ -85,6 +85,14 @@ std::string format_summary(const SimulationReport& r) {
               p.sequence_parallel ? ", sequence parallel" : "",
               p.distributed_optimizer ? ", distributed optimizer" : "",
               p.overlap_grad_reduce ? ", overlapped grad reduce" : "");
+  if (s.model.is_hybrid()) {
+    const std::string& pattern = s.model.hybrid_pattern;
+    auto count = [&](char c) {
+      return static_cast<int>(std::count(pattern.begin(), pattern.end(), c));
+    };
+    out += line("layers           hybrid: %d Mamba-2 (M), %d attention (*), %d MLP (-), %d MoE (E)",
+                count('M'), count('*'), count('-'), count('E'));
+  }
   out += "\n";
   out += line("iteration time   %.3f s", r.iteration_time_s);
   out += line("throughput       %s tokens/s", with_commas(r.tokens_per_s).c_str());

@@ -47,8 +47,8 @@ int64_t stage_expert_parameters_per_gpu(const Scenario& s, int stage) {
   const ModelConfig& m = s.model;
   int64_t experts = 0;
   for (int layer : stage_layer_ids(s, stage)) experts += expert_parameters(m, layer);
-  if (stage == s.parallelism.pp - 1) {
-    experts += int64_t{m.mtp_layers} * expert_parameters(m, m.layers - 1);
+  if (stage == s.parallelism.pp - 1 && m.mtp_layers > 0) {
+    experts += int64_t{mtp_weight_modules(m)} * expert_parameters(m, mtp_mlp_layer(m));
   }
   return experts / (int64_t{s.parallelism.ep} * s.expert_tp());
 }
@@ -65,9 +65,9 @@ int64_t stage_parameters_per_gpu(const Scenario& s, int stage) {
   for (int layer : stage_layer_ids(s, stage)) {
     dense += layer_parameters(m, layer) - expert_parameters(m, layer);
   }
-  if (stage == pp - 1) {
-    const int64_t mtp = mtp_module_parameters(m) - expert_parameters(m, m.layers - 1);
-    dense += int64_t{m.mtp_layers} * mtp;
+  if (stage == pp - 1 && m.mtp_layers > 0) {
+    const int64_t mtp = mtp_module_parameters(m) - expert_parameters(m, mtp_mlp_layer(m));
+    dense += int64_t{mtp_weight_modules(m)} * mtp;
   }
   int64_t p = dense / tp + stage_expert_parameters_per_gpu(s, stage);
   const int64_t vocab_shard = padded_vocab(m, tp) / tp * m.hidden;

@@ -28,76 +28,6 @@ Bytes full_activation(const LayerShape& x) {
   return to_bytes(x.act_bytes * static_cast<double>(x.tokens) * static_cast<double>(x.h));
 }
 
-// The TP reduction after a row-parallel GEMM (forward: its partial outputs) or a column-parallel
-// one (backward, `grad`: the partial gradients of its input): a reduce-scatter into the
-// sequence-parallel region, else an all-reduce. REQUIRES: x.tp > 1.
-Op tp_reduction(const LayerShape& x, bool grad) {
-  if (x.sequence_parallel) {
-    return collective_op(grad ? "tp.reducescatter.grad" : "tp.reducescatter",
-                         CollectiveKind::kReduceScatter, GroupKind::kTensor, full_activation(x));
-  }
-  return collective_op(grad ? "tp.allreduce.grad" : "tp.allreduce", CollectiveKind::kAllReduce,
-                       GroupKind::kTensor, full_activation(x));
-}
-
-// With sequence parallelism (and TP), the all-gather of a sequence-sharded hidden state or
-// gradient entering a TP region.
-void sp_gather(const LayerShape& x, const char* name, std::vector<Op>& ops) {
-  if (x.tp > 1 && x.sequence_parallel) {
-    ops.push_back(
-        collective_op(name, CollectiveKind::kAllGather, GroupKind::kTensor, full_activation(x)));
-  }
-}
-
-// A norm in front of a TP region (ln1, ln2, the final norm) reads and writes the hidden state,
-// 2·e·T·h (T/t tokens with sequence parallelism); with SP its output is then all-gathered.
-void norm_forward(const LayerShape& x, const char* name, std::vector<Op>& ops) {
-  const double e = x.act_bytes;
-  const double te = static_cast<double>(x.elementwise_tokens);
-  ops.push_back(memory_op(name, 2 * e * te * static_cast<double>(x.h)));
-  sp_gather(x, "tp.allgather", ops);
-}
-
-// The backward of a half's residual branch: dropout with the saved mask and the bias gradient (a
-// reduction over tokens); with sequence parallelism the gradient is then all-gathered into the
-// TP region.
-void residual_backward(const LayerShape& x, const char* name, std::vector<Op>& ops) {
-  const double e = x.act_bytes;
-  const double te = static_cast<double>(x.elementwise_tokens);
-  ops.push_back(memory_op(name, (x.dropout ? 3 * e + 1 : 2 * e) * te * static_cast<double>(x.h)));
-  sp_gather(x, "tp.allgather.grad", ops);
-}
-
-// Norm backward reads grad, input and the residual gradient, writes the gradient: 4e·T·h. With
-// TP it first waits for the asynchronous reduction of the input gradient.
-void norm_backward(const LayerShape& x, const char* name, std::vector<Op>& ops) {
-  const double e = x.act_bytes;
-  const double te = static_cast<double>(x.elementwise_tokens);
-  push(ops, memory_op(name, 4 * e * te * static_cast<double>(x.h)), false, /*wait_comm=*/x.tp > 1);
-}
-
-// The input-gradient (`dgrad`) and weight-gradient (`wgrad`) GEMMs of a column-parallel layer
-// (QKV, FC1) with its TP communication. With sequence parallelism Megatron re-gathers the input
-// for the weight gradient, overlapped with the data-gradient GEMM, then reduce-scatters the input
-// gradient overlapped with wgrad; without, the input gradient's all-reduce overlaps wgrad.
-void column_parallel_backward(const LayerShape& x, Op dgrad, Op wgrad, std::vector<Op>& ops) {
-  const bool tp = x.tp > 1;
-  if (tp && x.sequence_parallel) {
-    push(ops,
-         collective_op("tp.allgather.input", CollectiveKind::kAllGather, GroupKind::kTensor,
-                       full_activation(x)),
-         /*async=*/true);
-    ops.push_back(std::move(dgrad));
-    wgrad.wait_comm = true;
-    push(ops, tp_reduction(x, /*grad=*/true), /*async=*/true);
-    ops.push_back(std::move(wgrad));
-  } else {
-    ops.push_back(std::move(dgrad));
-    if (tp) push(ops, tp_reduction(x, /*grad=*/true), /*async=*/true);
-    ops.push_back(std::move(wgrad));
-  }
-}
-
 // Widths (elements per token on this TP rank) of the attention tensors.
 struct AttentionWidths {
   double q, k, v, o;
@@ -211,6 +141,80 @@ void attention_core_forward(const LayerShape& x, std::vector<Op>& ops) {
 
 Bytes round_bytes(double b) { return Bytes(static_cast<int64_t>(std::llround(b))); }
 
+// The TP reduction after a row-parallel GEMM (forward: its partial outputs) or a column-parallel
+// one (backward, `grad`: the partial gradients of its input): a reduce-scatter into the
+// sequence-parallel region, else an all-reduce. REQUIRES: x.tp > 1.
+Op tp_reduction(const LayerShape& x, bool grad) {
+  if (x.sequence_parallel) {
+    return collective_op(grad ? "tp.reducescatter.grad" : "tp.reducescatter",
+                         CollectiveKind::kReduceScatter, GroupKind::kTensor, full_activation(x));
+  }
+  return collective_op(grad ? "tp.allreduce.grad" : "tp.allreduce", CollectiveKind::kAllReduce,
+                       GroupKind::kTensor, full_activation(x));
+}
+
+namespace {
+
+// With sequence parallelism (and TP), the all-gather of a sequence-sharded hidden state or
+// gradient entering a TP region.
+void sp_gather(const LayerShape& x, const char* name, std::vector<Op>& ops) {
+  if (x.tp > 1 && x.sequence_parallel) {
+    ops.push_back(
+        collective_op(name, CollectiveKind::kAllGather, GroupKind::kTensor, full_activation(x)));
+  }
+}
+
+}  // namespace
+
+// A norm in front of a TP region (ln1, ln2, the final norm) reads and writes the hidden state,
+// 2·e·T·h (T/t tokens with sequence parallelism); with SP its output is then all-gathered.
+void norm_forward(const LayerShape& x, const char* name, std::vector<Op>& ops) {
+  const double e = x.act_bytes;
+  const double te = static_cast<double>(x.elementwise_tokens);
+  ops.push_back(memory_op(name, 2 * e * te * static_cast<double>(x.h)));
+  sp_gather(x, "tp.allgather", ops);
+}
+
+// The backward of a half's residual branch: dropout with the saved mask and the bias gradient (a
+// reduction over tokens); with sequence parallelism the gradient is then all-gathered into the
+// TP region.
+void residual_backward(const LayerShape& x, const char* name, std::vector<Op>& ops) {
+  const double e = x.act_bytes;
+  const double te = static_cast<double>(x.elementwise_tokens);
+  ops.push_back(memory_op(name, (x.dropout ? 3 * e + 1 : 2 * e) * te * static_cast<double>(x.h)));
+  sp_gather(x, "tp.allgather.grad", ops);
+}
+
+// Norm backward reads grad, input and the residual gradient, writes the gradient: 4e·T·h. With
+// TP it first waits for the asynchronous reduction of the input gradient.
+void norm_backward(const LayerShape& x, const char* name, std::vector<Op>& ops) {
+  const double e = x.act_bytes;
+  const double te = static_cast<double>(x.elementwise_tokens);
+  push(ops, memory_op(name, 4 * e * te * static_cast<double>(x.h)), false, /*wait_comm=*/x.tp > 1);
+}
+
+// The input-gradient (`dgrad`) and weight-gradient (`wgrad`) GEMMs of a column-parallel layer
+// (QKV, FC1) with its TP communication. With sequence parallelism Megatron re-gathers the input
+// for the weight gradient, overlapped with the data-gradient GEMM, then reduce-scatters the input
+// gradient overlapped with wgrad; without, the input gradient's all-reduce overlaps wgrad.
+void column_parallel_backward(const LayerShape& x, Op dgrad, Op wgrad, std::vector<Op>& ops) {
+  const bool tp = x.tp > 1;
+  if (tp && x.sequence_parallel) {
+    push(ops,
+         collective_op("tp.allgather.input", CollectiveKind::kAllGather, GroupKind::kTensor,
+                       full_activation(x)),
+         /*async=*/true);
+    ops.push_back(std::move(dgrad));
+    wgrad.wait_comm = true;
+    push(ops, tp_reduction(x, /*grad=*/true), /*async=*/true);
+    ops.push_back(std::move(wgrad));
+  } else {
+    ops.push_back(std::move(dgrad));
+    if (tp) push(ops, tp_reduction(x, /*grad=*/true), /*async=*/true);
+    ops.push_back(std::move(wgrad));
+  }
+}
+
 LayerShape make_layer_shape(const Scenario& sc) {
   const ModelConfig& m = sc.model;
   LayerShape x;
@@ -272,6 +276,8 @@ LayerShape make_layer_shape(const Scenario& sc) {
     x.expert_fc1_out = x.swiglu ? 2 * x.expert_ffn_per_rank : x.expert_ffn_per_rank;
     x.shared_ffn_per_rank =
         static_cast<int64_t>(m.moe.shared_experts) * m.moe.shared_expert_ffn_hidden / x.tp;
+    x.expert_h = m.moe.expert_width(m.hidden);
+    x.moe_latent = m.moe.latent_size;
     x.allgather_dispatcher = m.moe.allgather_dispatcher;
     // Node-limited routing with one copy per destination node: a token reaches M = group_topk
     // of the EP group's N nodes, M·(N−1)/N of them remote on average under balanced routing,
@@ -288,6 +294,19 @@ LayerShape make_layer_shape(const Scenario& sc) {
     }
     // FP8 dispatch: 1 byte per element and a 4-byte scale per 128, over act_bytes.
     if (m.moe.fp8_dispatch) x.dispatch_fp8_scale = (1.0 + 4.0 / 128.0) / x.act_bytes;
+  }
+  // Mamba-2 mixer: heads and groups split over TP (validate_scenario checks they divide).
+  if (m.mamba.enabled()) {
+    const MambaConfig& a = m.mamba;
+    x.mamba_heads = a.heads / x.tp;
+    x.mamba_groups = a.groups / x.tp;
+    x.mamba_head_dim = a.head_dim;
+    x.mamba_state = a.state;
+    x.mamba_chunk = std::min<int64_t>(a.chunk, x.s);
+    x.mamba_conv_kernel = a.conv_kernel;
+    x.mamba_inner = x.mamba_heads * x.mamba_head_dim;
+    x.mamba_conv_dim = x.mamba_inner + 2 * x.mamba_groups * x.mamba_state;
+    x.mamba_in_proj = 2 * x.mamba_inner + 2 * x.mamba_groups * x.mamba_state + x.mamba_heads;
   }
   return x;
 }

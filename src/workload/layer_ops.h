@@ -50,15 +50,30 @@ struct LayerShape {
   int64_t q_lora = 0, kv_lora = 0, rope_dim = 0;
   // MoE: the MLP of MoE layers (moe_ops.h).
   int64_t experts = 0, top_k = 0, ep = 1, etp = 1;
-  int64_t local_experts = 0;     // E / ep
-  int64_t expert_fc1_out = 0;    // expert F / etp, ×2 for SwiGLU
+  int64_t local_experts = 0;        // E / ep
+  int64_t expert_fc1_out = 0;       // expert F / etp, ×2 for SwiGLU
   int64_t expert_ffn_per_rank = 0;  // expert F / etp
   int64_t shared_ffn_per_rank = 0;  // shared_experts · shared F / tp (0: none)
+  // Width of the routed experts' tokens: h, or moe.latent_size (latent MoE), in which the
+  // tokens are also dispatched; `moe_latent` > 0 adds the h → latent → h projections.
+  int64_t expert_h = 0;
+  int64_t moe_latent = 0;
   bool allgather_dispatcher = false;
   // Cross-node volume of the all-to-all dispatch and combine relative to one copy per routed
   // expert (node-limited routing, moe_ops.h), and of the FP8 dispatch relative to 16 bits.
   double dispatch_copy_scale = 1;
   double dispatch_fp8_scale = 1;
+  // Mamba-2 mixer of a hybrid's M layers (mamba_ops.h), per TP rank: Megatron-Core splits the
+  // heads and groups over TP (d = d_inner/t, G = groups/t, H = heads/t).
+  int64_t mamba_heads = 0;        // H
+  int64_t mamba_groups = 0;       // G
+  int64_t mamba_head_dim = 0;     // P
+  int64_t mamba_state = 0;        // N
+  int64_t mamba_chunk = 0;        // Q = min(chunk, s)
+  int64_t mamba_conv_kernel = 0;  // K
+  int64_t mamba_inner = 0;        // d = H·P
+  int64_t mamba_conv_dim = 0;     // c = d + 2·G·N: the channels of x, B, C
+  int64_t mamba_in_proj = 0;      // in_proj N: 2·d + 2·G·N + H ([z | x | B | C | dt])
 };
 
 // The shape of `s`'s layers with full attention (make_layer_shape) and of layer `layer`, whose
@@ -87,6 +102,26 @@ std::vector<Op> embedding_backward_ops(const LayerShape& x);
 // Final norm, logits GEMM and vocab-parallel cross-entropy (last stage).
 std::vector<Op> head_forward_ops(const LayerShape& x);
 std::vector<Op> head_backward_ops(const LayerShape& x);
+
+// Building blocks of the layer halves, shared with moe_ops.h and mamba_ops.h.
+// The TP reduction after a row-parallel GEMM (forward: its partial outputs) or a column-parallel
+// one (backward, `grad`: the partial gradients of its input): a reduce-scatter into the
+// sequence-parallel region, else an all-reduce, of the whole activation T·h. REQUIRES: x.tp > 1.
+Op tp_reduction(const LayerShape& x, bool grad);
+// A norm in front of a TP region reads and writes the hidden state, 2·e·T·h (T/t tokens with
+// sequence parallelism); with SP its output is then all-gathered.
+void norm_forward(const LayerShape& x, const char* name, std::vector<Op>& ops);
+// Norm backward reads grad, input and the residual gradient, writes the gradient: 4e·T·h. With
+// TP it first waits for the asynchronous reduction of the input gradient.
+void norm_backward(const LayerShape& x, const char* name, std::vector<Op>& ops);
+// The backward of a half's residual branch (dropout with its mask, the bias gradient); with
+// sequence parallelism the gradient is then all-gathered into the TP region.
+void residual_backward(const LayerShape& x, const char* name, std::vector<Op>& ops);
+// The input-gradient `dgrad` and weight-gradient `wgrad` GEMMs of a column-parallel layer with
+// its TP communication: with SP the input is re-gathered for wgrad (overlapping dgrad) and the
+// input gradient reduce-scattered (overlapping wgrad); without, the input gradient's
+// all-reduce overlaps wgrad.
+void column_parallel_backward(const LayerShape& x, Op dgrad, Op wgrad, std::vector<Op>& ops);
 
 // A GEMM op: flops 2·m·n·k·batch, bytes (m·k + k·n + m·n)·batch·e (+ m·n·e when `accumulate`,
 // as weight gradients add into the existing gradient buffer).

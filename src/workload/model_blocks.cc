@@ -1,5 +1,6 @@
 // The model's blocks of a generated workload (model_blocks.h): which kernels each distinct
-// layer, the embedding and the loss head run, assembled from layer_ops.h and moe_ops.h, with
+// layer, the embedding and the loss head run, assembled from layer_ops.h, moe_ops.h and
+// mamba_ops.h (a hybrid's layers are each one part: Mamba-2, attention, MLP or MoE), with
 // recompute replayed before a backward, multi-token-prediction modules folded into the head,
 // and the backward blocks of split schedules cut into their B and W halves.
 #include "workload/model_blocks.h"
@@ -8,8 +9,10 @@
 #include <optional>
 #include <string>
 
+#include "model/transformer.h"
 #include "workload/expert_routing.h"
 #include "workload/generator_internal.h"
+#include "workload/mamba_ops.h"
 #include "workload/moe_ops.h"
 #include "workload/schedule.h"
 
@@ -21,8 +24,9 @@ struct LayerOps {
   std::vector<Op> fwd, bwd;
 };
 
-// The layer of shape `xl`; its MLP is a MoE block routed by `load` when given, else dense.
-LayerOps layer_ops(const LayerShape& xl, const std::optional<ExpertLoad>& load) {
+// A transformer layer of shape `xl`; its MLP is a MoE block routed by `load` when given, else
+// dense.
+LayerOps transformer_layer_ops(const LayerShape& xl, const std::optional<ExpertLoad>& load) {
   LayerOps ops;
   ops.fwd = attention_forward_ops(xl);
   const std::vector<Op> mlp_fwd = load ? moe_forward_ops(xl, *load) : mlp_forward_ops(xl);
@@ -30,6 +34,28 @@ LayerOps layer_ops(const LayerShape& xl, const std::optional<ExpertLoad>& load) 
   ops.bwd = load ? moe_backward_ops(xl, *load) : mlp_backward_ops(xl);
   const std::vector<Op> attn_bwd = attention_backward_ops(xl);
   ops.bwd.insert(ops.bwd.end(), attn_bwd.begin(), attn_bwd.end());
+  return ops;
+}
+
+// Model layer `layer` of shape `xl`: a transformer layer, or a hybrid's one part (M: Mamba-2
+// mixer, *: attention, -: dense MLP, E: MoE routed by `load`).
+LayerOps layer_ops(const ModelConfig& m, const LayerShape& xl, int layer,
+                   const std::optional<ExpertLoad>& load) {
+  if (!m.is_hybrid()) return transformer_layer_ops(xl, load);
+  LayerOps ops;
+  if (m.is_mamba_layer(layer)) {
+    ops.fwd = mamba_forward_ops(xl);
+    ops.bwd = mamba_backward_ops(xl);
+  } else if (m.has_attention(layer)) {
+    ops.fwd = attention_forward_ops(xl);
+    ops.bwd = attention_backward_ops(xl);
+  } else if (load) {
+    ops.fwd = moe_forward_ops(xl, *load);
+    ops.bwd = moe_backward_ops(xl, *load);
+  } else {
+    ops.fwd = mlp_forward_ops(xl);
+    ops.bwd = mlp_backward_ops(xl);
+  }
   return ops;
 }
 
@@ -52,13 +78,14 @@ std::string signature(const std::vector<Op>& ops) {
 }
 
 // The ops replayed before a layer's backward by recompute, followed by the backward itself.
-std::vector<Op> backward_with_recompute(const Scenario& s, const LayerShape& x, std::vector<Op> fwd,
-                                        std::vector<Op> bwd) {
+// Selective recompute replays the unfused attention core of a layer with `attention`.
+std::vector<Op> backward_with_recompute(const Scenario& s, const LayerShape& x, bool attention,
+                                        std::vector<Op> fwd, std::vector<Op> bwd) {
   std::vector<Op> ops;
   if (s.parallelism.recompute == Recompute::kFull) {
     ops = std::move(fwd);
     for (Op& op : ops) op.name += ".recompute";
-  } else if (s.parallelism.recompute == Recompute::kSelective && !x.flash) {
+  } else if (s.parallelism.recompute == Recompute::kSelective && !x.flash && attention) {
     ops = attention_recompute_ops(x);
   }
   ops.insert(ops.end(), bwd.begin(), bwd.end());
@@ -66,14 +93,15 @@ std::vector<Op> backward_with_recompute(const Scenario& s, const LayerShape& x, 
 }
 
 // Layers differ when some are MoE and some dense (model.moe.dense_layers, layer_interval), when
-// MoE layers draw their own expert loads, or when attention windows alternate. Each distinct
-// layer gets one forward and one backward block (identical layers share them), named
-// "layer.fwd" / "layer.bwd" as for a uniform model.
+// MoE layers draw their own expert loads, when attention windows alternate, or in a hybrid's
+// pattern (each kind its own blocks). Each distinct layer gets one forward and one backward
+// block (identical layers share them), named "layer.fwd" / "layer.bwd" as for a uniform model.
 void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, ModelBlocks& mb) {
-  if (!s.model.moe.enabled() && s.model.sliding_window == 0) {
-    const LayerOps ops = layer_ops(x, std::nullopt);
+  if (!s.model.moe.enabled() && s.model.sliding_window == 0 && !s.model.is_hybrid()) {
+    const LayerOps ops = transformer_layer_ops(x, std::nullopt);
     const int fwd = add_block(w, "layer.fwd", ops.fwd);
-    const int bwd = add_block(w, "layer.bwd", backward_with_recompute(s, x, ops.fwd, ops.bwd));
+    const int bwd =
+        add_block(w, "layer.bwd", backward_with_recompute(s, x, true, ops.fwd, ops.bwd));
     mb.layer_fwd.assign(s.model.layers, fwd);
     mb.layer_bwd.assign(s.model.layers, bwd);
     return;
@@ -90,13 +118,13 @@ void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, Model
   for (int i = 0; i < s.model.layers; ++i) {
     const LayerShape xi = make_layer_shape(s, i);
     const std::optional<ExpertLoad> load = routing(s, i, i);
-    LayerOps ops = layer_ops(xi, load);
+    LayerOps ops = layer_ops(s.model, xi, i, load);
     if (load) {
       w.moe_layers.push_back(MoeLayerStats{i, load->imbalance(), load->max_expert_share,
                                            load->dropped, moe_rank_tokens(xi, *load)});
     }
-    mb.layer_bwd.push_back(
-        block_for("layer.bwd", backward_with_recompute(s, xi, ops.fwd, ops.bwd)));
+    mb.layer_bwd.push_back(block_for(
+        "layer.bwd", backward_with_recompute(s, xi, s.model.has_attention(i), ops.fwd, ops.bwd)));
     mb.layer_fwd.push_back(block_for("layer.fwd", std::move(ops.fwd)));
   }
 }
@@ -104,17 +132,18 @@ void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, Model
 // The final norm, output layer and loss; with multi-token prediction (DeepSeek-V3 §2.2) each
 // of the mtp_layers modules on the last stage normalises the hidden state and the next token's
 // embedding, projects their concatenation (2h → h), runs one transformer layer like the
-// model's last, and shares the output head and its loss. Forward runs after the main head,
-// backward before it.
+// model's last (a hybrid's: attention and the MLP of its last - or E layer, Nemotron 3's "*E"),
+// and shares the output head and its loss. Forward runs after the main head, backward before
+// it.
 void add_head_blocks(const Scenario& s, const LayerShape& x, Workload& w, ModelBlocks& mb) {
   std::vector<Op> head_fwd = head_forward_ops(x);
   std::vector<Op> head_bwd = head_backward_ops(x);
   for (int d = 0; d < s.model.mtp_layers; ++d) {
-    const int last = s.model.layers - 1;
+    const int last = mtp_mlp_layer(s.model);
     const LayerShape xl = make_layer_shape(s, last);
     const double e = x.act_bytes;
     const double th = static_cast<double>(x.tokens) * static_cast<double>(x.h);
-    const LayerOps layer = layer_ops(xl, routing(s, last, s.model.layers + d));
+    const LayerOps layer = transformer_layer_ops(xl, routing(s, last, s.model.layers + d));
     std::vector<Op> f = {memory_op("mtp.norms.fwd", 4 * e * th),
                          gemm_op("mtp.proj.fwd", x.tokens, x.h, 2 * x.h, 1, x.gemm_bytes)};
     f.insert(f.end(), layer.fwd.begin(), layer.fwd.end());

@@ -21,7 +21,7 @@ struct MoeTraffic {
 MoeTraffic traffic(const LayerShape& x, const ExpertLoad& load) {
   MoeTraffic t;
   const double e = x.act_bytes;
-  const double h = static_cast<double>(x.h);
+  const double w = static_cast<double>(x.expert_h);  // routed tokens' width (h or latent)
   t.tokens_in = static_cast<double>(x.tp > 1 ? x.tokens / x.tp : x.tokens);
   t.copies = t.tokens_in * static_cast<double>(x.top_k);
   const double received = t.copies * static_cast<double>(x.ep) * load.max_rank_share;
@@ -29,16 +29,16 @@ MoeTraffic traffic(const LayerShape& x, const ExpertLoad& load) {
   t.per_expert =
       static_cast<int64_t>(std::ceil(t.rank_tokens / static_cast<double>(x.local_experts)));
   if (x.allgather_dispatcher) {
-    t.dispatch = round_bytes(e * h * t.tokens_in * static_cast<double>(x.ep));
+    t.dispatch = round_bytes(e * w * t.tokens_in * static_cast<double>(x.ep));
     t.combine = t.dispatch;
   } else {
     // Node-limited routing shrinks the cross-node copies; the buffer stands for them, since the
     // all-to-all's time is that of its cross-node share once the group spans nodes.
     const double copies = std::max(t.copies * (1 - load.dropped), received);
-    t.combine = round_bytes(e * h * copies * x.dispatch_copy_scale);
-    t.dispatch = round_bytes(e * h * copies * x.dispatch_copy_scale * x.dispatch_fp8_scale);
+    t.combine = round_bytes(e * w * copies * x.dispatch_copy_scale);
+    t.dispatch = round_bytes(e * w * copies * x.dispatch_copy_scale * x.dispatch_fp8_scale);
   }
-  t.etp_gather = round_bytes(e * h * t.rank_tokens);
+  t.etp_gather = round_bytes(e * w * t.rank_tokens);
   return t;
 }
 
@@ -93,14 +93,19 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   const MoeTraffic t = traffic(x, load);
   const double e = x.act_bytes;
   const double h = static_cast<double>(x.h);
+  const double w = static_cast<double>(x.expert_h);  // routed tokens' width
   const double te = static_cast<double>(x.elementwise_tokens);
   const int64_t tin = static_cast<int64_t>(t.tokens_in);
   ops.push_back(memory_op("ln2.fwd", 2 * e * te * h));
   // Router: logits GEMM, then softmax/sigmoid + top-k over E scores in fp32 (read, write, index).
   ops.push_back(gemm_op("moe.router.fwd", tin, x.experts, x.h, 1, x.act_bytes));
   ops.push_back(memory_op("moe.router.topk", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
+  // Latent MoE: the tokens go down to the latent width before the dispatch.
+  if (x.moe_latent > 0) {
+    ops.push_back(gemm_op("moe.latent_down.fwd", tin, x.moe_latent, x.h, 1, x.gemm_bytes));
+  }
   // Permute: gather each token copy into its expert's contiguous block (read + write).
-  ops.push_back(memory_op("moe.permute.fwd", 2 * e * t.copies * h));
+  ops.push_back(memory_op("moe.permute.fwd", 2 * e * t.copies * w));
   if (x.ep > 1) {
     ops.push_back(ep_collective(x, "ep.alltoall.dispatch", "ep.allgather.dispatch",
                                 CollectiveKind::kAllGather, t.dispatch));
@@ -111,10 +116,11 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   }
   const double rt = t.rank_tokens;
   const double f = static_cast<double>(x.expert_ffn_per_rank);
-  ops.push_back(expert_gemm("moe.experts.fc1.fwd", t.per_expert, x.expert_fc1_out, x.h, x, load));
+  ops.push_back(
+      expert_gemm("moe.experts.fc1.fwd", t.per_expert, x.expert_fc1_out, x.expert_h, x, load));
   ops.push_back(memory_op("moe.experts.act.fwd", (x.swiglu ? 3 : 2) * e * rt * f));
   ops.push_back(
-      expert_gemm("moe.experts.fc2.fwd", t.per_expert, x.h, x.expert_ffn_per_rank, x, load));
+      expert_gemm("moe.experts.fc2.fwd", t.per_expert, x.expert_h, x.expert_ffn_per_rank, x, load));
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.reducescatter", CollectiveKind::kReduceScatter,
                                 GroupKind::kExpertTensor, t.etp_gather));
@@ -124,7 +130,10 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
                                 CollectiveKind::kReduceScatter, t.combine));
   }
   // Unpermute and the gate-weighted sum of the k copies of each token.
-  ops.push_back(memory_op("moe.unpermute.fwd", 2 * e * t.copies * h + e * t.tokens_in * h));
+  ops.push_back(memory_op("moe.unpermute.fwd", 2 * e * t.copies * w + e * t.tokens_in * w));
+  if (x.moe_latent > 0) {
+    ops.push_back(gemm_op("moe.latent_up.fwd", tin, x.h, x.moe_latent, 1, x.gemm_bytes));
+  }
   if (x.shared_ffn_per_rank > 0) {
     const std::vector<Op> shared = shared_expert_ops(x, /*backward=*/false);
     ops.insert(ops.end(), shared.begin(), shared.end());
@@ -138,6 +147,7 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
   const MoeTraffic t = traffic(x, load);
   const double e = x.act_bytes;
   const double h = static_cast<double>(x.h);
+  const double w = static_cast<double>(x.expert_h);  // routed tokens' width
   const double te = static_cast<double>(x.elementwise_tokens);
   const int64_t tin = static_cast<int64_t>(t.tokens_in);
   const double rt = t.rank_tokens;
@@ -147,7 +157,11 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
     const std::vector<Op> shared = shared_expert_ops(x, /*backward=*/true);
     ops.insert(ops.end(), shared.begin(), shared.end());
   }
-  ops.push_back(memory_op("moe.unpermute.bwd", 2 * e * t.copies * h + e * t.tokens_in * h));
+  if (x.moe_latent > 0) {
+    ops.push_back(gemm_op("moe.latent_up.dgrad", tin, x.moe_latent, x.h, 1, x.gemm_bytes));
+    ops.push_back(gemm_op("moe.latent_up.wgrad", x.h, x.moe_latent, tin, 1, x.gemm_bytes, true));
+  }
+  ops.push_back(memory_op("moe.unpermute.bwd", 2 * e * t.copies * w + e * t.tokens_in * w));
   if (x.ep > 1) {
     ops.push_back(ep_collective(x, "ep.alltoall.combine.grad", "ep.allgather.combine.grad",
                                 CollectiveKind::kAllGather, t.dispatch));
@@ -156,14 +170,15 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
     ops.push_back(collective_op("etp.allgather.grad", CollectiveKind::kAllGather,
                                 GroupKind::kExpertTensor, t.etp_gather));
   }
-  ops.push_back(
-      expert_gemm("moe.experts.fc2.dgrad", t.per_expert, x.expert_ffn_per_rank, x.h, x, load));
-  ops.push_back(expert_gemm("moe.experts.fc2.wgrad", x.h, x.expert_ffn_per_rank, t.per_expert, x,
-                            load, true));
+  ops.push_back(expert_gemm("moe.experts.fc2.dgrad", t.per_expert, x.expert_ffn_per_rank,
+                            x.expert_h, x, load));
+  ops.push_back(expert_gemm("moe.experts.fc2.wgrad", x.expert_h, x.expert_ffn_per_rank,
+                            t.per_expert, x, load, true));
   ops.push_back(memory_op("moe.experts.act.bwd", (x.swiglu ? 5 : 3) * e * rt * f));
-  ops.push_back(expert_gemm("moe.experts.fc1.dgrad", t.per_expert, x.h, x.expert_fc1_out, x, load));
   ops.push_back(
-      expert_gemm("moe.experts.fc1.wgrad", x.h, x.expert_fc1_out, t.per_expert, x, load, true));
+      expert_gemm("moe.experts.fc1.dgrad", t.per_expert, x.expert_h, x.expert_fc1_out, x, load));
+  ops.push_back(expert_gemm("moe.experts.fc1.wgrad", x.expert_h, x.expert_fc1_out, t.per_expert, x,
+                            load, true));
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.reducescatter.grad", CollectiveKind::kReduceScatter,
                                 GroupKind::kExpertTensor, t.etp_gather));
@@ -172,7 +187,11 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
     ops.push_back(ep_collective(x, "ep.alltoall.dispatch.grad", "ep.reducescatter.dispatch.grad",
                                 CollectiveKind::kReduceScatter, t.combine));
   }
-  ops.push_back(memory_op("moe.permute.bwd", 2 * e * t.copies * h));
+  ops.push_back(memory_op("moe.permute.bwd", 2 * e * t.copies * w));
+  if (x.moe_latent > 0) {
+    ops.push_back(gemm_op("moe.latent_down.dgrad", tin, x.h, x.moe_latent, 1, x.gemm_bytes));
+    ops.push_back(gemm_op("moe.latent_down.wgrad", x.h, x.moe_latent, tin, 1, x.gemm_bytes, true));
+  }
   ops.push_back(
       memory_op("moe.router.topk.bwd", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
   ops.push_back(gemm_op("moe.router.dgrad", tin, x.h, x.experts, 1, x.act_bytes));

@@ -17,6 +17,11 @@
 //   allgather dispatcher: all-gather of the tokens of the EP group (ep·e·h·T_r), and a
 //       reduce-scatter of the same size at the combine
 //   expert TP: all-gather / reduce-scatter of the received tokens over etp ranks.
+//
+// Latent MoE (moe.latent_size = w; Nemotron 3 Super and Ultra): a GEMM h → w on the T_r tokens
+// after the router and one w → h after the combine; the routed tokens are w wide, in the
+// dispatch, the combine and the experts' GEMMs (h replaced by w above). The router and the
+// shared experts stay at h.
 #pragma once
 
 #include <vector>

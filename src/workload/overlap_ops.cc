@@ -14,8 +14,9 @@ namespace {
 
 // GEMMs whose input Transformer Engine all-gathers by ring exchange, and whose output it
 // reduce-scatters by pipelined chunks (TE's default userbuffers methods).
-constexpr const char* kRingExchange[] = {"qkv.fwd", "fc1.fwd", "proj.dgrad", "fc2.dgrad"};
-constexpr const char* kPipeline[] = {"proj.fwd", "fc2.fwd"};
+constexpr const char* kRingExchange[] = {"qkv.fwd",    "fc1.fwd",   "mamba.in_proj.fwd",
+                                         "proj.dgrad", "fc2.dgrad", "mamba.out_proj.dgrad"};
+constexpr const char* kPipeline[] = {"proj.fwd", "fc2.fwd", "mamba.out_proj.fwd"};
 
 // The layer-level name of a GEMM: without ".recompute" and an "mtp<d>." prefix.
 std::string base_name(std::string n) {

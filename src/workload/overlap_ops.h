@@ -6,14 +6,17 @@
 //
 // Which pairs: the layers Transformer Engine builds with userbuffers, by GEMM name (a
 // ".recompute" suffix and an "mtp<d>." prefix are ignored). TE's default methods:
-//   * ring exchange (all-gather; qkv.fwd, fc1.fwd, and in backward proj.dgrad and fc2.dgrad
-//     after the gather of the output gradient): t = tp GEMM chunks of m/t rows; chunk 0 uses the
+//   * ring exchange (all-gather; qkv.fwd, fc1.fwd, mamba.in_proj.fwd, and in backward
+//     proj.dgrad, fc2.dgrad and mamba.out_proj.dgrad after the gather of the output gradient;
+//     Megatron-Core builds Mamba's in_proj and out_proj with the "fc1"/"fc2" userbuffers):
+//     t = tp GEMM chunks of m/t rows; chunk 0 uses the
 //     rank's own shard while the ring's first block travels, chunk i waits for block i, and
 //     block i+1 is forwarded meanwhile. Ops: transfer 1 (async, after the producer), GEMM 0,
 //     then GEMM i (wait_comm) and transfer i+1 (async, comm_chain). Each transfer is a TP
 //     send/recv of S/t bytes (S: the gathered buffer), so the t−1 transfers together take C,
 //     the ring all-gather's time. Exposed: time = max(G, C + G/t) for a GEMM of time G.
-//   * pipeline (reduce-scatter or all-reduce; proj.fwd and fc2.fwd): n = 4 GEMM chunks (TE's
+//   * pipeline (reduce-scatter or all-reduce; proj.fwd, fc2.fwd and mamba.out_proj.fwd):
+//     n = 4 GEMM chunks (TE's
 //     default num_splits); after GEMM chunk i, the collective of its rows (S/n bytes) runs async
 //     while chunk i+1 computes; the op after the GEMM waits (wait_comm).
 //     time = max(G + C/n, C + G/n) = max(G, C) + min(G, C)/n.

@@ -1,0 +1,109 @@
+#include "workload/mamba_ops.h"
+
+#include "base/check.h"
+
+namespace preflight {
+namespace {
+
+// Per-token widths of the scan's tensors on this rank.
+struct ScanWidths {
+  double d, gn, heads, groups, q, n;
+};
+
+ScanWidths scan_widths(const LayerShape& x) {
+  return ScanWidths{
+      static_cast<double>(x.mamba_inner), static_cast<double>(x.mamba_groups * x.mamba_state),
+      static_cast<double>(x.mamba_heads), static_cast<double>(x.mamba_groups),
+      static_cast<double>(x.mamba_chunk), static_cast<double>(x.mamba_state)};
+}
+
+// Forward FLOPs per token: C·Bᵀ 2·Q·N·G, its masked product with x 2·Q·d, the chunk states
+// 2·N·d and their output 2·N·d.
+double scan_flops_per_token(const ScanWidths& w) {
+  return 2.0 * w.q * w.n * w.groups + 2.0 * w.d * (w.q + 2.0 * w.n);
+}
+
+// fp32 traffic per token of one pass over the intermediates: C·Bᵀ (G·Q), chunk states (d·N/Q),
+// dA's cumulative sum (H); see mamba_ops.h for the passes.
+double fp32_intermediates(const ScanWidths& w) {
+  return 4.0 * (2.0 * w.groups * w.q + 4.0 * w.d * w.n / w.q + 2.0 * w.heads);
+}
+
+Op scan_op(const char* name, double flops, double bytes) {
+  Op op;
+  op.name = name;
+  op.type = OpType::kAttention;
+  op.flops = Flops(flops);
+  op.bytes = round_bytes(bytes);
+  return op;
+}
+
+}  // namespace
+
+Op mamba_scan_forward_op(const LayerShape& x) {
+  const ScanWidths w = scan_widths(x);
+  const double t = static_cast<double>(x.tokens);
+  const double e = x.act_bytes;
+  return scan_op("mamba.ssd.fwd", t * scan_flops_per_token(w),
+                 t * (e * (3.0 * w.d + 4.0 * w.gn + w.heads) + fp32_intermediates(w)));
+}
+
+Op mamba_scan_backward_op(const LayerShape& x) {
+  const ScanWidths w = scan_widths(x);
+  const double t = static_cast<double>(x.tokens);
+  const double e = x.act_bytes;
+  const double recompute = 2.0 * w.q * w.n * w.groups + 2.0 * w.n * w.d;  // C·Bᵀ, chunk states
+  return scan_op("mamba.ssd.bwd", t * (2.0 * scan_flops_per_token(w) + recompute),
+                 t * (e * (5.0 * w.d + 6.0 * w.gn + 2.0 * w.heads) + 2.0 * fp32_intermediates(w)));
+}
+
+std::vector<Op> mamba_forward_ops(const LayerShape& x) {
+  PREFLIGHT_CHECK(x.mamba_heads > 0);
+  std::vector<Op> ops;
+  const double e = x.act_bytes;
+  const double t = static_cast<double>(x.tokens);
+  const double te = static_cast<double>(x.elementwise_tokens);
+  const double h = static_cast<double>(x.h);
+  const double d = static_cast<double>(x.mamba_inner);
+  const double c = static_cast<double>(x.mamba_conv_dim);
+  norm_forward(x, "mamba.norm.fwd", ops);
+  ops.push_back(gemm_op("mamba.in_proj.fwd", x.tokens, x.mamba_in_proj, x.h, 1, x.gemm_bytes));
+  if (x.bias) ops.push_back(memory_op("mamba.in_proj.bias", 2 * e * t * x.mamba_in_proj));
+  ops.push_back(memory_op("mamba.conv1d.fwd", 2 * e * t * c));
+  ops.push_back(mamba_scan_forward_op(x));
+  ops.push_back(memory_op("mamba.gated_norm.fwd", 3 * e * t * d));
+  ops.push_back(gemm_op("mamba.out_proj.fwd", x.tokens, x.h, x.mamba_inner, 1, x.gemm_bytes));
+  if (x.tp > 1) ops.push_back(tp_reduction(x, /*grad=*/false));
+  // (bias +) dropout + residual add, as after attention: (3e+1)·T·h with a dropout mask.
+  ops.push_back(memory_op("mamba.residual", (x.dropout ? 3 * e + 1 : 3 * e) * te * h));
+  return ops;
+}
+
+std::vector<Op> mamba_backward_ops(const LayerShape& x) {
+  PREFLIGHT_CHECK(x.mamba_heads > 0);
+  std::vector<Op> ops;
+  const double e = x.act_bytes;
+  const double t = static_cast<double>(x.tokens);
+  const double te = static_cast<double>(x.elementwise_tokens);
+  const double h = static_cast<double>(x.h);
+  const double d = static_cast<double>(x.mamba_inner);
+  const double c = static_cast<double>(x.mamba_conv_dim);
+  residual_backward(x, "mamba.residual.bwd", ops);
+  ops.push_back(gemm_op("mamba.out_proj.dgrad", x.tokens, x.mamba_inner, x.h, 1, x.gemm_bytes));
+  ops.push_back(
+      gemm_op("mamba.out_proj.wgrad", x.h, x.mamba_inner, x.tokens, 1, x.gemm_bytes, true));
+  ops.push_back(memory_op("mamba.gated_norm.bwd", 5 * e * t * d));
+  ops.push_back(memory_op("mamba.conv1d.recompute", 2 * e * t * c));
+  ops.push_back(mamba_scan_backward_op(x));
+  ops.push_back(memory_op("mamba.conv1d.bwd", 3 * e * t * c));
+  if (x.bias) ops.push_back(memory_op("mamba.in_proj.bias.bwd", e * t * x.mamba_in_proj));
+  column_parallel_backward(
+      x, gemm_op("mamba.in_proj.dgrad", x.tokens, x.h, x.mamba_in_proj, 1, x.gemm_bytes),
+      gemm_op("mamba.in_proj.wgrad", x.h, x.mamba_in_proj, x.tokens, 1, x.gemm_bytes, true), ops);
+  norm_backward(x, "mamba.norm.bwd", ops);
+  // The residual stream's gradient is summed with the branch gradient: read 2, write 1.
+  ops.push_back(memory_op("residual.grad_add", 3 * e * te * h));
+  return ops;
+}
+
+}  // namespace preflight

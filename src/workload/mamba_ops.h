@@ -1,0 +1,57 @@
+// The kernels of one Mamba-2 mixer layer (a hybrid's `M`) on one tensor-parallel rank, per
+// micro-batch, as Megatron-Core's MambaLayer runs it in training (megatron/core/ssm/
+// mamba_mixer.py with the memory-efficient mamba_split_conv1d_scan_combined path of mamba_ssm):
+// pre-norm, in_proj, causal depthwise conv1d, the SSD chunked scan, gated RMSNorm, out_proj,
+// residual. TP splits the heads and groups (d = d_inner/t, G = groups/t, H = heads/t) with the
+// collectives of an MLP block: in_proj is column-parallel, out_proj row-parallel, so one
+// all-reduce forward and one backward, or with sequence parallelism an all-gather before
+// in_proj and a reduce-scatter after out_proj (and their mirror images backward). The scan is
+// local to a rank's heads; the gated norm normalises within a group, never across ranks.
+//
+// Notation: T = b·s tokens, e bytes per activation element, N state, P head width, Q chunk,
+// K conv taps, c = d + 2·G·N conv channels, i = 2·d + 2·G·N + H in_proj width.
+//   in_proj         GEMM T × i × h
+//   conv1d          memory-bound, reads and writes x, B, C (SiLU fused): 2e·T·c
+//   SSD scan        one fused op (OpType::kAttention: FLOPs and bytes, timed by the roofline's
+//                   max of the two) standing for the five Triton kernels of mamba_ssm's
+//                   ssd_combined.py (Dao & Gu 2024, arXiv 2405.21060 §6: chunk cumsum, chunk
+//                   state, state passing, C·Bᵀ, chunk scan):
+//                   FLOPs 2·T·(Q·N·G + d·(Q + 2N)) (transformer.h, mamba_scan_forward_flops;
+//                   the kernels skip only whole masked tiles of each chunk's upper triangle,
+//                   so the intra-chunk terms are kept whole, an upper bound);
+//                   bytes T·(e·(3d + 4GN + H) + 8·G·Q + 16·d·N/Q + 8·H): x, B and C read twice
+//                   and y written (e each), C·Bᵀ written and read in fp32 (G·Q per token), the
+//                   chunk states (d·N per chunk of Q tokens) written, passed (read and written)
+//                   and read in fp32, dA's cumulative sum written and read in fp32. On an H100
+//                   the bytes dominate (Nemotron 3 Nano, s = 8192: 0.88 GB against 28 GFLOP), so
+//                   the kernel is memory-bound and the efficiency used for its FLOPs matters
+//                   little.
+//   gated RMSNorm   reads y and z, writes its output: 3e·T·d
+//   out_proj        GEMM T × h × d
+// Backward (the fused function saves the in_proj output and the scan's output, and recomputes
+// the conv output, C·Bᵀ and the chunk states): out_proj dgrad/wgrad, gated-norm backward
+// (reads dy, y, z; writes dy, dz: 5e·T·d), the conv1d forward again (2e·T·c), the SSD backward
+// (FLOPs 2× forward for the two gradient products of each forward product plus the recomputed
+// C·Bᵀ and chunk states 2·T·(Q·N·G + N·d), ≈ 2.4× forward for Nemotron 3 Nano; bytes twice the
+// forward's state and C·Bᵀ traffic, reads x, B, C, dt, dy and writes their gradients:
+// T·(e·(5d + 6GN + 2H) + 16·G·Q + 32·d·N/Q + 16·H)), the conv1d backward (reads x and dout,
+// writes dx: 3e·T·c), in_proj dgrad/wgrad with the column-parallel TP communication.
+#pragma once
+
+#include <vector>
+
+#include "workload/layer_ops.h"
+#include "workload/workload.h"
+
+namespace preflight {
+
+// REQUIRES: x.mamba_heads > 0 (make_layer_shape of a model with model.mamba).
+std::vector<Op> mamba_forward_ops(const LayerShape& x);
+// Weight-gradient GEMMs are named "*.wgrad", as in layer_backward_ops.
+std::vector<Op> mamba_backward_ops(const LayerShape& x);
+
+// The SSD scan's forward and backward kernels alone (FLOPs and bytes as above).
+Op mamba_scan_forward_op(const LayerShape& x);
+Op mamba_scan_backward_op(const LayerShape& x);
+
+}  // namespace preflight
