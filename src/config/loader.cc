@@ -553,10 +553,55 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
   return Status();
 }
 
+// training.lora: {rank, targets}; absent = no LoRA.
+Status read_lora(const YAML::Node& training, const std::string& source, const ModelConfig& m,
+                 LoraConfig* l) {
+  if (!training || !training.IsMap() || !training["lora"] || training["lora"].IsNull()) {
+    return Status();
+  }
+  const YAML::Node node = training["lora"];
+  if (!node.IsMap()) {
+    return invalid_argument(source +
+                            ": training.lora: expected a mapping such as {rank: 16, "
+                            "targets: [qkv, proj, fc1, fc2]}");
+  }
+  YamlReader r(node, source, "training.lora");
+  r.skip("targets");
+  l->rank = r.required_int("rank");
+  r.get_double("alpha", 0, 0, 1e9);  // scales the adapter's output; changes no time
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (l->rank > m.hidden) {
+    return invalid_argument(source + ": training.lora.rank: " + std::to_string(l->rank) +
+                            ": expected at most model.hidden (" + std::to_string(m.hidden) + ")");
+  }
+  static const std::vector<std::string> kTargets = {"qkv", "proj", "fc1", "fc2"};
+  const YAML::Node targets = node["targets"];
+  if (!targets) {
+    l->targets = kTargets;  // Megatron-Bridge's LoRA default: every linear layer
+    return Status();
+  }
+  if (!targets.IsSequence() || targets.size() == 0 || targets.size() > 4) {
+    return invalid_argument(source +
+                            ": training.lora.targets: expected a list of qkv, proj, "
+                            "fc1, fc2");
+  }
+  for (const YAML::Node& t : targets) {
+    const std::string v = t.IsScalar() ? t.Scalar() : "";
+    if (std::find(kTargets.begin(), kTargets.end(), v) == kTargets.end()) {
+      return invalid_argument(source + ": training.lora.targets: '" + v.substr(0, 32) +
+                              "': expected qkv, proj, fc1 or fc2");
+    }
+    if (!l->targets_layer(v)) l->targets.push_back(v);
+  }
+  return Status();
+}
+
 Status read_training(const YAML::Node& node, const std::string& source, const ModelConfig& m,
                      TrainingConfig* t) {
   YamlReader r(node, source, "training");
   r.skip("stack");
+  r.skip("lora");
+  PREFLIGHT_RETURN_IF_ERROR(read_lora(node, source, m, &t->lora));
   PREFLIGHT_RETURN_IF_ERROR(read_stack(node, source, &t->stack));
   t->seq_len = r.get_int("seq_len", m.max_seq_len);
   t->global_batch = r.required_int("global_batch");
@@ -572,9 +617,9 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
       r.get_double("allocator_fragmentation", t->allocator_fragmentation, 0, 1);
   t->packed_sequence_length = r.get_int("packed_sequence_length", 0, 0);
   if (r.status().ok() && t->packed_sequence_length > t->seq_len) {
-    r.fail("packed_sequence_length",
-           std::to_string(t->packed_sequence_length) + ": expected at most training.seq_len (" +
-               std::to_string(t->seq_len) + ")");
+    r.fail("packed_sequence_length", std::to_string(t->packed_sequence_length) +
+                                         ": expected at most training.seq_len (" +
+                                         std::to_string(t->seq_len) + ")");
   }
   return r.finish();
 }

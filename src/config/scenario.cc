@@ -400,6 +400,12 @@ Status validate_scenario(const Scenario& s) {
                               str(p.pp) + ") as in Megatron");
     }
   }
+  if (t.lora.enabled() && p.zero_stage == 3) {
+    return invalid_argument(
+        "training.lora: with parallelism.zero_stage 3: the frozen weights "
+        "would still be gathered per layer; not modelled (expected "
+        "zero_stage 0 to 2)");
+  }
   if (p.sequence_parallel && p.tp == 1) {
     return invalid_argument("parallelism.sequence_parallel: true: expected tp > 1");
   }

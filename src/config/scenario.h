@@ -283,8 +283,21 @@ struct StackConfig {
   AttentionKernel attention_kernel = AttentionKernel::kCudnn;
 };
 
+// LoRA fine-tuning (Hu et al. 2021): the base weights are frozen, and each target linear layer
+// W (d_in → d_out) gains a trainable low-rank path B·A (A: d_in → rank, B: rank → d_out).
+struct LoraConfig {
+  int rank = 0;  // 0 = no LoRA (all weights train)
+  // Linear layers that carry an adapter: of qkv, proj, fc1, fc2 (dense MLPs).
+  std::vector<std::string> targets;
+  bool enabled() const { return rank > 0; }
+  bool targets_layer(const std::string& name) const {
+    return std::find(targets.begin(), targets.end(), name) != targets.end();
+  }
+};
+
 struct TrainingConfig {
   StackConfig stack;
+  LoraConfig lora;
   int seq_len = 0;
   int global_batch = 0;
   int micro_batch = 1;

@@ -589,7 +589,17 @@ MemoryReport estimate_memory(const Scenario& sc) {
       params += stage_parameters_per_gpu(sc, p - 1 - stage);
       expert_params += stage_expert_parameters_per_gpu(sc, p - 1 - stage);
     }
-    const ModelStates st = model_states(sc, params, expert_params);
+    ModelStates st = model_states(sc, params, expert_params);
+    if (sc.training.lora.enabled()) {
+      // LoRA: the frozen base weights stay; gradients and optimizer states are the adapters'.
+      int64_t trainable = stage_trainable_parameters_per_gpu(sc, stage);
+      if (dual) trainable += stage_trainable_parameters_per_gpu(sc, p - 1 - stage);
+      const ModelStates adapters = model_states(sc, trainable, 0);
+      st.weights += adapters.weights;
+      st.gradients = adapters.gradients;
+      st.optimizer = adapters.optimizer;
+      st.step_copy = adapters.step_copy;
+    }
 
     StageMemory mem;
     mem.stage = stage;

@@ -75,6 +75,26 @@ double attention_core_flops(const ModelConfig& m, double t, int seq_len, int win
 
 }  // namespace
 
+int64_t lora_parameters(const ModelConfig& m, const LoraConfig& lora, int layer) {
+  if (!lora.enabled()) return 0;
+  const int64_t r = lora.rank;
+  const int64_t h = m.hidden;
+  int64_t p = 0;
+  if (m.has_attention(layer) && !m.mla.enabled()) {
+    const int64_t q = int64_t{m.heads} * m.head_dim();
+    const int64_t kv = int64_t{m.kv_heads} * m.head_dim();
+    if (lora.targets_layer("qkv")) p += r * (h + q + 2 * kv);
+    if (lora.targets_layer("proj")) p += r * (q + h);
+  }
+  if (m.has_mlp(layer) && !m.is_moe_layer(layer)) {
+    const int64_t f = m.ffn_hidden;
+    const int64_t fc1_out = m.activation == Activation::kSwiglu ? 2 * f : f;
+    if (lora.targets_layer("fc1")) p += r * (h + fc1_out);
+    if (lora.targets_layer("fc2")) p += r * (f + h);
+  }
+  return p;
+}
+
 int64_t padded_vocab(const ModelConfig& m, int tp) {
   const int64_t multiple = 128LL * tp;
   return (m.vocab + multiple - 1) / multiple * multiple;

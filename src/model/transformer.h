@@ -92,6 +92,11 @@ int64_t mtp_module_parameters(const ModelConfig& m);
 // weights (model.mtp_repeated_layer).
 int mtp_weight_modules(const ModelConfig& m);
 
+// Trainable LoRA parameters of layer `layer` (all TP shards together): rank·(d_in + d_out) for
+// each target linear the layer has: qkv (h → q + 2·kv) and proj (heads·d_v → h) on a layer with
+// attention, fc1 (h → f, 2f gated) and fc2 (f → h) on a dense MLP. 0 without LoRA.
+int64_t lora_parameters(const ModelConfig& m, const LoraConfig& lora, int layer);
+
 // Word (+ learned position) embedding parameters, with the padded vocabulary.
 int64_t embedding_parameters(const ModelConfig& m, int tp, int seq_len);
 

@@ -49,10 +49,12 @@ struct ModelMatch {
 ModelMatch match_model(const std::string& name) {
   const std::string n = lower(name);
   auto has = [&](const char* p) { return contains(n, p); };
-  if (has("nemotron_3") || has("nemotron 3")) {
-    return {"", "nemotron3", "hybrid",
-            "hybrid Mamba-2/attention MoE (Nemotron 3): no Preflight preset"};
-  }
+  // Nemotron 3: hybrid Mamba-2 / attention MoE. Nemotron 3.5 Lightning's recipe reuses the
+  // Nano provider with two MTP depths of one shared "*E" module (Megatron-Bridge).
+  if (has("nemotron_3_nano")) return {"nemotron3-nano", "nemotron3", "hybrid", ""};
+  if (has("nemotron_3_5_lightning")) return {"nemotron3-nano", "nemotron3", "hybrid", ""};
+  if (has("nemotron_3_super")) return {"nemotron3-super", "nemotron3", "hybrid", ""};
+  if (has("nemotron_3_ultra")) return {"nemotron3-ultra", "nemotron3", "hybrid", ""};
   if (has("deepseekv4")) {
     return {"", "deepseek", "moe",
             "DeepSeek-V4 Flash: compressed sparse attention and hyper-connections are not "
@@ -258,10 +260,8 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   const ModelMatch match = match_model(r.model);
   if (!match.why.empty()) return invalid_argument(match.why);
   const std::string n = lower(r.model);
-  if (contains(n, "lora")) {
-    return invalid_argument("LoRA fine-tuning rows are not modelled yet");
-  }
-  const bool sft = contains(n, "sft");
+  const bool lora = contains(n, "lora");
+  const bool sft = contains(n, "sft") || lora;
   const bool layer_row = r.metric.rfind("layer_", 0) == 0;
   const std::string cluster = cluster_for(r.gpu);
   if (cluster.empty()) return invalid_argument("GPU '" + r.gpu + "': no cluster preset");
@@ -311,6 +311,7 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
       if (r.layers > 0 || r.hidden > 0) out.model = "custom-" + match.preset;
     }
     if (contains(n, "w/o mtp")) y << "  mtp_layers: 0\n";
+    if (contains(n, "lightning")) y << "  mtp_layers: 2\n  mtp_repeated_layer: true\n";
     if (contains(n, "tokendrop")) y << "  moe: {capacity_factor: 1.0}\n";
     y << "  max_seq_len: " << r.seq << "\n";
   } else {
@@ -346,6 +347,12 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
     // sample as 842,603 at 4,096 tokens and 488,991 over 2,030 at 2,048: Σs²/Σs = 206 and 241.
     y << "  packed_sequence_length: " << (r.seq <= 2048 ? 241 : 206) << "\n";
   }
+  if (lora) {
+    // LoRA on the attention's QKV projection only: Megatron-Bridge's performance scripts
+    // override the targets to ["linear_qkv"] with rank 16 (llama3_70b_peft_config); NeMo 24.07's
+    // launcher uses adapter_dim 32 on attention_qkv.
+    y << "  lora: {rank: " << (r.source == "nemo_2407" ? 32 : 16) << ", targets: [qkv]}\n";
+  }
   const bool sp = r.sp == 1 || (r.sp == -1 && d.sequence_parallel && tp > 1);
   Recompute recompute = d.recompute;
   if (r.recompute == "full") recompute = Recompute::kFull;
@@ -363,7 +370,9 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
     << "  tp_comm_overlap: " << (d.tp_comm_overlap && sp && tp > 1 ? "true" : "false") << "\n"
     << "  overlap_p2p: " << (d.overlap_p2p && pp > 1 && vpp > 1 ? "true" : "false") << "\n";
   if (d.zero_stage > 0 && dp > 1) y << "  zero_stage: " << d.zero_stage << "\n";
-  if (match.kind == "moe") y << "  ep: " << ep << "\n  etp: " << d.etp << "\n";
+  if (match.kind == "moe" || match.kind == "hybrid") {
+    y << "  ep: " << ep << "\n  etp: " << d.etp << "\n";
+  }
   if (vpp > 1) y << "  schedule: interleaved\n";
   StatusOr<Scenario> s = load_scenario_text(y.str(), where(r), {});
   if (!s.ok()) return s.status();

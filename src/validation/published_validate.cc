@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <thread>
-#include <cstdio>
 
 #include "simulate/simulate.h"
 #include "validation/optimize.h"

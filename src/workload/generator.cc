@@ -8,6 +8,7 @@
 #include "workload/dualpipe_pairs.h"
 #include "workload/generator_internal.h"
 #include "workload/layer_ops.h"
+#include "workload/lora_ops.h"
 #include "workload/model_blocks.h"
 #include "workload/overlap_ops.h"
 #include "workload/precision_ops.h"
@@ -32,11 +33,26 @@ Step block_step(int block, int repeat, const PipelineTask& t) {
 }
 
 int64_t layer_dense_params_per_gpu(const Scenario& s, int layer) {
+  if (s.training.lora.enabled()) {
+    return lora_parameters(s.model, s.training.lora, layer) / s.parallelism.tp;
+  }
   return (layer_parameters(s.model, layer) - expert_parameters(s.model, layer)) / s.parallelism.tp;
 }
 
 int64_t layer_expert_params_per_gpu(const Scenario& s, int layer) {
+  if (s.training.lora.enabled()) return 0;  // frozen
   return expert_parameters(s.model, layer) / (int64_t{s.parallelism.ep} * s.expert_tp());
+}
+
+int64_t stage_trainable_parameters_per_gpu(const Scenario& s, int stage) {
+  if (!s.training.lora.enabled()) return stage_parameters_per_gpu(s, stage);
+  int64_t p = 0;
+  for (int layer : stage_layer_ids(s, stage)) p += layer_dense_params_per_gpu(s, layer);
+  return p;
+}
+
+int64_t stage_trainable_expert_parameters_per_gpu(const Scenario& s, int stage) {
+  return s.training.lora.enabled() ? 0 : stage_expert_parameters_per_gpu(s, stage);
 }
 
 int gradient_bytes_per_element(const Scenario& s) {
@@ -96,6 +112,8 @@ Workload generate_workload(const Scenario& s) {
   for (int stage = 0; stage < s.parallelism.pp; ++stage) {
     w.stages.push_back(stage_program(s, x, blocks, stage, pairs, w));
   }
+  // LoRA: frozen weights lose their weight gradients, target linears gain adapters (lora_ops.h).
+  for (Block& b : w.blocks) apply_lora(s, &b.ops);
   // Low-precision linear layers: quantize kernels and narrower GEMM operands (precision_ops.h).
   for (Block& b : w.blocks) apply_precision(s, &b.ops);
   // TP communication pipelined with its GEMMs (overlap_ops.h); after precision, which finds each

@@ -26,6 +26,12 @@ int64_t stage_parameters_per_gpu(const Scenario& s, int stage);
 // group (Scenario::expert_dp() ranks), not over dp·cp.
 int64_t stage_expert_parameters_per_gpu(const Scenario& s, int stage);
 
+// What of those trains, and so has gradients and optimizer states: all of them, or with LoRA
+// (training.lora) only the stage's adapters / tp (the frozen base weights, embedding, output
+// layer and experts have none).
+int64_t stage_trainable_parameters_per_gpu(const Scenario& s, int stage);
+int64_t stage_trainable_expert_parameters_per_gpu(const Scenario& s, int stage);
+
 // Bytes per gradient element in the DP reduction: fp32 for bf16/fp8 training (Megatron
 // accumulates and all-reduces main grads in fp32), fp16 for fp16 training.
 int gradient_bytes_per_element(const Scenario& s);

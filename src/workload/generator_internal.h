@@ -27,5 +27,6 @@ int64_t layer_dense_params_per_gpu(const Scenario& s, int layer);
 // Routed-expert parameters of model layer `layer` on one GPU (split over ep·etp), reduced and
 // gathered over the expert-DP group.
 int64_t layer_expert_params_per_gpu(const Scenario& s, int layer);
+// (With LoRA both count the trainable parameters only: the layer's adapters, and no experts.)
 
 }  // namespace preflight

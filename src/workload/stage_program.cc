@@ -37,7 +37,8 @@ struct Place {
   int from = 0, to = 0;
 };
 
-// What a rank holds: one model stage, or with DualPipe two (`stage` and p−1−stage).
+// What a rank trains (its gradients and optimizer states): one model stage, or with DualPipe two
+// (`stage` and p−1−stage).
 struct RankParams {
   int64_t params = 0;         // on one GPU
   int64_t expert_params = 0;  // the routed experts among them
@@ -45,12 +46,12 @@ struct RankParams {
 };
 
 RankParams rank_params(const Scenario& s, int stage) {
-  RankParams r{stage_parameters_per_gpu(s, stage), stage_expert_parameters_per_gpu(s, stage),
-               stage_layer_ids(s, stage)};
+  RankParams r{stage_trainable_parameters_per_gpu(s, stage),
+               stage_trainable_expert_parameters_per_gpu(s, stage), stage_layer_ids(s, stage)};
   if (s.parallelism.schedule == Schedule::kDualPipe) {
     const int mirror = s.parallelism.pp - 1 - stage;
-    r.params += stage_parameters_per_gpu(s, mirror);
-    r.expert_params += stage_expert_parameters_per_gpu(s, mirror);
+    r.params += stage_trainable_parameters_per_gpu(s, mirror);
+    r.expert_params += stage_trainable_expert_parameters_per_gpu(s, mirror);
     for (int l : stage_layer_ids(s, mirror)) r.layer_ids.push_back(l);
   }
   return r;
