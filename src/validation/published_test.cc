@@ -123,10 +123,10 @@ TEST(PublishedValidation, CoverageAndGroups) {
   StatusOr<PublishedValidationResult> r = run_published_validation(*rows, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->total, 9);
-  EXPECT_EQ(r->simulated, 7);  // no parallel configuration; no Nemotron 3 preset
+  EXPECT_EQ(r->simulated, 8);  // all but the row with no parallel configuration
   ASSERT_FALSE(r->groups.empty());
   EXPECT_EQ(r->groups[0].by, "all");
-  EXPECT_EQ(r->groups[0].rows, 7);
+  EXPECT_EQ(r->groups[0].rows, 8);
   for (const PublishedPrediction& p : r->rows) {
     if (p.simulated) EXPECT_GT(p.predicted_ms, 0) << p.row.line;
   }
