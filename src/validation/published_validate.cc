@@ -100,6 +100,22 @@ namespace {
 // GPUs whose constants come from another data set and are not fitted here.
 bool fitted_elsewhere(const std::string& gpu) { return gpu.rfind("A100", 0) == 0; }
 
+// The GPU generation a GPU's constants are shared with: the same silicon, tensor cores and
+// kernels (Blackwell B200 and GB200; Blackwell Ultra B300 and GB300), so the same sustained
+// fractions of their peaks; a generation is fitted on the rows of all its GPUs.
+std::string generation_of(const std::string& gpu) {
+  if (gpu == "B200" || gpu == "GB200") return "blackwell";
+  if (gpu == "B300" || gpu == "GB300") return "blackwell-ultra";
+  if (gpu.rfind("H100", 0) == 0 || gpu.rfind("H200", 0) == 0) return "hopper";
+  return gpu;
+}
+
+// The rows the GPU constants are fitted on: dense models, whose every cost the model holds
+// (GEMMs, attention, the memory-bound kernels, TP/PP/DP communication). MoE and hybrid rows are
+// predicted with those constants, so their error is the part of them the dense physics does not
+// explain (expert dispatch, grouped GEMMs, Mamba scans), never absorbed by a constant.
+bool fits_on(const PublishedPrediction& p) { return p.run.kind == "dense"; }
+
 // What one simulation gives the rows of its run: the iteration time, and for per-layer rows
 // the first layer's forward and backward block times (stage 0, micro-batch 0).
 struct Predicted {
@@ -180,10 +196,11 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     if (!p.run.layer_metric.empty()) unique_layers[it->second] = true;
   }
   // The GPUs to fit, in name order.
-  std::vector<std::string> gpus;
+  std::vector<std::string> gpus;  // the generations to fit
   for (const std::string& g : unique_gpu) {
-    if (!fitted_elsewhere(g) && std::find(gpus.begin(), gpus.end(), g) == gpus.end()) {
-      gpus.push_back(g);
+    const std::string gen = generation_of(g);
+    if (!fitted_elsewhere(g) && std::find(gpus.begin(), gpus.end(), gen) == gpus.end()) {
+      gpus.push_back(gen);
     }
   }
   std::sort(gpus.begin(), gpus.end());
@@ -247,7 +264,7 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       scen_layers.push_back(unique_layers[row_unique[i]]);
       const std::vector<double>* c = nullptr;
       for (const GpuFit& f : fits) {
-        if (f.gpu == unique_gpu[row_unique[i]]) c = &f.constants;
+        if (f.gpu == generation_of(unique_gpu[row_unique[i]])) c = &f.constants;
       }
       cs.push_back(c);
     }
@@ -286,7 +303,9 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
         std::vector<size_t> train;
         for (size_t i : simulated) {
           const PublishedPrediction& p = result.rows[i];
-          if (p.run.gpu == g && family_fold[p.run.family] != f) train.push_back(i);
+          if (generation_of(p.run.gpu) == g && family_fold[p.run.family] != f && fits_on(p)) {
+            train.push_back(i);
+          }
         }
         fits.push_back(fit_gpu(g, train));
       }
@@ -301,7 +320,9 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     for (const std::string& g : gpus) {
       std::vector<size_t> train;
       for (size_t i : simulated) {
-        if (result.rows[i].run.gpu == g) train.push_back(i);
+        if (generation_of(result.rows[i].run.gpu) == g && fits_on(result.rows[i])) {
+          train.push_back(i);
+        }
       }
       result.fitted.push_back(fit_gpu(g, train));
     }

@@ -110,11 +110,17 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
     ops.push_back(ep_collective(x, "ep.alltoall.dispatch", "ep.allgather.dispatch",
                                 CollectiveKind::kAllGather, t.dispatch));
   }
+  const double rt = t.rank_tokens;
+  // Megatron-Core's all-to-all dispatcher receives its tokens ordered by source rank, then
+  // expert; with several local experts it sorts them into expert order after the dispatch
+  // (sort_chunks_by_idxs) and back before the combine: a read and a write of every received
+  // copy each way (token_dispatcher.py, MoEAlltoAllTokenDispatcher).
+  const bool sorts = x.ep > 1 && x.local_experts > 1 && !x.allgather_dispatcher;
+  if (sorts) ops.push_back(memory_op("moe.sort_chunks.fwd", 2 * e * rt * w));
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.allgather", CollectiveKind::kAllGather,
                                 GroupKind::kExpertTensor, t.etp_gather));
   }
-  const double rt = t.rank_tokens;
   const double f = static_cast<double>(x.expert_ffn_per_rank);
   ops.push_back(
       expert_gemm("moe.experts.fc1.fwd", t.per_expert, x.expert_fc1_out, x.expert_h, x, load));
@@ -125,6 +131,7 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
     ops.push_back(collective_op("etp.reducescatter", CollectiveKind::kReduceScatter,
                                 GroupKind::kExpertTensor, t.etp_gather));
   }
+  if (sorts) ops.push_back(memory_op("moe.unsort_chunks.fwd", 2 * e * rt * w));
   if (x.ep > 1) {
     ops.push_back(ep_collective(x, "ep.alltoall.combine", "ep.reducescatter.combine",
                                 CollectiveKind::kReduceScatter, t.combine));
@@ -166,6 +173,9 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
     ops.push_back(ep_collective(x, "ep.alltoall.combine.grad", "ep.allgather.combine.grad",
                                 CollectiveKind::kAllGather, t.dispatch));
   }
+  // The sorts' backward: the combine's gradient into expert order, the dispatch's back.
+  const bool sorts = x.ep > 1 && x.local_experts > 1 && !x.allgather_dispatcher;
+  if (sorts) ops.push_back(memory_op("moe.unsort_chunks.bwd", 2 * e * rt * w));
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.allgather.grad", CollectiveKind::kAllGather,
                                 GroupKind::kExpertTensor, t.etp_gather));
@@ -183,6 +193,7 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
     ops.push_back(collective_op("etp.reducescatter.grad", CollectiveKind::kReduceScatter,
                                 GroupKind::kExpertTensor, t.etp_gather));
   }
+  if (sorts) ops.push_back(memory_op("moe.sort_chunks.bwd", 2 * e * rt * w));
   if (x.ep > 1) {
     ops.push_back(ep_collective(x, "ep.alltoall.dispatch.grad", "ep.reducescatter.dispatch.grad",
                                 CollectiveKind::kReduceScatter, t.combine));
