@@ -81,6 +81,46 @@ TEST(RooflineModel, AttentionIsTheSlowerOfFlopsAndBytes) {
   EXPECT_EQ(model->duration(op), SimTime::microseconds(10003));
 }
 
+TEST(RooflineModel, AttentionBackwardRunsAtItsOwnRatio) {
+  // 2e11 FLOP backward at 400 TF · 0.5 · 0.87 = 174 TF: 1.1494 ms (+ the 3 us gap).
+  GpuConfig gpu = test_gpu();
+  gpu.calibration.attention_backward_ratio = 0.87;
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kBf16);
+  Op op;
+  op.type = OpType::kAttention;
+  op.flops = Flops(2e11);
+  op.bytes = Bytes(1000);
+  op.backward = true;
+  EXPECT_NEAR(model->duration(op).to_seconds(), 2e11 / (400e12 * 0.5 * 0.87) + 3e-6, 1e-9);
+}
+
+TEST(RooflineModel, FlashAttention2OnHopperRunsAtItsMeasuredShareOfCudnn) {
+  // FlashAttention-3 paper, H100, head dim 128, 8K: FA2 335 vs cuDNN ~605 TFLOP/s forward, 318
+  // vs 518 backward. On Ampere FA2 is the reference kernel: unchanged.
+  GpuConfig hopper = test_gpu();
+  hopper.architecture = "hopper";
+  GpuConfig ampere = test_gpu();
+  ampere.architecture = "ampere";
+  Op fwd;
+  fwd.type = OpType::kAttention;
+  fwd.flops = Flops(2e11);
+  fwd.bytes = Bytes(1000);
+  Op bwd = fwd;
+  bwd.backward = true;
+  auto seconds = [](const GpuConfig& g, AttentionKernel k, const Op& op) {
+    return (make_roofline_model(g, Precision::kBf16, k)->duration(op) - SimTime::microseconds(3))
+        .to_seconds();
+  };
+  EXPECT_NEAR(seconds(hopper, AttentionKernel::kFlash2, fwd) /
+                  seconds(hopper, AttentionKernel::kCudnn, fwd),
+              605.0 / 335.0, 1e-6);
+  EXPECT_NEAR(seconds(hopper, AttentionKernel::kFlash2, bwd) /
+                  seconds(hopper, AttentionKernel::kCudnn, bwd),
+              518.0 / 318.0, 1e-6);
+  EXPECT_DOUBLE_EQ(seconds(ampere, AttentionKernel::kFlash2, fwd),
+                   seconds(ampere, AttentionKernel::kCudnn, fwd));
+}
+
 TEST(RooflineModel, TileQuantizationMakesM129CostlierPerFlopThanM128) {
   // With HBM fast enough to keep both GEMMs compute-bound, m = 128 fills one row of 128-high
   // tiles; m = 129 needs a second row (or 64-high tiles), nearly doubling the tile work for

@@ -634,6 +634,35 @@ training: {seq_len: 8192, global_batch: 128}
                     {"test.yaml: cluster.gpus: 6", "4 GPUs of a tray"});
 }
 
+TEST(LoadScenarioText, TheStackBringsItsHostConstants) {
+  // The default stack is megatron-core: 10 us per launch, NCCL's own 6 us per collective call
+  // (the GPU preset). megatron-deepspeed-2022 (vTrain's): 58.9 us and 6 + 99 us.
+  StatusOr<Scenario> core = load(kSmall);
+  ASSERT_TRUE(core.ok()) << core.status().message();
+  EXPECT_EQ(core->training.stack.name, "megatron-core");
+  EXPECT_EQ(core->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(10));
+  EXPECT_EQ(core->cluster.gpu.calibration.collective_latency, SimTime::microseconds(6));
+  EXPECT_TRUE(core->training.flash_attention);
+  StatusOr<Scenario> ds = load(kSmall, {"training.stack=megatron-deepspeed-2022"});
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  EXPECT_EQ(ds->cluster.gpu.calibration.launch_overhead, SimTime::picoseconds(58'900'000));
+  EXPECT_EQ(ds->cluster.gpu.calibration.collective_latency, SimTime::microseconds(105));
+  EXPECT_FALSE(ds->training.flash_attention);  // its attention kernel is unfused
+  EXPECT_EQ(ds->training.stack.attention_kernel, AttentionKernel::kUnfused);
+  // A launch cost the GPU's YAML names wins over the stack's; inline stack keys over its preset.
+  StatusOr<Scenario> own = load(kSmall, {"training.stack=megatron-deepspeed-2022",
+                                         "cluster.gpu.calibration.launch_overhead=20us"});
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_EQ(own->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(20));
+  StatusOr<Scenario> inline_key = load(kSmall, {"training.stack.launch_overhead=4us"});
+  ASSERT_TRUE(inline_key.ok()) << inline_key.status().message();
+  EXPECT_EQ(inline_key->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(4));
+  expect_user_error(load_error(kSmall, {"training.stack=megatron-cor"}),
+                    {"test.yaml: training.stack.preset", "megatron-cor"});
+  expect_user_error(load_error(kSmall, {"training.stack.attention_kernel=flash9"}),
+                    {"test.yaml: training.stack.attention_kernel", "flash9"});
+}
+
 TEST(LoadScenarioText, JobSmallerThanANode) {
   // Four GPUs of a DGX H100, with their four NICs.
   StatusOr<Scenario> s = load_scenario_text(R"(

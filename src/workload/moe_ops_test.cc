@@ -78,6 +78,40 @@ TEST(MoeOps, BalancedRoutingMatchesAnalyticFlopsAndBytes) {
   EXPECT_DOUBLE_EQ(router->flops.count(), 2 * T * h * 64);
 }
 
+TEST(MoeOps, AllToAllDispatcherSortsTheReceivedTokensIntoExpertOrder) {
+  // 8 local experts: after the dispatch each rank sorts its T·k received copies into expert
+  // order and back before the combine, 2·2 B per element each way; the backward mirrors them.
+  const Scenario s = moe_scenario();
+  const LayerShape x = make_layer_shape(s, 0);
+  const ExpertLoad load = draw_expert_load(s.model.moe, 8, 0, 0);
+  const double T = 4096, k = 8, h = 2048;
+  const std::vector<Op> fwd = moe_forward_ops(x, load);
+  const Op* sort = find(fwd, "moe.sort_chunks.fwd");
+  const Op* unsort = find(fwd, "moe.unsort_chunks.fwd");
+  ASSERT_NE(sort, nullptr);
+  ASSERT_NE(unsort, nullptr);
+  EXPECT_EQ(sort->bytes.count(), static_cast<int64_t>(2 * 2 * T * k * h));
+  EXPECT_EQ(unsort->bytes, sort->bytes);
+  // In order: dispatch, sort, experts, unsort, combine.
+  auto at = [&](const std::string& name) {
+    return std::find_if(fwd.begin(), fwd.end(),
+                        [&](const Op& op) { return op.name.rfind(name, 0) == 0; }) -
+           fwd.begin();
+  };
+  EXPECT_LT(at("ep.alltoall.dispatch"), at("moe.sort_chunks.fwd"));
+  EXPECT_LT(at("moe.sort_chunks.fwd"), at("moe.experts.fc1.fwd"));
+  EXPECT_LT(at("moe.experts.fc2.fwd"), at("moe.unsort_chunks.fwd"));
+  EXPECT_LT(at("moe.unsort_chunks.fwd"), at("ep.alltoall.combine"));
+  const std::vector<Op> bwd = moe_backward_ops(x, load);
+  EXPECT_NE(find(bwd, "moe.unsort_chunks.bwd"), nullptr);
+  EXPECT_NE(find(bwd, "moe.sort_chunks.bwd"), nullptr);
+  // One local expert (ep = experts) needs no sort.
+  const Scenario one = moe_scenario({"model.moe.experts=8"});
+  EXPECT_EQ(find(moe_forward_ops(make_layer_shape(one, 0), draw_expert_load(one.model.moe, 8, 0, 0)),
+                 "moe.sort_chunks"),
+            nullptr);
+}
+
 TEST(MoeOps, NodeLimitedRoutingAndFp8DispatchShrinkTheAllToAll) {
   // EP 8 on one-GPU nodes spans 8 nodes. Top-8 over at most 4 nodes, one copy per node: the
   // cross-node copies halve (M/k = 4/8), for dispatch and combine alike. FP8 dispatch then
