@@ -175,6 +175,26 @@ TEST(SimaiWorkload, DenseTp8ExampleWithoutGaOrGpusRuns) {
   EXPECT_GT(simai_columns(r->execution).exposed_tp_us, 0);
 }
 
+// AICB's GPT-13B sample (TP 8): grad_norm's weight-gradient column reduce-scatters 6.5 GB
+// (4 B × 13B/8 parameters) over DP 2 after the last backward, and nothing waits for it. The
+// iteration ends when it does: that wait is exposed DP communication, not host time (with no
+// launch overhead the host adds nothing).
+TEST(SimaiWorkload, WaitForTheGradientReduceScatterIsExposedDpComm) {
+  StatusOr<SimaiWorkload> w = load_simai_workload(fixture("dense_tp8.txt"));
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  StatusOr<SimulationReport> r = simulate_simai(
+      *w,
+      base({"cluster.preset=dgx-h100", "cluster.nodes=2", "parallelism.tp=8", "parallelism.pp=2",
+            "parallelism.dp=1", "cluster.gpu.calibration.launch_overhead=0us"}));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Breakdown& b = r->execution.stages[r->execution.critical_stage].breakdown;
+  EXPECT_EQ(b.host_overhead, SimTime::zero());
+  // At least the reduce-scatter's bandwidth term, (n−1)/n · S / busBw with busBw ≤ the node's
+  // 8 × 50 GB/s of NICs: 0.5 × 6.5 GB / 400 GB/s = 8.1 ms.
+  EXPECT_GT(b.dp_comm.to_seconds(), 8.1e-3);
+  EXPECT_GT(simai_columns(r->execution).exposed_dp_us, 8.1e3);
+}
+
 // Export → import of a generated workload: (imported − native) / native iteration time.
 double round_trip(const std::vector<std::string>& sets, int stage = 0) {
   std::vector<std::string> all = {"model.preset=llama3-8b", "cluster.preset=dgx-h100",
