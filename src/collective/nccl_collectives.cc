@@ -8,17 +8,10 @@
 
 #include "collective/collective_model.h"
 #include "collective/nccl_model.h"
+#include "network/nvlink.h"
 
 namespace preflight {
 namespace {
-
-int compute_capability(const std::string& arch) {
-  if (arch == "volta") return 70;
-  if (arch == "ampere") return 80;
-  if (arch == "hopper") return 90;
-  if (arch == "blackwell") return 100;
-  return 80;
-}
 
 // What NCCL sees for one communicator of `g`. Each channel leaves a node through the NIC
 // closest to the GPU it leaves from, and NCCL spreads the channels over the NICs of the
@@ -34,6 +27,7 @@ nccl::Platform platform_for(const ClusterConfig& c, const GroupPlacement& g) {
   p.ranks_per_node = g.per_node;
   p.gpus_per_node = c.gpus_per_node;
   p.nvlinks_per_gpu = c.gpu.nvlinks;
+  p.nvlink_scale = nvlink_scale(c);
   p.nvswitch = c.gpu.nvlinks > 0 && c.gpus_per_node > 2;
   const double nic_share =
       static_cast<double>(c.nics_per_node) * g.per_node / std::max(1, c.gpus_per_node);
