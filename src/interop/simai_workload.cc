@@ -51,8 +51,8 @@ bool same_times(const SimaiLayer& a, const SimaiLayer& b) {
   return a.fwd_ns == b.fwd_ns && a.ig_ns == b.ig_ns && a.wg_ns == b.wg_ns;
 }
 
-// Line comparisons the repetition search may spend before it gives up (a few seconds at most
-// on adversarial input; AICB's files match on the first candidate).
+// Line comparisons the repetition search may spend before it gives up (under a second on
+// adversarial input; AICB's files match on the first or second candidate).
 constexpr int64_t kMaxComparisons = 50'000'000;
 
 // How the lines divide: `leading` iteration-level lines, then `copies` micro-batches of
