@@ -8,21 +8,18 @@
 
 #include "collective/collective_model.h"
 #include "collective/nccl_model.h"
+#include "network/nvlink.h"
 
 namespace preflight {
 namespace {
 
-int compute_capability(const std::string& arch) {
-  if (arch == "volta") return 70;
-  if (arch == "ampere") return 80;
-  if (arch == "hopper") return 90;
-  if (arch == "blackwell") return 100;
-  return 80;
-}
-
-// What NCCL sees for one communicator of `g`. Groups of the same kind run at once and every GPU
-// of a node belongs to one (place_group), so this group owns per_node/gpus_per_node of the
-// node's NICs: with fewer than one NIC its share is one NIC at the matching fraction of line rate.
+// What NCCL sees for one communicator of `g`. Each channel leaves a node through the NIC
+// closest to the GPU it leaves from, and NCCL spreads the channels over the NICs of the
+// communicator's GPUs (nccl.md §4.1 ncclTopoSelectNets, §7): with per_node of the node's G GPUs
+// it reaches ⌈nics·per_node/G⌉ NICs (make_fabric), its GPUs' own. Groups of the same kind run at
+// once on disjoint GPUs (place_group), hence disjoint NICs. With less than one NIC's worth
+// (nics·per_node < G: several groups behind one NIC) the group sees one NIC at that fraction of
+// line rate.
 nccl::Platform platform_for(const ClusterConfig& c, const GroupPlacement& g) {
   nccl::Platform p;
   p.compute_capability = compute_capability(c.gpu.architecture);
@@ -30,10 +27,11 @@ nccl::Platform platform_for(const ClusterConfig& c, const GroupPlacement& g) {
   p.ranks_per_node = g.per_node;
   p.gpus_per_node = c.gpus_per_node;
   p.nvlinks_per_gpu = c.gpu.nvlinks;
+  p.nvlink_scale = nvlink_scale(c);
   p.nvswitch = c.gpu.nvlinks > 0 && c.gpus_per_node > 2;
   const double nic_share =
       static_cast<double>(c.nics_per_node) * g.per_node / std::max(1, c.gpus_per_node);
-  p.nics_per_node = std::max(1, static_cast<int>(nic_share));
+  p.nics_per_node = nic_share >= 1 ? c.nics_per_node : 1;
   const double line_gbps = c.nic_bandwidth.bytes_per_second() * 8 / 1e9;
   p.nic_gbps = nic_share >= 1 ? line_gbps : line_gbps * nic_share;
   p.pcie_gen = c.pcie_gen;

@@ -131,5 +131,26 @@ TEST(NcclCollectives, AllToAllAcrossNodesApproachesTheNicShareTimesNOverNMinus1)
   EXPECT_NEAR(p.busbw_gbps, expected, expected * 0.02);
 }
 
+TEST(NcclCollectives, DpGroupWithFourGpusPerNodeSpreadsOverTheirFourNics) {
+  // TP 2 on 8-GPU DGX H100 nodes: a DP group holds GPUs 0, 2, 4, 6 (or 1, 3, 5, 7) of each
+  // node, and NCCL's rings leave each node through those GPUs' own NICs: ⌈8 NICs · 4/8⌉ = 4.
+  // Ring graph (nccl.md §4.3, "H100, ≥2 nodes, 4×NDR 400G"): 4 channels at min(PCIe Gen5 48,
+  // NIC 50) = 48 GB/s, busBw = 4 × 48 = 192 GB/s, less the calibrated mid-size term
+  // 4k·x(1−x) ≈ 0.2 % at 13.5 GB. One NIC's share would give 48 GB/s, two 96.
+  Fixture f = make("dgx-h100", 4);
+  const GroupPlacement dp = place_group(16, 2, 8);
+  ASSERT_EQ(dp.per_node, 4);
+  ASSERT_EQ(dp.nodes, 4);
+  StatusOr<CollectiveModel> m =
+      CollectiveModel::nccl(f.setup.cluster, f.setup.collectives, *f.network, {dp});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const CollectivePlan p = m->plan(CollectiveKind::kReduceScatter, dp, Bytes(13'500'000'000));
+  EXPECT_EQ(p.algorithm, Algorithm::kRing);
+  EXPECT_NEAR(p.busbw_gbps, 192, 192 * 0.01);
+  // The whole node's 8 GPUs in one group: 8 NICs, 8 × 48 = 384 GB/s (nccl.md §4.3).
+  const CollectivePlan all = m->plan(CollectiveKind::kReduceScatter, f.group, Bytes::gib(16));
+  EXPECT_NEAR(all.busbw_gbps, 384, 384 * 0.01);
+}
+
 }  // namespace
 }  // namespace preflight

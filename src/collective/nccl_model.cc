@@ -9,6 +9,8 @@
 #include <cmath>
 #include <span>
 
+#include "network/nvlink.h"
+
 namespace preflight::nccl {
 namespace {
 
@@ -182,14 +184,6 @@ std::span<const double> speed_array(int minor, int cc, bool inter) {
                        : kSm100Inter28;
 }
 
-// NVLink bandwidth per link (§3, ncclTopoNVLinkBw).
-double nvlink_bw(int cc, int minor) {
-  if (cc >= 100) return minor >= 28 ? 40.1 : 40.0;
-  if (cc >= 90) return minor >= 20 ? 20.6 : 20.0;
-  if (cc == 86) return 12.0;
-  return cc >= 70 ? 20.0 : 18.0;
-}
-
 // What the search sees on each node (simplified topology, see the header).
 struct Fabric {
   int gpus = 1;  // G: communicator GPUs on one node
@@ -208,7 +202,8 @@ Fabric make_fabric(const Platform& p, int minor) {
   f.gpus = p.ranks_per_node;
   f.multi_node = p.nodes > 1;
   f.pcie_bw = 16 * (60 << (p.pcie_gen - 3)) / 80.0;  // width × code / 80 (§3)
-  const double link = nvlink_bw(p.compute_capability, minor);
+  // NVLink bandwidth per link (§3, ncclTopoNVLinkBw), the one in-node figure (network/nvlink.h).
+  const double link = nccl_nvlink_gbs(p.compute_capability, minor) * p.nvlink_scale;
   const double nvl_sum = p.nvlinks_per_gpu * link;
   f.nvlink = p.nvlinks_per_gpu > 0 || f.gpus == 1;  // one GPU: typeIntra LOC, NVLink-class
   f.gpu_bw = p.nvlinks_per_gpu > 0 ? nvl_sum : f.pcie_bw;
@@ -548,6 +543,9 @@ StatusOr<TuningModel> TuningModel::create(const Platform& p, const Options& o) {
   if (p.nvswitch && p.nvlinks_per_gpu == 0) return bad("an NVSwitch needs nvlinks_per_gpu > 0");
   if (p.nodes > 1 && p.nics_per_node == 0) return bad("multi-node needs nics_per_node >= 1");
   if (!(p.nic_gbps > 0) || !std::isfinite(p.nic_gbps)) return bad("nic_gbps must be > 0");
+  if (!(p.nvlink_scale > 0) || !std::isfinite(p.nvlink_scale)) {
+    return bad("nvlink_scale must be > 0");
+  }
   if (p.pcie_gen < 3 || p.pcie_gen > 6) return bad("pcie_gen must be 3..6");
   if (p.nvls_capable && (cc < 90 || !p.nvswitch))
     return bad("nvls_capable needs compute capability >= 90 and an NVSwitch");

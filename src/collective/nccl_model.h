@@ -62,6 +62,9 @@ struct Platform {
   int ranks_per_node = 8;    // ppn: communicator ranks (= GPUs used) on each node
   int gpus_per_node = 8;     // GPUs in the node
   int nvlinks_per_gpu = 12;  // 0 = no NVLink (PCIe only)
+  // Factor on NCCL's per-link speed (network/nvlink.h): the cluster's NVLink bandwidth over its
+  // GPU's datasheet figure, 1 for the GPU as shipped.
+  double nvlink_scale = 1.0;
   bool nvswitch = true;
   int nics_per_node = 8;
   double nic_gbps = 200;      // line rate per NIC, Gb/s

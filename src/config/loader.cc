@@ -343,7 +343,13 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   c.launch_overhead_given = cal.has("launch_overhead");
   c.launch_overhead = cal.get_time("launch_overhead", c.launch_overhead);
   c.kernel_gap = cal.get_time("kernel_gap", c.kernel_gap);
-  c.nvlink_busbw = cal.get_bandwidth("nvlink_busbw", g->nvlink_bandwidth * 0.77);
+  if (cal.has("nvlink_busbw")) {
+    cal.fail(
+        "nvlink_busbw",
+        "removed: in-node bandwidth now comes from NCCL's topology model, gpu.nvlinks links at "
+        "NCCL's per-link speed (scaled by cluster.nvlink_bandwidth); set nvlinks or "
+        "cluster.nvlink_bandwidth instead");
+  }
   c.collective_latency = cal.get_time("collective_latency", c.collective_latency);
   c.collective_step_latency = cal.get_time("collective_step_latency", c.collective_step_latency);
   c.collective_midsize_penalty =

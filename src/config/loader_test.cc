@@ -309,6 +309,14 @@ TEST(LoadScenarioText, SetReachesIntoGpuOfClusterPreset) {
   EXPECT_EQ(s->cluster.gpu.sm_count, 108);
 }
 
+TEST(LoadScenarioText, RemovedNvlinkBusbwNamesWhatReplacedIt) {
+  // In-node bandwidth has one source, NCCL's topology model (network/nvlink.h): the old
+  // measured all-reduce busBw is refused, and the message names the keys that set it now.
+  expect_user_error(
+      load_error("", {"cluster.gpu.calibration.nvlink_busbw=300GB/s"}),
+      {"cluster.gpu.calibration.nvlink_busbw", "removed", "nvlinks", "cluster.nvlink_bandwidth"});
+}
+
 TEST(LoadScenarioText, SetReplacesGpuPreset) {
   StatusOr<Scenario> s = load("", {"cluster.gpu=H100-SXM5-80GB"});
   ASSERT_TRUE(s.ok()) << s.status().message();

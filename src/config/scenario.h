@@ -185,7 +185,6 @@ struct GpuCalibration {
   SimTime launch_overhead = SimTime::microseconds(10);
   bool launch_overhead_given = false;             // the GPU's YAML set launch_overhead (loader)
   SimTime kernel_gap = SimTime::microseconds(3);  // device idle between dependent kernels
-  Bandwidth nvlink_busbw;                         // measured in-node all-reduce busBw
   SimTime collective_latency = SimTime::microseconds(20);      // fixed cost of one collective
   SimTime collective_step_latency = SimTime::microseconds(2);  // per ring/tree step
   // Mid-size inefficiency of NCCL collectives against its own tuning model: the bandwidth term

@@ -130,6 +130,10 @@ class StageRunner final : public EventHandler {
   // and host overhead.
   void occupy(SimTime start, SimTime end, Category busy, SimTime reason_until, Category reason);
   void attribute_gap(SimTime from, SimTime to, SimTime reason_until, Category reason);
+  // The stage's end after its compute stream drained (result.end set): the stage waits for
+  // collectives still running on the DP stream (exposed DP communication), then on the TP stream
+  // (its last collective's category); what is left is the host finishing (host overhead).
+  void attribute_tail();
   void add(Category c, SimTime t);
   void count_collective(const OpTiming& t) {
     if (t.stats < 0) return;
@@ -361,8 +365,7 @@ class Execution {
       StageRunner& r = *runners_[s];
       PREFLIGHT_CHECK_MSG(r.done, "pipeline deadlock: a stage never finished its program");
       r.result.end = std::max(std::max(r.compute, r.dp_stream), std::max(r.comm, r.host));
-      // Anything after the compute stream drained (host sync) counts as host time.
-      r.result.breakdown.host_overhead += r.result.end - r.compute;
+      r.attribute_tail();
       if (r.result.end > end) {
         end = r.result.end;
         result_.critical_stage = static_cast<int>(s);
@@ -440,6 +443,19 @@ void StageRunner::attribute_gap(SimTime from, SimTime to, SimTime reason_until, 
   }
   // 3. The rest: the device waited for the host to launch.
   if (cursor < to) result.breakdown.host_overhead += to - cursor;
+}
+
+void StageRunner::attribute_tail() {
+  SimTime cursor = compute;
+  if (dp_stream > cursor) {
+    add(Category::kDpComm, dp_stream - cursor);
+    cursor = dp_stream;
+  }
+  if (comm > cursor) {
+    add(comm_reason, comm - cursor);
+    cursor = comm;
+  }
+  if (result.end > cursor) result.breakdown.host_overhead += result.end - cursor;
 }
 
 void StageRunner::occupy(SimTime start, SimTime end, Category busy, SimTime reason_until,

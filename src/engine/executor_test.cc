@@ -367,6 +367,66 @@ TEST(Execute, AsyncCollectiveOverlapsTheNextKernelUntilWaited) {
   EXPECT_EQ(r.stages[0].collectives[0].time, us(100));
 }
 
+// One stage: a 50 us kernel, then a DP all-reduce (n = 2, S = 1 MB at busBw 10 GB/s:
+// 2(n−1)/n · S/B = 100 us) that nothing waits for, issued from the block (`in_block`: the TP
+// stream, as the SimAI import issues weight-gradient comm) or as a DP bucket step; the iteration
+// ends when it does.
+ExecutionResult run_trailing_dp_collective(bool in_block, SimTime launch) {
+  Workload w;
+  Op ar =
+      collective_op("dp.allreduce", CollectiveKind::kAllReduce, GroupKind::kData, Bytes(1'000'000));
+  ar.category = Category::kDpComm;
+  ar.async = true;
+  Block b{"b", {memory_op("k", 0)}};
+  if (in_block) b.ops.push_back(ar);
+  w.blocks.push_back(b);
+  Program prog;
+  Step run;
+  run.kind = StepKind::kRun;
+  run.block = 0;
+  prog.steps.push_back(run);
+  if (!in_block) {
+    Step bucket;
+    bucket.kind = StepKind::kCommAsync;
+    bucket.op = ar;
+    prog.steps.push_back(bucket);
+  }
+  Step sync;
+  sync.kind = StepKind::kHostSync;
+  prog.steps.push_back(sync);
+  w.stages.push_back(prog);
+  FakeComputeModel compute(us(50));
+  const FakeNetwork network(Bandwidth::gigabytes_per_second(10),
+                            Bandwidth::gigabytes_per_second(10), SimTime::zero());
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  JobGroups groups;
+  groups.dp = place_group(2, 1, 8);
+  ExecutorOptions options;
+  options.launch_overhead = launch;
+  return execute(w, compute, collectives, groups, options);
+}
+
+TEST(Execute, WaitForATrailingDpCollectiveIsExposedDpComm) {
+  for (bool in_block : {true, false}) {
+    // No launch overhead: T = 50 + 100 us; the 100 us after the kernel are exposed DP
+    // communication, none of it host time.
+    ExecutionResult r = run_trailing_dp_collective(in_block, SimTime::zero());
+    EXPECT_EQ(r.iteration_time, us(150)) << in_block;
+    const Breakdown& b = r.stages[0].breakdown;
+    EXPECT_EQ(b.compute, us(50)) << in_block;
+    EXPECT_EQ(b.dp_comm, us(100)) << in_block;
+    EXPECT_EQ(b.host_overhead, SimTime::zero()) << in_block;
+    expect_breakdowns_add_up(r);
+    // 10 us per launch: the kernel starts at 10 us, the collective at 60 us (after the kernel);
+    // host time is the first launch only.
+    r = run_trailing_dp_collective(in_block, us(10));
+    EXPECT_EQ(r.iteration_time, us(160)) << in_block;
+    EXPECT_EQ(r.stages[0].breakdown.dp_comm, us(100)) << in_block;
+    EXPECT_EQ(r.stages[0].breakdown.host_overhead, us(10)) << in_block;
+    expect_breakdowns_add_up(r);
+  }
+}
+
 TEST(Execute, CrossStageCollectiveStartsWhenTheLastMemberArrives) {
   // Stage 0 arrives at the tied-embedding all-reduce at 10 us, stage 1 at 50 us; the all-reduce
   // (n = 2, 1 MB at 10 GB/s = 100 us) runs for both from 50 us: both end at 150 us, stage 0

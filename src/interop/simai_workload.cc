@@ -32,30 +32,73 @@ size_t iteration_lines(const SimaiWorkload& w) {
   return k;
 }
 
+bool forward_empty(const SimaiLayer& l) { return l.fwd_ns <= 1 && !has_comm(l.fwd); }
+
 bool same_comm(const SimaiComm& a, const SimaiComm& b) {
   return a.none == b.none && (a.none || (a.kind == b.kind && a.group == b.group)) &&
          a.bytes == b.bytes;
 }
 
-bool same_line(const SimaiLayer& a, const SimaiLayer& b) {
-  return a.name == b.name && a.fwd_ns == b.fwd_ns && same_comm(a.fwd, b.fwd) &&
-         a.ig_ns == b.ig_ns && same_comm(a.ig, b.ig) && a.wg_ns == b.wg_ns &&
+// Two lines of the same layer in different micro-batches: the name and the three collectives
+// agree. Compute times may differ (AICB's first copy times the embedding's weight gradient
+// differently from the others).
+bool same_shape(const SimaiLayer& a, const SimaiLayer& b) {
+  return a.name == b.name && same_comm(a.fwd, b.fwd) && same_comm(a.ig, b.ig) &&
          same_comm(a.wg, b.wg);
 }
 
-// The micro-batch lines' period and the number of micro-batches: ga copies of one period when
-// the file repeats them, else the whole body once.
-void microbatch_layout(const SimaiWorkload& w, size_t first, size_t* period, int* m) {
-  const size_t n = w.layers.size() - first;
-  *period = n;
-  *m = n == 0 ? 0 : 1;
-  if (n == 0 || w.ga <= 1 || n % static_cast<size_t>(w.ga) != 0) return;
-  const size_t p = n / static_cast<size_t>(w.ga);
-  for (size_t i = first + p; i < w.layers.size(); ++i) {
-    if (!same_line(w.layers[i], w.layers[i - p])) return;
+bool same_times(const SimaiLayer& a, const SimaiLayer& b) {
+  return a.fwd_ns == b.fwd_ns && a.ig_ns == b.ig_ns && a.wg_ns == b.wg_ns;
+}
+
+// Line comparisons the repetition search may spend before it gives up (under a second on
+// adversarial input; AICB's files match on the first or second candidate).
+constexpr int64_t kMaxComparisons = 50'000'000;
+
+// How the lines divide: `leading` iteration-level lines, then `copies` micro-batches of
+// `period` lines each, then `trailing` lines that run once.
+struct Layout {
+  size_t leading = 0;
+  size_t period = 0;
+  int copies = 0;
+  size_t trailing = 0;
+};
+
+// AICB writes the leading lines (DP gradient reduction, optimizer), then the micro-batch lines
+// ga times, then a few per-iteration lines (cross-entropy and optimizer all-reduces). The
+// leading lines are the strict iteration-level ones (empty forward and input-gradient columns)
+// extended by lines whose forward column is empty (AICB keeps `grad_param_compute`'s time in
+// the input-gradient column and gives `embedding_grads` an input-gradient all-reduce). The
+// first start s among those whose next ga·p lines are ga copies of p lines (same_shape), with
+// fewer than p lines left after them, wins; the longest period first. Without such a start
+// (or with ga ≤ 1) the lines after the strict leading ones are one micro-batch.
+Layout layout_of(const SimaiWorkload& w) {
+  const size_t n = w.layers.size();
+  const size_t strict = iteration_lines(w);
+  Layout fallback{strict, n - strict, n > strict ? 1 : 0, 0};
+  if (w.policy == kMicro || w.ga <= 1) return fallback;
+  const size_t ga = static_cast<size_t>(w.ga);
+  size_t relaxed = strict;
+  while (relaxed < n && forward_empty(w.layers[relaxed])) ++relaxed;
+  int64_t budget = kMaxComparisons;
+  for (size_t s = strict; s <= relaxed && s < n; ++s) {
+    const size_t body = n - s;
+    if (body < ga) break;
+    const size_t longest = body / ga;
+    const size_t shortest = body / (ga + 1) + 1;  // trailing = body − ga·p < p
+    for (size_t p = longest; p >= shortest && p >= 1; --p) {
+      bool match = true;
+      for (size_t i = s + p; i < s + ga * p; ++i) {
+        if (--budget < 0) return fallback;
+        if (!same_shape(w.layers[i], w.layers[i - p])) {
+          match = false;
+          break;
+        }
+      }
+      if (match) return Layout{s, p, w.ga, body - ga * p};
+    }
   }
-  *period = p;
-  *m = w.ga;
+  return fallback;
 }
 
 Op compute_op(const std::string& name, int64_t ns) {
@@ -121,35 +164,18 @@ StatusOr<Scenario> simai_scenario(const SimaiWorkload& w, const Scenario& s) {
   r.parallelism.dp = static_cast<int>(dp);
   r.parallelism.ep = w.ep;
   r.parallelism.etp = 0;  // = tp: an EP group takes the same TP rank of ep TP groups
-  size_t period = 0;
-  int m = 0;
-  microbatch_layout(w, iteration_lines(w), &period, &m);
   r.training.micro_batch = 1;
-  r.training.global_batch = static_cast<int>(std::max(m, 1) * dp);
+  r.training.global_batch = static_cast<int>(std::max(layout_of(w).copies, 1) * dp);
   return r;
 }
 
 StatusOr<Workload> simai_to_workload(const SimaiWorkload& w) {
   const bool micro = w.policy == kMicro;
-  const size_t first = iteration_lines(w);
-  size_t period = 0;
-  int m = 0;
-  microbatch_layout(w, first, &period, &m);
-  {
-    // One stage's compute must stay far inside int64 picoseconds.
-    int64_t total = 0;
-    for (size_t i = 0; i < w.layers.size(); ++i) {
-      const SimaiLayer& l = w.layers[i];
-      const int64_t line = l.fwd_ns + l.ig_ns + l.wg_ns;
-      total += i >= first && i < first + period ? line * m : line;
-      if (total > kMaxIterationNs) {
-        return invalid_argument("SimAI workload: more than 10 days of compute per iteration on "
-                                "one stage; expected smaller compute times");
-      }
-    }
-  }
+  const Layout lay = layout_of(w);
+  const size_t first = lay.leading;
+  const int m = lay.copies;
   // Each stage's program holds about 3 steps per micro-batch pass: bound the whole.
-  const int64_t steps_per_stage = 6 * int64_t{m} + static_cast<int64_t>(2 * first) + 2;
+  const int64_t steps_per_stage = 6 * int64_t{m} + static_cast<int64_t>(4 * first) + 4;
   if (int64_t{w.pp} * steps_per_stage > kMaxSteps) {
     return invalid_argument("SimAI workload: pp " + std::to_string(w.pp) + " stages × " +
                             std::to_string(m) + " micro-batches is too large to simulate; "
@@ -157,35 +183,108 @@ StatusOr<Workload> simai_to_workload(const SimaiWorkload& w) {
   }
   Workload out;
   out.microbatches = m;
-  // Blocks 0 and 1: one micro-batch's forward (lines in order) and backward (in reverse).
-  Block fwd{"simai.fwd", {}};
-  Block bwd{"simai.bwd", {}};
-  for (size_t i = first; i < first + period; ++i) {
-    const SimaiLayer& l = w.layers[i];
-    if (l.fwd_ns > 0) fwd.ops.push_back(compute_op(l.name + ".fwd", l.fwd_ns));
-    if (has_comm(l.fwd)) fwd.ops.push_back(comm_op(l.name + ".fwd.comm", l.fwd, false));
-  }
-  for (size_t i = first + period; i-- > first;) {
-    const SimaiLayer& l = w.layers[i];
-    if (l.ig_ns > 0) bwd.ops.push_back(compute_op(l.name + ".ig", l.ig_ns));
-    if (has_comm(l.ig)) bwd.ops.push_back(comm_op(l.name + ".ig.comm", l.ig, false));
-    if (l.wg_ns > 0) bwd.ops.push_back(compute_op(l.name + ".wg", l.wg_ns));
-    if (has_comm(l.wg)) {
-      Op op = comm_op(l.name + ".wg.comm", l.wg, true);
-      op.async = true;  // SimAI issues weight-gradient comm non-blocking
-      bwd.ops.push_back(op);
+  // The forward (lines in order) and backward (in reverse) of lines [from, to).
+  auto forward_ops = [&](size_t from, size_t to) {
+    std::vector<Op> ops;
+    for (size_t i = from; i < to; ++i) {
+      const SimaiLayer& l = w.layers[i];
+      if (l.fwd_ns > 0) ops.push_back(compute_op(l.name + ".fwd", l.fwd_ns));
+      if (has_comm(l.fwd)) ops.push_back(comm_op(l.name + ".fwd.comm", l.fwd, false));
+    }
+    return ops;
+  };
+  auto backward_ops = [&](size_t from, size_t to) {
+    std::vector<Op> ops;
+    for (size_t i = to; i-- > from;) {
+      const SimaiLayer& l = w.layers[i];
+      if (l.ig_ns > 0) ops.push_back(compute_op(l.name + ".ig", l.ig_ns));
+      if (has_comm(l.ig)) ops.push_back(comm_op(l.name + ".ig.comm", l.ig, false));
+      if (l.wg_ns > 0) ops.push_back(compute_op(l.name + ".wg", l.wg_ns));
+      if (has_comm(l.wg)) {
+        Op op = comm_op(l.name + ".wg.comm", l.wg, true);
+        op.async = true;  // SimAI issues weight-gradient comm non-blocking
+        ops.push_back(op);
+      }
+    }
+    return ops;
+  };
+  // Blocks 0 and 1: one micro-batch's forward and backward, from the copy that most copies in a
+  // row equal in compute time (AICB's first copy times the embedding's weight gradient
+  // differently: the others stand for it).
+  size_t chosen = 0;
+  {
+    int best_run = 0, run_length = 0;
+    for (int c = 0; c < m; ++c) {
+      const size_t from = first + static_cast<size_t>(c) * lay.period;
+      bool same = c > 0;
+      for (size_t i = 0; same && i < lay.period; ++i) {
+        same = same_times(w.layers[from + i], w.layers[from + i - lay.period]);
+      }
+      run_length = same ? run_length + 1 : 1;
+      if (run_length > best_run) {
+        best_run = run_length;
+        chosen = from - static_cast<size_t>(run_length - 1) * lay.period;
+      }
     }
   }
-  out.blocks.push_back(std::move(fwd));
-  out.blocks.push_back(std::move(bwd));
-  // One block per iteration-level line with compute.
+  {
+    // One stage's compute must stay far inside int64 picoseconds: the leading and trailing
+    // lines once, the chosen copy m times. Each field is at most 1e12 ns (the parser's bound).
+    auto line_ns = [&](size_t i) {
+      const SimaiLayer& l = w.layers[i];
+      return l.fwd_ns + l.ig_ns + l.wg_ns;
+    };
+    int64_t once = 0, copy = 0;
+    const size_t tail = first + static_cast<size_t>(m) * lay.period;
+    for (size_t i = 0; i < w.layers.size() && once <= kMaxIterationNs; ++i) {
+      if (i < first || i >= tail) once += line_ns(i);
+    }
+    for (size_t i = chosen; m > 0 && i < chosen + lay.period && copy <= kMaxIterationNs; ++i) {
+      copy += line_ns(i);
+    }
+    if (once > kMaxIterationNs || (m > 0 && copy > (kMaxIterationNs - once) / m)) {
+      return invalid_argument(
+          "SimAI workload: more than 10 days of compute per iteration on "
+          "one stage; expected smaller compute times");
+    }
+  }
+  if (m > 0) {
+    out.blocks.push_back(Block{"simai.fwd", forward_ops(chosen, chosen + lay.period)});
+    out.blocks.push_back(Block{"simai.bwd", backward_ops(chosen, chosen + lay.period)});
+  }
+  // The trailing lines, once: their forward after the last micro-batch's, their backward
+  // before it.
+  const size_t tail_from = first + static_cast<size_t>(m) * lay.period;
+  int tail_fwd = -1, tail_bwd = -1;
+  if (lay.trailing > 0) {
+    std::vector<Op> f = forward_ops(tail_from, w.layers.size());
+    std::vector<Op> b = backward_ops(tail_from, w.layers.size());
+    if (!f.empty()) {
+      tail_fwd = static_cast<int>(out.blocks.size());
+      out.blocks.push_back(Block{"simai.tail.fwd", std::move(f)});
+    }
+    if (!b.empty()) {
+      tail_bwd = static_cast<int>(out.blocks.size());
+      out.blocks.push_back(Block{"simai.tail.bwd", std::move(b)});
+    }
+  }
+  // Iteration-level lines: the input-gradient compute (> 1 ns; AICB's grad_param_compute) and
+  // collective (blocking; AICB's embedding_grads) and the weight-gradient compute in one block
+  // per line. Compute > 1 ns (an optimizer step) first waits for both communication streams, as
+  // the optimizer waits for its gradients.
   std::vector<int> iter_block(first, -1);
+  std::vector<bool> iter_waits(first, false);
   for (size_t i = 0; i < first; ++i) {
     const SimaiLayer& l = w.layers[i];
-    if (l.wg_ns > 0) {
-      iter_block[i] = static_cast<int>(out.blocks.size());
-      out.blocks.push_back(Block{l.name, {compute_op(l.name + ".wg", l.wg_ns)}});
-    }
+    std::vector<Op> ops;
+    if (l.ig_ns > 1) ops.push_back(compute_op(l.name + ".ig", l.ig_ns));
+    if (has_comm(l.ig)) ops.push_back(comm_op(l.name + ".ig.comm", l.ig, false));
+    if (l.wg_ns > 0) ops.push_back(compute_op(l.name + ".wg", l.wg_ns));
+    if (ops.empty()) continue;
+    iter_waits[i] = !micro && (l.ig_ns > 1 || l.wg_ns > 1);
+    if (iter_waits[i]) ops.front().wait_comm = true;
+    iter_block[i] = static_cast<int>(out.blocks.size());
+    out.blocks.push_back(Block{l.name, std::move(ops)});
   }
   const int p = w.pp;
   auto tag = [&](int mb, int stage, bool backward) {
@@ -214,12 +313,15 @@ StatusOr<Workload> simai_to_workload(const SimaiWorkload& w) {
     };
     if (m > 0) {
       for (const PipelineTask& t : pipeline_order(Schedule::kOneFOneB, stage, p, m, 1)) {
+        const bool last = t.microbatch == m - 1;
         if (!t.backward) {
           if (stage > 0) p2p(StepKind::kRecv, stage - 1, tag(t.microbatch, stage, false), t);
           run(0, t);
+          if (last && tail_fwd >= 0) run(tail_fwd, t);
           if (stage < p - 1) p2p(StepKind::kSend, stage + 1, tag(t.microbatch, stage + 1, false), t);
         } else {
           if (stage < p - 1) p2p(StepKind::kRecv, stage + 1, tag(t.microbatch, stage, true), t);
+          if (last && tail_bwd >= 0) run(tail_bwd, t);
           run(1, t);
           if (stage > 0) p2p(StepKind::kSend, stage - 1, tag(t.microbatch, stage - 1, true), t);
         }
@@ -231,8 +333,8 @@ StatusOr<Workload> simai_to_workload(const SimaiWorkload& w) {
       const size_t i = micro ? j : first - 1 - j;
       const SimaiLayer& l = w.layers[i];
       if (iter_block[i] >= 0) {
-        if (!micro && l.wg_ns > 1) {
-          Step wait;  // compute at the end of the iteration (the optimizer) needs its gradients
+        if (iter_waits[i]) {
+          Step wait;  // the DP stream; the block's first op waits for the TP stream
           wait.kind = StepKind::kWaitComm;
           prog.steps.push_back(wait);
         }

@@ -24,11 +24,12 @@ namespace preflight {
 // collectives and network stay `s`'s. Errors name the header field that does not fit.
 StatusOr<Scenario> simai_scenario(const SimaiWorkload& w, const Scenario& s);
 
-// The Workload that runs `w` on every pipeline stage (docs/interop.md): the leading lines whose
-// forward and input-gradient columns are empty are iteration-level (DP gradient reduction,
-// optimizer), issued after the last backward in reverse file order; the other lines are one
-// micro-batch (a period of them when the file repeats them ga times, as AICB and the export
-// do). Micro-batches run in 1F1B order across pp stages, exchanging pp_comm bytes.
+// The Workload that runs `w` on every pipeline stage (docs/interop.md). The lines divide into
+// leading iteration-level lines (DP gradient reduction, optimizer), issued after the last
+// backward in reverse file order; ga copies of one micro-batch's lines, when the file repeats
+// them as AICB does (copies match by name and collectives; each copy keeps its own compute
+// times); and trailing lines, run once with the last micro-batch. A file without ga copies is
+// one micro-batch. Micro-batches run in 1F1B order across pp stages, exchanging pp_comm bytes.
 // Compute ops carry Op::fixed_time. REQUIRES: simai_scenario(w, ...) succeeded.
 StatusOr<Workload> simai_to_workload(const SimaiWorkload& w);
 

@@ -32,6 +32,107 @@ TEST(SimaiWorkload, RepeatedLayersBecomeGaMicrobatchesOnEveryStage) {
   EXPECT_EQ(wl->blocks[0].ops[3].group, GroupKind::kExpert);
 }
 
+// An AICB file in miniature with the quirks of SimAI's 9,216-GPU MoE example: leading lines
+// where grad_param_compute keeps its time in the input-gradient column and embedding_grads has
+// an input-gradient all-reduce, ga = 3 copies of the micro-batch lines whose first copy times
+// the embedding's weight gradient differently (9 ms against 0.4 ms), and two per-iteration
+// lines after the last copy.
+constexpr const char* kAicbQuirks =
+    "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 2 pp: 2 vpp: 4 ga: 3 "
+    "all_gpus: 16 checkpoints: 0 checkpoint_initiates: 0 pp_comm 1048576\n"
+    "15\n"
+    "grad_gather -1 1 NONE 0 1 NONE 0 1 ALLGATHER 1000000 100\n"
+    "grad_param_comm -1 1 NONE 0 1 NONE 0 1 REDUCESCATTER 2000000 100\n"
+    "grad_param_compute -1 1 NONE 0 3000000 NONE 0 1 NONE 0 100\n"
+    "embedding_grads -1 1 NONE 0 1 ALLREDUCE 1048576 1 NONE 0 100\n"
+    "embedding_layer -1 500000 ALLREDUCE 1048576 1 NONE 0 9000000 NONE 0 100\n"
+    "attention -1 1000000 ALLGATHER 1048576 500000 REDUCESCATTER 1048576 500000 NONE 0 100\n"
+    "mlp -1 1 ALLTOALL_EP 2097152 1 ALLTOALL_EP 2097152 1 NONE 0 100\n"
+    "embedding_layer -1 500000 ALLREDUCE 1048576 1 NONE 0 400000 NONE 0 100\n"
+    "attention -1 1000000 ALLGATHER 1048576 500000 REDUCESCATTER 1048576 500000 NONE 0 100\n"
+    "mlp -1 1 ALLTOALL_EP 2097152 1 ALLTOALL_EP 2097152 1 NONE 0 100\n"
+    "embedding_layer -1 500000 ALLREDUCE 1048576 1 NONE 0 400000 NONE 0 100\n"
+    "attention -1 1000000 ALLGATHER 1048576 500000 REDUCESCATTER 1048576 500000 NONE 0 100\n"
+    "mlp -1 1 ALLTOALL_EP 2097152 1 ALLTOALL_EP 2097152 1 NONE 0 100\n"
+    "cross_entropy1 -1 0 ALLREDUCE 16384 0 NONE 0 0 NONE 0 100\n"
+    "optimizer1 -1 0 ALLREDUCE 4 0 NONE 0 0 NONE 0 100\n";
+
+const Block* find_block(const Workload& w, const std::string& name) {
+  for (const Block& b : w.blocks) {
+    if (b.name == name) return &b;
+  }
+  return nullptr;
+}
+
+TEST(SimaiWorkload, AicbCopiesWithTheirQuirksBecomeGaMicrobatches) {
+  StatusOr<SimaiWorkload> w = parse_simai_workload(kAicbQuirks, "quirks.txt");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  StatusOr<Workload> wl = simai_to_workload(*w);
+  ASSERT_TRUE(wl.ok()) << wl.status().message();
+  // Oracle: lines 5-13 are 3 copies of 3 lines (same names and collectives), so 3 micro-batches
+  // of one copy, not one micro-batch of 11 lines.
+  EXPECT_EQ(wl->microbatches, 3);
+  // Forward: embedding 0.5 ms + TP all-reduce, attention 1 ms + all-gather, mlp 1 ns + EP a2a.
+  ASSERT_EQ(wl->blocks[0].ops.size(), 6u);
+  EXPECT_EQ(wl->blocks[0].ops[0].fixed_time.ps(), 500'000'000);
+  EXPECT_EQ(wl->blocks[0].ops[5].group, GroupKind::kExpert);
+  // Backward, in reverse: the embedding's weight gradient last, at the later copies' 0.4 ms.
+  ASSERT_FALSE(wl->blocks[1].ops.empty());
+  EXPECT_EQ(wl->blocks[1].ops.back().name, "embedding_layer.wg");
+  EXPECT_EQ(wl->blocks[1].ops.back().fixed_time.ps(), 400'000'000);
+  // The trailing lines run once: their two TP all-reduces, after the last micro-batch's forward.
+  const Block* tail = find_block(*wl, "simai.tail.fwd");
+  ASSERT_NE(tail, nullptr);
+  EXPECT_EQ(tail->ops.size(), 2u);
+  // Leading lines: grad_param_compute's 3 ms (input-gradient column) is an iteration-level
+  // compute that waits for the gradients; embedding_grads a blocking TP all-reduce.
+  const Block* gpc = find_block(*wl, "grad_param_compute");
+  ASSERT_NE(gpc, nullptr);
+  ASSERT_EQ(gpc->ops.size(), 2u);  // and the weight-gradient column's 1 ns
+  EXPECT_EQ(gpc->ops[0].fixed_time.ps(), 3'000'000'000);
+  EXPECT_TRUE(gpc->ops[0].wait_comm);
+  const Block* eg = find_block(*wl, "embedding_grads");
+  ASSERT_NE(eg, nullptr);
+  ASSERT_EQ(eg->ops.size(), 2u);
+  EXPECT_EQ(eg->ops[0].group, GroupKind::kTensor);
+  EXPECT_EQ(eg->ops[0].type, OpType::kCollective);
+  ASSERT_EQ(wl->stages.size(), 2u);
+  for (const Program& prog : wl->stages) {
+    int tail_runs = 0, fwd_runs = 0;
+    for (const Step& st : prog.steps) {
+      if (st.kind != StepKind::kRun) continue;
+      if (st.block == 0) ++fwd_runs;
+      if (wl->blocks[st.block].name == "simai.tail.fwd") {
+        ++tail_runs;
+        EXPECT_EQ(st.microbatch, 2);
+      }
+    }
+    EXPECT_EQ(fwd_runs, 3);
+    EXPECT_EQ(tail_runs, 1);
+  }
+  StatusOr<Scenario> s = simai_scenario(*w, base({"cluster.preset=dgx-h100"}));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.global_batch, 3 * 4);  // ga · dp, dp = 16 / (tp 2 · pp 2)
+}
+
+// SimAI's README example (tests/simai/workload_9216_moe.txt, unchanged): 24 copies of 74 lines
+// between 6 leading and 7 trailing lines. As 24 micro-batches in 1F1B over 12 stages the
+// bubble is about (pp − 1) micro-batch times, 11 × (7.4 s of stage work / 24) ≈ 3 s; read as
+// one long micro-batch it was 67 s of a 74.5 s iteration. SimAI's analytical model: 7.55 s
+// (all communication exposed, a bubble of (pp − 1)/(ga·vpp) of the stage's work).
+TEST(SimaiWorkload, AicbMoeExampleRunsGaMicrobatchesInOneFOneB) {
+  StatusOr<SimaiWorkload> w = load_simai_workload(fixture("workload_9216_moe.txt"));
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  StatusOr<SimulationReport> r = simulate_simai(*w, base({"cluster.preset=dgx-h100"}));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->microbatches, 24);
+  const SimaiColumns c = simai_columns(r->execution);
+  EXPECT_GT(c.bubble_us, 2.0e6);
+  EXPECT_LT(c.bubble_us, 3.5e6);
+  EXPECT_GT(r->iteration_time_s, 9.5);
+  EXPECT_LT(r->iteration_time_s, 11.0);
+}
+
 TEST(SimaiWorkload, AnalyticalExampleRunsEndToEnd) {
   StatusOr<SimaiWorkload> w = load_simai_workload(fixture("analytical_9216.txt"));
   ASSERT_TRUE(w.ok());
@@ -72,6 +173,26 @@ TEST(SimaiWorkload, DenseTp8ExampleWithoutGaOrGpusRuns) {
   EXPECT_EQ(r->scenario.parallelism.tp, 8);
   EXPECT_EQ(r->scenario.parallelism.dp, 2);
   EXPECT_GT(simai_columns(r->execution).exposed_tp_us, 0);
+}
+
+// AICB's GPT-13B sample (TP 8): grad_norm's weight-gradient column reduce-scatters 6.5 GB
+// (4 B × 13B/8 parameters) over DP 2 after the last backward, and nothing waits for it. The
+// iteration ends when it does: that wait is exposed DP communication, not host time (with no
+// launch overhead the host adds nothing).
+TEST(SimaiWorkload, WaitForTheGradientReduceScatterIsExposedDpComm) {
+  StatusOr<SimaiWorkload> w = load_simai_workload(fixture("dense_tp8.txt"));
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  StatusOr<SimulationReport> r = simulate_simai(
+      *w,
+      base({"cluster.preset=dgx-h100", "cluster.nodes=2", "parallelism.tp=8", "parallelism.pp=2",
+            "parallelism.dp=1", "cluster.gpu.calibration.launch_overhead=0us"}));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Breakdown& b = r->execution.stages[r->execution.critical_stage].breakdown;
+  EXPECT_EQ(b.host_overhead, SimTime::zero());
+  // At least the reduce-scatter's bandwidth term, (n−1)/n · S / busBw with busBw ≤ the node's
+  // 8 × 50 GB/s of NICs: 0.5 × 6.5 GB / 400 GB/s = 8.1 ms.
+  EXPECT_GT(b.dp_comm.to_seconds(), 8.1e-3);
+  EXPECT_GT(simai_columns(r->execution).exposed_dp_us, 8.1e3);
 }
 
 // Export → import of a generated workload: (imported − native) / native iteration time.

@@ -1,35 +1,32 @@
 #include <algorithm>
 
 #include "network/network_backend.h"
+#include "network/nvlink.h"
 
 namespace preflight {
 namespace {
 
-// In-node: the GPU's measured all-reduce bus bandwidth (calibration.nvlink_busbw, from
-// nccl-tests), scaled when the cluster overrides the NVLink bandwidth.
+// In-node: one GPU's NVLink bandwidth as NCCL's topology sees it (network/nvlink.h: gpu.nvlinks
+// links at NCCL's per-link speed, scaled when the cluster overrides the NVLink bandwidth), the
+// figure NCCL's graph search starts from.
 // Across nodes: a ring or tree enters and leaves each node once per channel, so the node's NICs
 // carry the whole bus traffic of a group; `sharing_nic` groups split them:
 //   busBw = nics·nic_bw·nic_efficiency·per_node / gpus_per_node   (capped by NVLink).
 class AnalyticalNetwork final : public NetworkBackend {
  public:
-  explicit AnalyticalNetwork(const ClusterConfig& c) : cluster_(c) {
-    const double scale =
-        c.gpu.nvlink_bandwidth.bytes_per_second() > 0
-            ? c.nvlink_bandwidth.bytes_per_second() / c.gpu.nvlink_bandwidth.bytes_per_second()
-            : 1.0;
-    nvlink_busbw_ = c.gpu.calibration.nvlink_busbw * scale;
-    if (nvlink_busbw_.bytes_per_second() <= 0) nvlink_busbw_ = c.nvlink_bandwidth * 0.77;
+  AnalyticalNetwork(const ClusterConfig& c, int nccl_minor) : cluster_(c) {
+    nvlink_ = gpu_nvlink_bandwidth(c, nccl_minor);
     node_nic_ = c.nic_bandwidth * (c.nic_efficiency * c.nics_per_node);
   }
 
   Bandwidth bus_bandwidth(const GroupPlacement& g) const override {
-    if (!g.crosses_nodes()) return nvlink_busbw_;
+    if (!g.crosses_nodes()) return nvlink_;
     const Bandwidth inter = node_nic_ / static_cast<double>(g.sharing_nic);
-    return std::min(inter, nvlink_busbw_);
+    return std::min(inter, nvlink_);
   }
 
   Bandwidth p2p_bandwidth(bool cross_node) const override {
-    if (!cross_node) return nvlink_busbw_;
+    if (!cross_node) return nvlink_;
     return node_nic_ / static_cast<double>(cluster_.gpus_per_node);
   }
 
@@ -37,16 +34,18 @@ class AnalyticalNetwork final : public NetworkBackend {
 
  private:
   ClusterConfig cluster_;
-  Bandwidth nvlink_busbw_;
+  Bandwidth nvlink_;
   Bandwidth node_nic_;
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string& name,
-                                                               const ClusterConfig& cluster) {
+                                                               const ClusterConfig& cluster,
+                                                               const std::string& nccl_version) {
   if (name == "analytical") {
-    return std::unique_ptr<NetworkBackend>(std::make_unique<AnalyticalNetwork>(cluster));
+    return std::unique_ptr<NetworkBackend>(
+        std::make_unique<AnalyticalNetwork>(cluster, nccl_minor_version(nccl_version)));
   }
   return invalid_argument("simulation.network: '" + name + "': expected analytical");
 }

@@ -1,11 +1,11 @@
 // NetworkBackend: the seam between collectives and the fabric. The collective model asks it how
 // fast a communicator's traffic moves; backends differ in how much of the fabric they model.
 // The analytical backend has no contention between different kinds of traffic: in-node traffic
-// moves at the measured NVLink bus bandwidth, inter-node traffic at the node's NIC bandwidth
-// shared evenly by the groups that use it at once. The flow backend (network/flow/
-// flow_transport.h) plans with the same figures and also provides a Transport that carries the
-// run's cross-node traffic through the routed topology under contention. Thread-safe after
-// construction.
+// moves at one GPU's NVLink bandwidth as NCCL sees it (network/nvlink.h), inter-node traffic at
+// the node's NIC bandwidth shared evenly by the groups that use it at once. The flow backend
+// (network/flow/flow_transport.h) plans with the same figures and also provides a Transport
+// that carries the run's cross-node traffic through the routed topology under contention.
+// Thread-safe after construction.
 #pragma once
 
 #include <functional>
@@ -40,10 +40,11 @@ class NetworkBackend {
   virtual TransportFactory transport_factory() const { return {}; }
 };
 
-// The analytical backend ("analytical"; other names are errors). The backend of a whole
-// scenario, flow included, comes from make_network_backend(name, scenario) in
-// network/flow/flow_transport.h.
-StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string& name,
-                                                               const ClusterConfig& cluster);
+// The analytical backend ("analytical"; other names are errors), its in-node figure at
+// `nccl_version`'s per-link NVLink speed. The backend of a whole scenario, flow included, comes
+// from make_network_backend(name, scenario) in network/flow/flow_transport.h.
+StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(
+    const std::string& name, const ClusterConfig& cluster,
+    const std::string& nccl_version = "2.28");
 
 }  // namespace preflight

@@ -45,8 +45,9 @@ StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& requ
   PREFLIGHT_ASSIGN_OR_RETURN(table.setup, load_collective_setup(request.cluster, overrides));
   const ClusterConfig& c = table.setup.cluster;
   PREFLIGHT_ASSIGN_OR_RETURN(std::vector<Bytes> sizes, parse_collective_sizes(request.sizes));
-  PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
-                             make_network_backend("analytical", c));
+  PREFLIGHT_ASSIGN_OR_RETURN(
+      std::unique_ptr<NetworkBackend> network,
+      make_network_backend("analytical", c, table.setup.collectives.nccl_version));
   // The whole cluster is one communicator, as nccl-tests runs it: every GPU of every node.
   GroupPlacement g;
   g.size = c.total_gpus();

@@ -102,7 +102,6 @@ json scenario_to_json(const Scenario& s) {
              {"attention_efficiency", k.attention_efficiency},
              {"launch_overhead_s", k.launch_overhead.to_seconds()},
              {"kernel_gap_s", k.kernel_gap.to_seconds()},
-             {"nvlink_busbw_bps", k.nvlink_busbw.bytes_per_second()},
              {"collective_latency_s", k.collective_latency.to_seconds()},
              {"collective_step_latency_s", k.collective_step_latency.to_seconds()},
              {"collective_midsize_penalty", k.collective_midsize_penalty},

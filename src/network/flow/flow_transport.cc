@@ -489,12 +489,15 @@ class FlowBackend final : public NetworkBackend {
 
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string& name,
                                                                const Scenario& s) {
-  if (name == "analytical") return make_network_backend(name, s.cluster);
+  if (name == "analytical") {
+    return make_network_backend(name, s.cluster, s.collectives.nccl_version);
+  }
   if (name != "flow") {
     return invalid_argument("simulation.network: '" + name + "': expected analytical or flow");
   }
-  PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> planning,
-                             make_network_backend("analytical", s.cluster));
+  PREFLIGHT_ASSIGN_OR_RETURN(
+      std::unique_ptr<NetworkBackend> planning,
+      make_network_backend("analytical", s.cluster, s.collectives.nccl_version));
   PREFLIGHT_ASSIGN_OR_RETURN(Topology t, build_topology(s.cluster));
   auto topology = std::make_shared<const Topology>(std::move(t));
   return std::unique_ptr<NetworkBackend>(
