@@ -24,7 +24,7 @@ class ComputeModel {
 //     waves = ⌈tiles·s/SMs⌉; work = waves·SMs·2·tm·tn·(⌈K/s⌉ + 64)/η_tile;
 //     t = max(work/(peak·η_gemm), bytes/(HBM·η_mem)); the best tile wins.
 //   Fused attention: max(flops/(peak·η_attn), bytes/(HBM·η_mem)); backward kernels at
-//   η_attn · attention_backward_ratio.
+//   η_attn · attention_backward_ratio; Mamba-2 SSD scans (Op::ssd_scan) at peak·η_ssd.
 //   Memory-bound: bytes/(HBM·η_mem).
 //   Every kernel adds kernel_gap (the device-side gap between dependent kernels).
 // GEMMs with 2-byte operands run at gemm_rate(gpu, bf16), or fp16 when `precision` is fp16;

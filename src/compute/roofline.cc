@@ -54,6 +54,7 @@ class RooflineModel final : public ComputeModel {
     // Attention stays in bf16/fp16 in every mode (docs/precision.md).
     attention_rate_ = gpu.peak_for(half).flops_per_second() * c.attention_efficiency;
     attention_backward_rate_ = attention_rate_ * c.attention_backward_ratio;
+    ssd_rate_ = gpu.peak_for(half).flops_per_second() * c.ssd_efficiency;
     const bool hopper_or_later = gpu.architecture == "hopper" || gpu.architecture == "blackwell";
     if (kernel == AttentionKernel::kFlash2 && hopper_or_later) {
       attention_rate_ *= kFlash2Forward;
@@ -112,6 +113,7 @@ class RooflineModel final : public ComputeModel {
   double low_rate_ = 0;   // operands below 16 bits, in the scenario's format
   double attention_rate_ = 0;
   double attention_backward_rate_ = 0;
+  double ssd_rate_ = 0;  // Mamba-2 SSD scans
   double memory_rate_ = 0;
   SimTime gap_;
   double k_overhead_ = 0;  // pipeline fill/drain of one tile, in K elements

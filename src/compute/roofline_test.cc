@@ -178,15 +178,18 @@ double big_gemm_seconds(GpuConfig gpu, Precision p, int e) {
 }
 
 TEST(GemmRate, IsPeakTimesEfficiencyTimesTheFormatFactors) {
-  // H100: bf16 989 TF · 0.803; fp8 1979 TF · 0.803 · 0.90 (MAMF FP8/BF16 on Hopper); blockwise
-  // · 0.90 more. B200: nvfp4 9000 TF · 0.776 · 0.97 · 0.90; mxfp8 4500 TF · 0.776 · 0.97 · 0.95.
+  // H100 (η_gemm = the preset's): bf16 989 TF · η; fp8 1979 TF · η · 0.90 (MAMF FP8/BF16 on
+  // Hopper); blockwise · 0.90 more. B200: nvfp4 9000 TF · η · 0.97 · 0.90; mxfp8 4500 TF · η ·
+  // 0.97 · 0.95.
   const GpuConfig h100 = preset_gpu("H100-SXM5-80GB");
-  EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kBf16), 989e12 * 0.803);
-  EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kFp8), 1979e12 * 0.803 * 0.90);
-  EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kFp8Blockwise), 1979e12 * 0.803 * 0.90 * 0.90);
+  const double eh = h100.calibration.gemm_efficiency;
+  EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kBf16), 989e12 * eh);
+  EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kFp8), 1979e12 * eh * 0.90);
+  EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kFp8Blockwise), 1979e12 * eh * 0.90 * 0.90);
   const GpuConfig b200 = preset_gpu("B200");
-  EXPECT_DOUBLE_EQ(gemm_rate(b200, Precision::kNvfp4), 9000e12 * 0.776 * 0.97 * 0.90);
-  EXPECT_DOUBLE_EQ(gemm_rate(b200, Precision::kMxfp8), 4500e12 * 0.776 * 0.97 * 0.95);
+  const double eb = b200.calibration.gemm_efficiency;
+  EXPECT_DOUBLE_EQ(gemm_rate(b200, Precision::kNvfp4), 9000e12 * eb * 0.97 * 0.90);
+  EXPECT_DOUBLE_EQ(gemm_rate(b200, Precision::kMxfp8), 4500e12 * eb * 0.97 * 0.95);
   // No measurement for other architectures: the format factors alone.
   EXPECT_DOUBLE_EQ(gemm_rate(test_gpu(), Precision::kFp8), 800e12 * 0.75);
 }

@@ -340,6 +340,7 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
       cal.get_double("attention_efficiency", c.attention_efficiency, 0.01, 1.0);
   c.attention_backward_ratio =
       cal.get_double("attention_backward_ratio", c.attention_backward_ratio, 0.05, 2.0);
+  c.ssd_efficiency = cal.get_double("ssd_efficiency", c.ssd_efficiency, 0.005, 1.0);
   c.launch_overhead_given = cal.has("launch_overhead");
   c.launch_overhead = cal.get_time("launch_overhead", c.launch_overhead);
   c.kernel_gap = cal.get_time("kernel_gap", c.kernel_gap);

@@ -580,20 +580,19 @@ parallelism: {tp: 2, pp: 8, vpp: 4, ep: 64, etp: 1, sequence_parallel: true,
 }
 
 TEST(LoadScenarioText, PipelineLayoutErrors) {
-  expect_user_error(load_error(kSmall, {"parallelism.pipeline_layout=[6, 6]"}),
-                    {"test.yaml: parallelism.pipeline_layout: 2 virtual stages",
-                     "expected pp × vpp = 16"});
-  expect_user_error(load_error(kSmall, {"parallelism.pipeline_layout=Et|tX|tL"}),
-                    {"test.yaml: parallelism.pipeline_layout: pipeline layout 'Et|tX|tL'",
-                     "unexpected 'X'"});
+  expect_user_error(
+      load_error(kSmall, {"parallelism.pipeline_layout=[6, 6]"}),
+      {"test.yaml: parallelism.pipeline_layout: 2 virtual stages", "expected pp × vpp = 16"});
+  expect_user_error(
+      load_error(kSmall, {"parallelism.pipeline_layout=Et|tX|tL"}),
+      {"test.yaml: parallelism.pipeline_layout: pipeline layout 'Et|tX|tL'", "unexpected 'X'"});
   expect_user_error(
       load_error(kSmall, {"parallelism.pipeline_layout=[6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, "
                           "6, 6, 7]"}),
       {"test.yaml: parallelism.pipeline_layout: 97 layers in all", "expected model.layers (96)"});
-  expect_user_error(
-      load_error(kSmall, {"parallelism.account_for_loss_in_pipeline_split=true"}),
-      {"test.yaml: parallelism.account_for_loss_in_pipeline_split", "97 units",
-       "expected a multiple of pp × vpp = 16"});
+  expect_user_error(load_error(kSmall, {"parallelism.account_for_loss_in_pipeline_split=true"}),
+                    {"test.yaml: parallelism.account_for_loss_in_pipeline_split", "97 units",
+                     "expected a multiple of pp × vpp = 16"});
 }
 
 TEST(LoadScenarioText, JobUsesPartOfEachNvl72Rack) {

@@ -181,6 +181,11 @@ struct GpuCalibration {
   // sequence 8K reaches 518 TFLOP/s backward (FlashAttention-3 paper, Shah et al. 2024, Fig. 6)
   // against ~600 forward (Fig. 5): 0.87.
   double attention_backward_ratio = 0.87;
+  // Mamba-2's SSD chunked-scan kernels (mamba_ssm's Triton mamba_chunk_scan_combined, which
+  // Megatron-Core runs): their FLOPs / the bf16 dense peak. On one H100 the forward processes
+  // ~1.2e7 tokens/s at 128 heads × 64, state 128 (vLLM PR 27299's microbenchmark of the
+  // original kernels), 6.3-8.4 MFLOP per token at chunk 128-256: 77-101 TFLOP/s, 0.08-0.10.
+  double ssd_efficiency = 0.09;
   // Host time to dispatch one kernel: the stack's (training.stack) unless the GPU's YAML sets it.
   SimTime launch_overhead = SimTime::microseconds(10);
   bool launch_overhead_given = false;             // the GPU's YAML set launch_overhead (loader)

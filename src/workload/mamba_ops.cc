@@ -33,6 +33,7 @@ Op scan_op(const char* name, double flops, double bytes) {
   Op op;
   op.name = name;
   op.type = OpType::kAttention;
+  op.ssd_scan = true;
   op.flops = Flops(flops);
   op.bytes = round_bytes(bytes);
   return op;

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <cmath>
 
 #include "config/loader.h"
@@ -14,27 +13,13 @@ namespace {
 // A small MoE: 16 layers, 64 experts top-8 of 1408, one shared expert, on 8 nodes of 8 H100s.
 Scenario moe_scenario(const std::vector<std::string>& extra = {}) {
   std::vector<std::string> set = {
-      "model.name=moe-test",
-      "model.layers=16",
-      "model.hidden=2048",
-      "model.heads=16",
-      "model.ffn_hidden=8192",
-      "model.vocab=32000",
-      "model.activation=swiglu",
-      "model.norm=rmsnorm",
-      "model.position_embedding=rope",
-      "model.linear_bias=false",
-      "model.dropout=false",
-      "model.tied_embeddings=false",
-      "model.moe.experts=64",
-      "model.moe.top_k=8",
-      "model.moe.expert_ffn_hidden=1408",
-      "cluster.preset=dgx-h100",
-      "cluster.nodes=8",
-      "training.seq_len=4096",
-      "training.global_batch=64",
-      "parallelism.pp=1",
-      "parallelism.ep=8",
+      "model.name=moe-test",      "model.layers=16",       "model.hidden=2048",
+      "model.heads=16",           "model.ffn_hidden=8192", "model.vocab=32000",
+      "model.activation=swiglu",  "model.norm=rmsnorm",    "model.position_embedding=rope",
+      "model.linear_bias=false",  "model.dropout=false",   "model.tied_embeddings=false",
+      "model.moe.experts=64",     "model.moe.top_k=8",     "model.moe.expert_ffn_hidden=1408",
+      "cluster.preset=dgx-h100",  "cluster.nodes=8",       "training.seq_len=4096",
+      "training.global_batch=64", "parallelism.pp=1",      "parallelism.ep=8",
   };
   set.insert(set.end(), extra.begin(), extra.end());
   StatusOr<Scenario> s = load_scenario_text("model: {}\ncluster: {}\ntraining: {}\n", "t", set);
@@ -107,9 +92,10 @@ TEST(MoeOps, AllToAllDispatcherSortsTheReceivedTokensIntoExpertOrder) {
   EXPECT_NE(find(bwd, "moe.sort_chunks.bwd"), nullptr);
   // One local expert (ep = experts) needs no sort.
   const Scenario one = moe_scenario({"model.moe.experts=8"});
-  EXPECT_EQ(find(moe_forward_ops(make_layer_shape(one, 0), draw_expert_load(one.model.moe, 8, 0, 0)),
-                 "moe.sort_chunks"),
-            nullptr);
+  EXPECT_EQ(
+      find(moe_forward_ops(make_layer_shape(one, 0), draw_expert_load(one.model.moe, 8, 0, 0)),
+           "moe.sort_chunks"),
+      nullptr);
 }
 
 TEST(MoeOps, NodeLimitedRoutingAndFp8DispatchShrinkTheAllToAll) {
@@ -147,8 +133,8 @@ TEST(MoeOps, NodeLimitedRoutingAndFp8DispatchShrinkTheAllToAll) {
   EXPECT_EQ(bytes({"model.moe.group_topk=8"}, false, "ep.alltoall.dispatch"), full);
   EXPECT_EQ(bytes({"in_node", "model.moe.group_topk=4"}, false, "ep.alltoall.dispatch"), full);
   // The all-gather dispatcher sends every token everywhere: no node limit for it.
-  StatusOr<Scenario> bad = load_scenario(
-      "", {"model.preset=deepseek-v3", "model.moe.dispatcher=allgather"});
+  StatusOr<Scenario> bad =
+      load_scenario("", {"model.preset=deepseek-v3", "model.moe.dispatcher=allgather"});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("node-limited routing needs dispatcher: alltoall"),
             std::string::npos)

@@ -77,6 +77,9 @@ struct Op {
   bool comm_chain = false;
   // A backward-pass kernel (FlashAttention's dQ/dK/dV pass runs at its own efficiency).
   bool backward = false;
+  // A Mamba-2 SSD chunked scan (kAttention-typed: FLOPs and bytes given), timed at the scan
+  // kernels' own efficiency (compute_model.h).
+  bool ssd_scan = false;
   // Compute ops: a duration already measured (an imported SimAI workload, interop/); zero lets
   // the ComputeModel time the op.
   SimTime fixed_time;
