@@ -149,11 +149,13 @@ int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) 
     if (!res.fitted.empty()) {
       std::printf("\nconstants fitted on all rows (in-sample):\n");
       print_fits("  ", res.fitted);
+      std::printf("  stack megatron-core launch_overhead=%.3g us\n", res.launch_us);
     }
     for (size_t f = 0; f < res.fold_fits.size(); ++f) {
       std::printf("%sfold %zu (held out: %s):\n", f == 0 ? "\n" : "", f,
                   res.fold_families[f].c_str());
       print_fits("  ", res.fold_fits[f]);
+      std::printf("  stack megatron-core launch_overhead=%.3g us\n", res.fold_launch_us[f]);
     }
   }
   if (!a.json.empty()) {
@@ -184,12 +186,16 @@ int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) 
       }
       return out;
     };
-    if (!res.fitted.empty()) j["constants"] = fits_json(res.fitted);
+    if (!res.fitted.empty()) {
+      j["constants"] = fits_json(res.fitted);
+      j["constants"]["megatron-core"] = {{"launch_overhead_us", finite_or_null(res.launch_us)}};
+    }
     j["cross_validation_folds"] = res.folds;
     nlohmann::json folds = nlohmann::json::array();
     for (size_t f = 0; f < res.fold_fits.size(); ++f) {
-      folds.push_back({{"held_out_families", res.fold_families[f]},
-                       {"constants", fits_json(res.fold_fits[f])}});
+      nlohmann::json c = fits_json(res.fold_fits[f]);
+      c["megatron-core"] = {{"launch_overhead_us", finite_or_null(res.fold_launch_us[f])}};
+      folds.push_back({{"held_out_families", res.fold_families[f]}, {"constants", c}});
     }
     j["folds"] = folds;
     nlohmann::json preds = nlohmann::json::array();

@@ -161,8 +161,10 @@ Status read_moe(const YAML::Node& node, const std::string& source, ModelConfig* 
                           ": expected routing: loads");
     }
   }
-  static const std::vector<std::string> kDispatchers = {"alltoall", "allgather"};
-  e.allgather_dispatcher = r.get_choice("dispatcher", 0, kDispatchers) == 1;
+  static const std::vector<std::string> kDispatchers = {"alltoall", "allgather", "flex"};
+  const int dispatcher = r.get_choice("dispatcher", 0, kDispatchers);
+  e.allgather_dispatcher = dispatcher == 1;
+  e.flex_dispatcher = dispatcher == 2;
   e.group_topk = r.get_int("group_topk", 0, 0);
   e.fp8_dispatch = r.get_choice("dispatch_precision", 0, {"bf16", "fp8"}) == 1;
   e.router_aux_loss = r.get_double("router_aux_loss", 0, 0, 1e6);
@@ -550,6 +552,7 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
   k->collective_call_overhead = r.get_time("collective_call_overhead", k->collective_call_overhead);
   k->attention_kernel = static_cast<AttentionKernel>(
       r.get_choice("attention_kernel", 0, {"cudnn", "flash2", "unfused"}));
+  k->fused_grouped_gemm = r.get_choice("grouped_gemm", 0, {"per_expert", "fused"}) == 1;
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   const SimTime one_second = SimTime::seconds(1.0);
   if (k->launch_overhead > one_second || k->collective_call_overhead > one_second) {
@@ -623,6 +626,7 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
   t->allocator_fragmentation =
       r.get_double("allocator_fragmentation", t->allocator_fragmentation, 0, 1);
   t->packed_sequence_length = r.get_int("packed_sequence_length", 0, 0);
+  t->cuda_graphs = r.get_choice("cuda_graphs", 0, {"none", "full"}) == 1;
   if (r.status().ok() && t->packed_sequence_length > t->seq_len) {
     r.fail("packed_sequence_length", std::to_string(t->packed_sequence_length) +
                                          ": expected at most training.seq_len (" +

@@ -57,6 +57,10 @@ struct MoeConfig {
   // Token dispatch/combine: all-to-all in the EP group, or all-gather + reduce-scatter
   // (Megatron's "allgather" dispatcher).
   bool allgather_dispatcher = false;
+  // Megatron-Core's "flex" dispatcher (DeepEP / HybridEP kernels): the all-to-all's permute and
+  // sorts are fused into the dispatch and combine kernels, and it needs no token counts on the
+  // host; the "alltoall" dispatcher copies them to the host every MoE layer (a device sync).
+  bool flex_dispatcher = false;
   // Node-limited routing (DeepSeek-V3's topk_group, Megatron's --moe-router-group-topk with the
   // EP group's nodes as groups): each token's experts lie on at most this many nodes, and the
   // dispatcher sends one copy per destination node, fanned out over NVLink there (DeepEP).
@@ -285,6 +289,9 @@ struct StackConfig {
   // Host-side cost of one collective call on top of NCCL's own (the GPU's collective_latency).
   SimTime collective_call_overhead;
   AttentionKernel attention_kernel = AttentionKernel::kCudnn;
+  // MoE expert GEMMs: Transformer Engine's GroupedLinear launches one cuBLAS GEMM per local
+  // expert (per_expert); a fused grouped-GEMM kernel (CUTLASS / cuTe DSL) launches one.
+  bool fused_grouped_gemm = false;
 };
 
 // LoRA fine-tuning (Hu et al. 2021): the base weights are frozen, and each target linear layer
@@ -320,6 +327,9 @@ struct TrainingConfig {
   // sample, attention within each (cu_seqlens). The attention work is that of sequences of this
   // length-weighted mean length, Σs²/Σs (0: one sequence per sample).
   int packed_sequence_length = 0;
+  // CUDA graphs over the whole iteration (Megatron's cuda_graph_impl local / full_iteration):
+  // the host launches a graph, not kernels, so per-kernel launch cost and host syncs vanish.
+  bool cuda_graphs = false;
 };
 
 struct ParallelismConfig {

@@ -26,6 +26,8 @@ struct OpTiming {
   // Collectives: the share of the GPU's SMs the NCCL kernel holds while it runs (its channels,
   // one thread block each, over the SM count), times the calibrated interference factor.
   double sm_share = 0;
+  int launches = 1;        // host launches of the op (Op::launches)
+  bool host_sync = false;  // the host waits for the op to finish (Op::host_sync)
 };
 
 struct Message {
@@ -204,6 +206,8 @@ class Execution {
     t.async = op.async;
     t.wait_comm = op.wait_comm;
     t.comm_chain = op.comm_chain;
+    t.launches = std::max(1, op.launches);
+    t.host_sync = op.host_sync;
     if (op.type == OpType::kCollective) {
       const GroupPlacement& g = group(op.group);
       const CollectivePlan plan = coll_.plan(op.collective, g, op.comm_bytes);
@@ -648,7 +652,7 @@ bool StageRunner::run_block(const Step& st) {
         waiting_tp = true;
         return false;  // resumed when the TP stream's queue drains
       }
-      host += launch;
+      host += launch * op.launches;
       if (op.async) {
         if (op.network || tp_pending()) {
           // Through the transport, or behind a collective that is: the stream's FIFO order.
@@ -692,6 +696,8 @@ bool StageRunner::run_block(const Step& st) {
       occupy(start, end, op.category, reason_until, comm_reason);
       block_first = std::min(block_first, start);
       count_collective(op);
+      // A device-to-host copy: the host waits for the kernel before it launches the next.
+      if (op.host_sync) host = std::max(host, end);
       if (trace == TraceLevel::kKernels) {
         ex.record(stage_, 0, start, end, block.ops[block_op].name, st.microbatch, op.category);
       }

@@ -197,14 +197,15 @@ class Lowering {
     return id;
   }
 
-  // The host launches a kernel: a CPU node after the previous launch or synchronisation.
-  void launch() {
+  // The host launches `count` kernels (a grouped GEMM's per-expert launches): a CPU node after
+  // the previous launch or synchronisation.
+  void launch(int count = 1) {
     if (launch_.ps() == 0) return;
     ChakraNode n;
     n.name = "launch";
     n.type = ChakraNodeType::kComp;
     n.is_cpu_op = true;
-    set_duration(&n, launch_);
+    set_duration(&n, launch_ * std::max(1, count));
     host_ = {add(std::move(n), host_)};
   }
 
@@ -256,7 +257,7 @@ class Lowering {
 
   // One op of a block: a kernel, a collective, or a ring exchange step.
   void op(const Op& op, SimTime duration) {
-    launch();
+    launch(op.launches);
     const bool wait_tp = op.wait_comm && !op.async;
     if (op.type == OpType::kCollective && op.collective == CollectiveKind::kSendRecv) {
       // A ring step (ring attention, TP overlap): send to the next member of the group, receive
@@ -298,6 +299,8 @@ class Lowering {
     }
     n.stream = 0;
     comp_ = {add(std::move(n), std::move(deps))};
+    // A device-to-host copy: the host's next launch waits for this kernel.
+    if (op.host_sync) host_ = join({&host_, &comp_});
   }
 
   void step(const Step& st) {

@@ -22,7 +22,8 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
                                         std::chrono::steady_clock::time_point wall_start) {
   SimulationReport r;
   r.scenario = s;
-  std::unique_ptr<ComputeModel> compute = make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
+  std::unique_ptr<ComputeModel> compute =
+      make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
   // The network: its figures plan collectives; the flow backend also carries the traffic.
   PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
                              make_network_backend(s.simulation.network, s));
@@ -30,8 +31,8 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
   PREFLIGHT_ASSIGN_OR_RETURN(
       const CollectiveModel collectives,
       CollectiveModel::nccl(s.cluster, s.collectives, *network,
-                            {groups.tp, groups.dp, groups.pp, groups.embedding, groups.cp, groups.ep, groups.etp,
-                             groups.edp}));
+                            {groups.tp, groups.dp, groups.pp, groups.embedding, groups.cp,
+                             groups.ep, groups.etp, groups.edp}));
   // Every collective the workload issues must be plannable under the NCCL overrides.
   auto group_of = [&](GroupKind g) -> const GroupPlacement& {
     switch (g) {
@@ -70,7 +71,9 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
   }
   if (!imported) r.memory = estimate_memory(s);
   ExecutorOptions exec_options;
-  exec_options.launch_overhead = s.cluster.gpu.calibration.launch_overhead;
+  // CUDA graphs: the host replays one graph per iteration; its kernels cost no launch each.
+  exec_options.launch_overhead =
+      s.training.cuda_graphs ? SimTime() : s.cluster.gpu.calibration.launch_overhead;
   exec_options.sm_count = s.cluster.gpu.sm_count;
   exec_options.comm_sm_interference = s.cluster.gpu.calibration.comm_sm_interference;
   exec_options.trace = options.trace;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -110,6 +111,36 @@ std::string generation_of(const std::string& gpu) {
   return gpu;
 }
 
+// The stack whose host cost per kernel launch is fitted (on every kind of row: MoE and hybrid
+// layers launch many small kernels, dense layers few).
+constexpr const char* kFittedStack = "megatron-core";
+constexpr double kLaunchLo = 2, kLaunchHi = 120;  // µs
+
+// The minimum of f over [lo, hi] by golden-section search, `steps` evaluations after the two
+// first; f unimodal enough there.
+double golden_section(const std::function<double(double)>& f, double lo, double hi, int steps) {
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double a = lo, b = hi;
+  double c = b - g * (b - a), d = a + g * (b - a);
+  double fc = f(c), fd = f(d);
+  for (int i = 0; i < steps; ++i) {
+    if (fc < fd) {
+      b = d;
+      d = c;
+      fd = fc;
+      c = b - g * (b - a);
+      fc = f(c);
+    } else {
+      a = c;
+      c = d;
+      fc = fd;
+      d = a + g * (b - a);
+      fd = f(d);
+    }
+  }
+  return fc < fd ? c : d;
+}
+
 // The rows the GPU constants are fitted on: dense models, whose every cost the model holds
 // (GEMMs, attention, the memory-bound kernels, TP/PP/DP communication). MoE and hybrid rows are
 // predicted with those constants, so their error is the part of them the dense physics does not
@@ -132,7 +163,7 @@ struct Predicted {
 // empty: the preset's); `layers[i]` asks for the per-layer block times too.
 std::vector<Predicted> predict(const std::vector<const Scenario*>& scenarios,
                                const std::vector<const std::vector<double>*>& constants,
-                               const std::vector<bool>& layers, int jobs) {
+                               const std::vector<bool>& layers, int jobs, double launch_us = NAN) {
   std::vector<Predicted> out(scenarios.size());
   std::atomic<size_t> next{0};
   auto worker = [&]() {
@@ -140,6 +171,10 @@ std::vector<Predicted> predict(const std::vector<const Scenario*>& scenarios,
       Scenario s = *scenarios[i];
       if (constants[i] != nullptr && !constants[i]->empty()) {
         set_published_calibration(*constants[i], &s.cluster.gpu.calibration);
+      }
+      if (std::isfinite(launch_us) && s.training.stack.name == kFittedStack &&
+          !s.cluster.gpu.calibration.launch_overhead_given) {
+        s.cluster.gpu.calibration.launch_overhead = SimTime::microseconds(launch_us);
       }
       SimulateOptions o;
       if (layers[i]) o.trace = TraceLevel::kBlocks;
@@ -252,8 +287,17 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     return fit;
   };
   // Predicts rows `idx` with per-GPU constants `fits` (GPUs without one: the preset).
-  auto predict_rows = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits,
-                          int fold) {
+  // The per-row constants: the fit of the row's generation (none: the preset's).
+  auto constants_for = [&](size_t unique_row, const std::vector<GpuFit>& fits) {
+    const std::vector<double>* c = nullptr;
+    for (const GpuFit& f : fits) {
+      if (f.gpu == generation_of(unique_gpu[unique_row])) c = &f.constants;
+    }
+    return c;
+  };
+  // MAPE (%) of rows `idx` with `fits` and the stack launch cost `launch_us`.
+  auto rows_mape = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits,
+                       double launch_us) {
     std::map<size_t, size_t> local;
     std::vector<const Scenario*> scen;
     std::vector<const std::vector<double>*> cs;
@@ -262,13 +306,41 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       if (!local.emplace(row_unique[i], scen.size()).second) continue;
       scen.push_back(unique[row_unique[i]]);
       scen_layers.push_back(unique_layers[row_unique[i]]);
-      const std::vector<double>* c = nullptr;
-      for (const GpuFit& f : fits) {
-        if (f.gpu == generation_of(unique_gpu[row_unique[i]])) c = &f.constants;
-      }
-      cs.push_back(c);
+      cs.push_back(constants_for(row_unique[i], fits));
     }
-    const std::vector<Predicted> p = predict(scen, cs, scen_layers, options.jobs);
+    const std::vector<Predicted> p = predict(scen, cs, scen_layers, options.jobs, launch_us);
+    double sum = 0;
+    for (size_t i : idx) {
+      const double m = result.rows[i].run.measured_ms;
+      const double v = p[local[row_unique[i]]].for_row(result.rows[i].run);
+      sum += std::isfinite(v) ? std::fabs(v - m) / m : 10.0;
+    }
+    return idx.empty() ? 0.0 : sum / static_cast<double>(idx.size()) * 100;
+  };
+  // The stack's launch cost fitted on rows `train` of that stack, the GPU constants fixed.
+  auto fit_launch = [&](const std::vector<size_t>& train,
+                        const std::vector<GpuFit>& fits) -> double {
+    std::vector<size_t> of_stack;
+    for (size_t i : train) {
+      if (result.rows[i].run.stack == kFittedStack) of_stack.push_back(i);
+    }
+    if (of_stack.empty()) return NAN;
+    return golden_section([&](double us) { return rows_mape(of_stack, fits, us); }, kLaunchLo,
+                          kLaunchHi, 10);
+  };
+  auto predict_rows = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits, int fold,
+                          double launch_us) {
+    std::map<size_t, size_t> local;
+    std::vector<const Scenario*> scen;
+    std::vector<const std::vector<double>*> cs;
+    std::vector<bool> scen_layers;
+    for (size_t i : idx) {
+      if (!local.emplace(row_unique[i], scen.size()).second) continue;
+      scen.push_back(unique[row_unique[i]]);
+      scen_layers.push_back(unique_layers[row_unique[i]]);
+      cs.push_back(constants_for(row_unique[i], fits));
+    }
+    const std::vector<Predicted> p = predict(scen, cs, scen_layers, options.jobs, launch_us);
     for (size_t i : idx) {
       result.rows[i].predicted_ms = p[local[row_unique[i]]].for_row(result.rows[i].run);
       result.rows[i].fold = fold;
@@ -309,12 +381,14 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
         }
         fits.push_back(fit_gpu(g, train));
       }
-      std::vector<size_t> test;
+      std::vector<size_t> train_all, test;
       for (size_t i : simulated) {
-        if (family_fold[result.rows[i].run.family] == f) test.push_back(i);
+        (family_fold[result.rows[i].run.family] == f ? test : train_all).push_back(i);
       }
-      predict_rows(test, fits, f);
+      const double launch = fit_launch(train_all, fits);
+      predict_rows(test, fits, f, launch);
       result.fold_fits.push_back(std::move(fits));
+      result.fold_launch_us.push_back(launch);
     }
   } else if (options.calibrate) {
     for (const std::string& g : gpus) {
@@ -326,9 +400,10 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       }
       result.fitted.push_back(fit_gpu(g, train));
     }
-    predict_rows(simulated, result.fitted, -1);
+    result.launch_us = fit_launch(simulated, result.fitted);
+    predict_rows(simulated, result.fitted, -1, result.launch_us);
   } else {
-    predict_rows(simulated, {}, -1);
+    predict_rows(simulated, {}, -1, NAN);
   }
   result.groups = published_group_errors(result.rows);
   return result;

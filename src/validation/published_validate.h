@@ -5,6 +5,7 @@
 // no calibrated constant has seen the model it predicts.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,12 @@ struct PublishedValidationResult {
   int total = 0, simulated = 0;
   int folds = 0;
   std::vector<std::string> fold_families;      // per fold: the families held out, joined by ","
-  std::vector<GpuFit> fitted;                  // --calibrate: per GPU, on all rows
-  std::vector<std::vector<GpuFit>> fold_fits;  // --cv: per fold, per GPU
+  std::vector<GpuFit> fitted;                  // --calibrate: per generation, on all rows
+  std::vector<std::vector<GpuFit>> fold_fits;  // --cv: per fold, per generation
+  // The megatron-core stack's host launch cost (µs per kernel), fitted on every row of that
+  // stack once the GPU constants are: --calibrate's, and each fold's (NaN: not fitted).
+  double launch_us = NAN;
+  std::vector<double> fold_launch_us;
 };
 
 StatusOr<PublishedValidationResult> run_published_validation(const std::vector<PublishedRow>& rows,

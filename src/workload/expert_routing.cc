@@ -95,7 +95,8 @@ ExpertLoad draw_expert_load(const MoeConfig& m, int ep, int layer, uint64_t seed
   PREFLIGHT_CHECK(m.enabled() && ep >= 1 && m.experts % ep == 0);
   const int E = m.experts;
   std::vector<double> s(E, 1.0 / E);
-  SplitMix rng(seed ^ (0x6d6f652d6c6f6164ULL + static_cast<uint64_t>(layer) * 0x9e3779b97f4a7c15ULL));
+  SplitMix rng(seed ^
+               (0x6d6f652d6c6f6164ULL + static_cast<uint64_t>(layer) * 0x9e3779b97f4a7c15ULL));
   switch (m.routing) {
     case MoeRouting::kUniform:
       break;

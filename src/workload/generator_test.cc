@@ -381,8 +381,8 @@ TEST(GenerateWorkload, UnevenInterleavedStagesLightenTheEmbeddingAndLossChunks) 
       "", "",
       {"model.preset=llama3-405b", "cluster.preset=dgx-h100", "cluster.nodes=32",
        "parallelism.tp=8", "parallelism.pp=16", "parallelism.dp=2", "training.global_batch=32",
-       "parallelism.first_stage_layers=7", "parallelism.last_stage_layers=7",
-       "parallelism.vpp=8", "parallelism.schedule=interleaved"});
+       "parallelism.first_stage_layers=7", "parallelism.last_stage_layers=7", "parallelism.vpp=8",
+       "parallelism.schedule=interleaved"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   const std::vector<int> chunks = chunk_layers(*s);
   ASSERT_EQ(chunks.size(), 128u);
@@ -404,8 +404,8 @@ TEST(GenerateWorkload, UnevenInterleavedStagesLightenTheEmbeddingAndLossChunks) 
       "", "",
       {"model.preset=llama3-405b", "cluster.preset=dgx-h100", "cluster.nodes=32",
        "parallelism.tp=8", "parallelism.pp=16", "parallelism.dp=2", "training.global_batch=32",
-       "parallelism.first_stage_layers=6", "parallelism.last_stage_layers=8",
-       "parallelism.vpp=8", "parallelism.schedule=interleaved"});
+       "parallelism.first_stage_layers=6", "parallelism.last_stage_layers=8", "parallelism.vpp=8",
+       "parallelism.schedule=interleaved"});
   ASSERT_FALSE(few.ok());
   EXPECT_NE(few.status().message().find("expected at least vpp layers per stage"),
             std::string::npos)

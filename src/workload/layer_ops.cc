@@ -279,6 +279,15 @@ LayerShape make_layer_shape(const Scenario& sc) {
     x.expert_h = m.moe.expert_width(m.hidden);
     x.moe_latent = m.moe.latent_size;
     x.allgather_dispatcher = m.moe.allgather_dispatcher;
+    x.flex_dispatcher = m.moe.flex_dispatcher;
+    x.expert_gemm_launches = sc.training.stack.fused_grouped_gemm
+                                 ? 1
+                                 : static_cast<int>(std::max<int64_t>(1, x.local_experts));
+    // Megatron-Core's alltoall dispatcher: tokens_per_expert to the host (.tolist()) for the
+    // all-to-all's split sizes, each MoE layer's forward; not with EP 1, the flex dispatcher or
+    // CUDA graphs (a captured dispatch must be sync-free).
+    x.dispatch_host_sync =
+        x.ep > 1 && !x.allgather_dispatcher && !x.flex_dispatcher && !sc.training.cuda_graphs;
     // Node-limited routing with one copy per destination node: a token reaches M = group_topk
     // of the EP group's N nodes, M·(N−1)/N of them remote on average under balanced routing,
     // where a copy per routed expert sends k·(N−1)/N: the cross-node volume scales by M/k

@@ -59,6 +59,9 @@ struct LayerShape {
   int64_t expert_h = 0;
   int64_t moe_latent = 0;
   bool allgather_dispatcher = false;
+  bool flex_dispatcher = false;    // DeepEP/HybridEP: sorts fused, no host sync
+  int expert_gemm_launches = 1;    // host launches per expert GEMM (TE: one per local expert)
+  bool dispatch_host_sync = false;  // the alltoall dispatcher's token counts to the host
   // Cross-node volume of the all-to-all dispatch and combine relative to one copy per routed
   // expert (node-limited routing, moe_ops.h), and of the FP8 dispatch relative to 16 bits.
   double dispatch_copy_scale = 1;

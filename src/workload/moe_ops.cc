@@ -54,6 +54,7 @@ Op expert_gemm(const char* name, int64_t m, int64_t n, int64_t k, const LayerSha
                const ExpertLoad& load, bool accumulate = false) {
   Op op = gemm_op(name, m, n, k, x.local_experts, x.gemm_bytes, accumulate);
   op.name = tag(name, load);
+  op.launches = x.expert_gemm_launches;
   return op;
 }
 
@@ -100,6 +101,9 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   // Router: logits GEMM, then softmax/sigmoid + top-k over E scores in fp32 (read, write, index).
   ops.push_back(gemm_op("moe.router.fwd", tin, x.experts, x.h, 1, x.act_bytes));
   ops.push_back(memory_op("moe.router.topk", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
+  // The alltoall dispatcher's split sizes: the per-expert token counts go to the host, which
+  // waits for them (Megatron-Core MoEAlltoAllTokenDispatcher.preprocess).
+  ops.back().host_sync = x.dispatch_host_sync;
   // Latent MoE: the tokens go down to the latent width before the dispatch.
   if (x.moe_latent > 0) {
     ops.push_back(gemm_op("moe.latent_down.fwd", tin, x.moe_latent, x.h, 1, x.gemm_bytes));
@@ -115,7 +119,8 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   // expert; with several local experts it sorts them into expert order after the dispatch
   // (sort_chunks_by_idxs) and back before the combine: a read and a write of every received
   // copy each way (token_dispatcher.py, MoEAlltoAllTokenDispatcher).
-  const bool sorts = x.ep > 1 && x.local_experts > 1 && !x.allgather_dispatcher;
+  const bool sorts =
+      x.ep > 1 && x.local_experts > 1 && !x.allgather_dispatcher && !x.flex_dispatcher;
   if (sorts) ops.push_back(memory_op("moe.sort_chunks.fwd", 2 * e * rt * w));
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.allgather", CollectiveKind::kAllGather,
@@ -174,7 +179,8 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
                                 CollectiveKind::kAllGather, t.dispatch));
   }
   // The sorts' backward: the combine's gradient into expert order, the dispatch's back.
-  const bool sorts = x.ep > 1 && x.local_experts > 1 && !x.allgather_dispatcher;
+  const bool sorts =
+      x.ep > 1 && x.local_experts > 1 && !x.allgather_dispatcher && !x.flex_dispatcher;
   if (sorts) ops.push_back(memory_op("moe.unsort_chunks.bwd", 2 * e * rt * w));
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.allgather.grad", CollectiveKind::kAllGather,

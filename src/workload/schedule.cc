@@ -44,7 +44,10 @@ std::vector<PipelineTask> zero_bubble_order(int m, int warmup, int pending) {
 class DualPipeOrder {
  public:
   DualPipeOrder(int rank, int p, int m)
-      : p_(p), half_m_(m / 2), flip_(rank >= p / 2), half_rank_(std::min(rank, p - 1 - rank)),
+      : p_(p),
+        half_m_(m / 2),
+        flip_(rank >= p / 2),
+        half_rank_(std::min(rank, p - 1 - rank)),
         middle_(rank == p / 2 - 1 || rank == p / 2) {}
 
   std::vector<PipelineTask> build() {

@@ -286,8 +286,7 @@ TEST(PipelineOrder, ZeroBubbleH2WarmsUpWith2PMinus1Forwards) {
   const int p = 4, m = 12;
   for (int stage = 0; stage < p; ++stage) {
     SCOPED_TRACE(stage);
-    const std::vector<PipelineTask> order =
-        pipeline_order(Schedule::kZeroBubbleH2, stage, p, m, 1);
+    const std::vector<PipelineTask> order = pipeline_order(Schedule::kZeroBubbleH2, stage, p, m, 1);
     expect_split_complete(order, one_chunk(m));
     EXPECT_EQ(leading(order, Pass::kForward), 2 * (p - 1 - stage) + 1);
     EXPECT_EQ(trailing(order, Pass::kWeightGrad), 2 * stage + 1);
@@ -357,8 +356,8 @@ struct PassTimes {
 
 struct Timeline {
   int64_t makespan = 0;
-  int64_t work = 0;  // least busy time of a stage; makespan − work is the most idle stage's
-  int64_t most_work = 0;      // = work unless overlapped pairs make stages unequal
+  int64_t work = 0;       // least busy time of a stage; makespan − work is the most idle stage's
+  int64_t most_work = 0;  // = work unless overlapped pairs make stages unequal
   int64_t worst_in_span = 0;  // most idle time of a stage between its first and last pass
 };
 
@@ -465,8 +464,8 @@ TEST(ScheduleBubble, ZeroBubbleH1IsPMinus1TimesFPlusBMinusW) {
   // Qi et al. 2024, Table 2: ZB-H1 (p−1)(T_F + T_B − T_W); 1/3 of 1F1B's when all are equal.
   for (const auto& [p, m] : kShapes) {
     for (const PassTimes& t : kTimes) {
-      SCOPED_TRACE(testing::Message() << "p " << p << " m " << m << " T " << t.f << "/" << t.b
-                                      << "/" << t.w);
+      SCOPED_TRACE(testing::Message()
+                   << "p " << p << " m " << m << " T " << t.f << "/" << t.b << "/" << t.w);
       const Timeline r = simulate(Schedule::kZeroBubbleH1, p, m, 1, t);
       EXPECT_EQ(r.work, m * (t.f + t.b + t.w));
       EXPECT_EQ(r.most_work, r.work);
@@ -485,8 +484,8 @@ TEST(ScheduleBubble, ZeroBubbleH2IsPMinus1TimesFPlusBMinus2W) {
   // parallelogram's skew, (p−1)·max(T_F, T_F + T_B − 2T_W).
   for (const auto& [p, m] : kShapes) {
     for (const PassTimes& t : kTimes) {
-      SCOPED_TRACE(testing::Message() << "p " << p << " m " << m << " T " << t.f << "/" << t.b
-                                      << "/" << t.w);
+      SCOPED_TRACE(testing::Message()
+                   << "p " << p << " m " << m << " T " << t.f << "/" << t.b << "/" << t.w);
       const Timeline r = simulate(Schedule::kZeroBubbleH2, p, m, 1, t);
       EXPECT_EQ(r.worst_in_span, (p - 1) * (t.f + t.b - 2 * t.w));
       EXPECT_EQ(r.makespan - r.work, (p - 1) * std::max(t.f, t.f + t.b - 2 * t.w));

@@ -80,6 +80,11 @@ struct Op {
   // A Mamba-2 SSD chunked scan (kAttention-typed: FLOPs and bytes given), timed at the scan
   // kernels' own efficiency (compute_model.h).
   bool ssd_scan = false;
+  // Host side: kernels the host launches for this op (a grouped GEMM that runs one cuBLAS GEMM
+  // per local expert launches that many), and whether the host then waits for the GPU to
+  // finish it (a device-to-host copy such as the MoE dispatcher's token counts).
+  int launches = 1;
+  bool host_sync = false;
   // Compute ops: a duration already measured (an imported SimAI workload, interop/); zero lets
   // the ComputeModel time the op.
   SimTime fixed_time;
