@@ -564,6 +564,34 @@ parallelism: {tp: 8, pp: 8, vpp: 8, cp: 2}
   EXPECT_NE(s->parallelism.pipeline_split.find("account_for_embedding"), std::string::npos);
 }
 
+TEST(LoadScenarioText, DeepSeekV3OnPp16AndQwen3OnPp8GetMegatronBridgesSplits) {
+  // DeepSeek-V3, 61 layers on 16 stages: 61 + 2 is no multiple of 16; ⌈61/16⌉ = 4 per stage,
+  // the last 1 (with MTP and the loss), as Megatron-Bridge's (16, 1) layout map.
+  StatusOr<Scenario> ds = load_scenario_text(R"(
+model: {preset: deepseek-v3}
+cluster: {preset: dgx-b200, gpus: 256}
+training: {seq_len: 4096, global_batch: 2048}
+parallelism: {tp: 1, pp: 16, ep: 8, etp: 1}
+)",
+                                             "test.yaml", {});
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  std::vector<int> expected(15, 4);
+  expected.push_back(1);
+  EXPECT_EQ(stage_layers(*ds), expected);
+  EXPECT_NE(ds->parallelism.pipeline_split.find("DeepSeek-V3"), std::string::npos);
+  // Qwen3-235B, 94 layers on 8 stages: 94 + 2 = 96 = 8 · 12, the embedding and loss counted.
+  StatusOr<Scenario> qw = load_scenario_text(R"(
+model: {preset: qwen3-235b-a22b}
+cluster: {preset: gb200-nvl72, gpus: 64}
+training: {seq_len: 4096, global_batch: 1024}
+parallelism: {tp: 1, pp: 8, ep: 8, etp: 1}
+)",
+                                             "test.yaml", {});
+  ASSERT_TRUE(qw.ok()) << qw.status().message();
+  EXPECT_EQ(stage_layers(*qw), (std::vector<int>{11, 12, 12, 12, 12, 12, 12, 11}));
+  EXPECT_NE(qw->parallelism.pipeline_split.find("account_for_embedding"), std::string::npos);
+}
+
 TEST(LoadScenarioText, MegatronLayoutString) {
   // DeepSeek-V3 in Megatron-Bridge's H100 recipe: "Et|(tt|)*30mL" on pp 8 × vpp 4.
   StatusOr<Scenario> s = load_scenario_text(R"(
