@@ -24,6 +24,7 @@ struct ValidateArgs {
   uint64_t seed = 1;
   int max_evaluations = 120;
   bool summary_only = false;
+  int row = 0;  // --row: print the scenario of this CSV line instead of validating
 };
 
 nlohmann::json finite_or_null(double x) {
@@ -85,6 +86,35 @@ void print_group_table(const std::vector<GroupError>& groups) {
   }
 }
 
+// --row LINE: the scenario a published row runs as, ready for `preflight simulate FILE`, with
+// the iteration time its metric implies and what was assumed beyond the row.
+int print_row_scenario(const std::vector<PublishedRow>& rows, int line) {
+  for (const PublishedRow& row : rows) {
+    if (row.line != line) continue;
+    StatusOr<PublishedCase> c = published_case(row);
+    if (!c.ok()) {
+      return fail(Status(
+          StatusCode::kInvalidArgument,
+          row.file + ":" + std::to_string(line) + ": not simulated: " + c.status().message()));
+    }
+    std::printf("# %s line %d: %s %s on %d %s, %s = %g\n", row.file.c_str(), line,
+                row.source.c_str(), row.model.c_str(), row.num_gpus, row.gpu.c_str(),
+                row.metric.c_str(), row.value);
+    std::printf("# measured iteration time %.3f ms; family %s, %s, stack %s\n", c->measured_ms,
+                c->family.c_str(), c->kind.c_str(), c->stack.c_str());
+    if (!c->notes.empty()) std::printf("# assumed: %s\n", c->notes.c_str());
+    if (!c->layer_metric.empty()) {
+      std::printf("# compared with the blocks %s of one layer, not the iteration\n",
+                  c->layer_metric.c_str());
+    }
+    std::fputs(c->yaml.c_str(), stdout);
+    return kExitOk;
+  }
+  return fail(Status(StatusCode::kInvalidArgument, "--row " + std::to_string(line) +
+                                                       ": no data row on that line (the first "
+                                                       "data row is line 2)"));
+}
+
 int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) {
   std::vector<PublishedRow> rows;
   for (const std::string& path : paths) {
@@ -97,6 +127,7 @@ int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) 
     }
     rows.insert(rows.end(), r->begin(), r->end());
   }
+  if (a.row > 0) return print_row_scenario(rows, a.row);
   ValidationOptions o;
   o.folds = a.cv;
   o.calibrate = a.calibrate;
@@ -408,8 +439,10 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ValidateArgs>();
   auto* cmd = app.add_subcommand(
       "validate",
-      "Compare predictions with measured A100 training runs (the vTrain dev set): MAPE per set "
-      "and Spearman's rank correlation within each model/GPU-count group.\n"
+      "Compare predictions with measured training runs: the vTrain A100 set (MAPE per set and "
+      "Spearman's rank correlation within each model/GPU-count group) or the published set "
+      "(NeMo/Megatron-Bridge runs on H100 to GB300: coverage, MAPE, MdAPE, p90 and bias per "
+      "GPU, kind, precision, family, stack and source).\n"
       "--cv K reports k-fold cross-validated figures (the constants are re-fitted without "
       "each fold); --calibrate fits them on all rows.");
   cmd->add_option("--dataset", args->datasets,
@@ -429,6 +462,10 @@ void add_validate_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 10000));
   cmd->add_flag("--summary-only", args->summary_only,
                 "Print only the per-set metrics, not every row's prediction");
+  cmd->add_option("--row", args->row,
+                  "With a published set: print the scenario YAML that CSV line runs as (for "
+                  "`preflight simulate FILE`), its measured iteration time and what was assumed")
+      ->check(CLI::Range(2, 1000000));
   cmd->callback([args, exit_code]() { *exit_code = run(*args); });
 }
 

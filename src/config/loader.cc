@@ -553,12 +553,15 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
   k->attention_kernel = static_cast<AttentionKernel>(
       r.get_choice("attention_kernel", 0, {"cudnn", "flash2", "unfused"}));
   k->fused_grouped_gemm = r.get_choice("grouped_gemm", 0, {"per_expert", "fused"}) == 1;
+  k->expert_launch_overhead_given = r.has("expert_launch_overhead");
+  k->expert_launch_overhead = r.get_time("expert_launch_overhead", k->expert_launch_overhead);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   const SimTime one_second = SimTime::seconds(1.0);
-  if (k->launch_overhead > one_second || k->collective_call_overhead > one_second) {
+  if (k->launch_overhead > one_second || k->collective_call_overhead > one_second ||
+      k->expert_launch_overhead > one_second) {
     return invalid_argument(source +
-                            ": training.stack: launch_overhead and collective_call_overhead: "
-                            "expected at most 1 s");
+                            ": training.stack: launch_overhead, expert_launch_overhead and "
+                            "collective_call_overhead: expected at most 1 s");
   }
   return Status();
 }

@@ -27,6 +27,7 @@ struct OpTiming {
   // one thread block each, over the SM count), times the calibrated interference factor.
   double sm_share = 0;
   int launches = 1;        // host launches of the op (Op::launches)
+  SimTime host_time;       // host work beyond the launches (Op::host_time)
   bool host_sync = false;  // the host waits for the op to finish (Op::host_sync)
 };
 
@@ -207,6 +208,7 @@ class Execution {
     t.wait_comm = op.wait_comm;
     t.comm_chain = op.comm_chain;
     t.launches = std::max(1, op.launches);
+    t.host_time = op.host_time;
     t.host_sync = op.host_sync;
     if (op.type == OpType::kCollective) {
       const GroupPlacement& g = group(op.group);
@@ -652,7 +654,7 @@ bool StageRunner::run_block(const Step& st) {
         waiting_tp = true;
         return false;  // resumed when the TP stream's queue drains
       }
-      host += launch * op.launches;
+      host += launch * op.launches + op.host_time;
       if (op.async) {
         if (op.network || tp_pending()) {
           // Through the transport, or behind a collective that is: the stream's FIFO order.

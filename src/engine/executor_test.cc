@@ -264,8 +264,8 @@ TEST(Execute, DualPipeMatchesDeepSeekV3Table2) {
   // 1F1B: 7·30 = 210 us → 810 us.
   const int p = 8, m = 20;
   const SimTime t = us(10);
-  const ExecutionResult r = run_split_pipeline(split_stage_pipeline(Schedule::kDualPipe, p, m), t,
-                                               t, t);
+  const ExecutionResult r =
+      run_split_pipeline(split_stage_pipeline(Schedule::kDualPipe, p, m), t, t, t);
   EXPECT_EQ(r.iteration_time, us(660));
   for (const StageResult& st : r.stages) EXPECT_EQ(st.breakdown.compute, us(600));
   expect_breakdowns_add_up(r);
@@ -494,6 +494,25 @@ TEST(Execute, HostBoundIterationIsOpsTimesLaunchOverhead) {
   ASSERT_GT(n, 100);
   EXPECT_EQ(r.iteration_time, us(1000) * n + us(1));
   EXPECT_EQ(r.stages[0].breakdown.compute + r.stages[0].breakdown.optimizer, us(1) * n);
+  EXPECT_EQ(r.stages[0].breakdown.host_overhead, us(1000) * n + us(1) - us(1) * n);
+  expect_breakdowns_add_up(r);
+}
+
+TEST(Execute, HostTimeOfAnOpDelaysTheNextLaunch) {
+  // Every kernel carries 1 ms of host work beyond its launch (a per-expert loop): with no
+  // launch overhead the iteration is host-bound just the same, N·1 ms + 1 us.
+  Workload w = generate_workload(load(kOneGpu));
+  for (Block& b : w.blocks) {
+    for (Op& op : b.ops) op.host_time = us(1000);
+  }
+  const FakeComputeModel compute(us(1));
+  const FakeNetwork network;
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  const ExecutionResult r =
+      execute(w, compute, collectives, place_job_groups(load(kOneGpu)), ExecutorOptions{});
+  const int64_t n = r.ops_executed;
+  ASSERT_GT(n, 100);
+  EXPECT_EQ(r.iteration_time, us(1000) * n + us(1));
   EXPECT_EQ(r.stages[0].breakdown.host_overhead, us(1000) * n + us(1) - us(1) * n);
   expect_breakdowns_add_up(r);
 }
@@ -795,8 +814,8 @@ TEST(ExecuteWithTransport, InNodeGroupsKeepThePlannedTime) {
   JobGroups groups;
   groups.tp = place_group(8, 1, 8);
   std::vector<TransportCall> log;
-  const ExecutionResult with = execute(w, compute, collectives, groups,
-                                       with_fake_transport(us(7), &log));
+  const ExecutionResult with =
+      execute(w, compute, collectives, groups, with_fake_transport(us(7), &log));
   const ExecutionResult without = execute(w, compute, collectives, groups, ExecutorOptions{});
   EXPECT_TRUE(log.empty());
   EXPECT_EQ(with.iteration_time, without.iteration_time);

@@ -197,15 +197,16 @@ class Lowering {
     return id;
   }
 
-  // The host launches `count` kernels (a grouped GEMM's per-expert launches): a CPU node after
-  // the previous launch or synchronisation.
-  void launch(int count = 1) {
-    if (launch_.ps() == 0) return;
+  // The host launches `count` kernels and does `extra` more host work (a per_expert grouped
+  // GEMM's loop over its experts, Op::host_time): a CPU node after the previous launch or
+  // synchronisation.
+  void launch(int count = 1, SimTime extra = SimTime()) {
+    if (launch_.ps() == 0 && extra.ps() == 0) return;
     ChakraNode n;
     n.name = "launch";
     n.type = ChakraNodeType::kComp;
     n.is_cpu_op = true;
-    set_duration(&n, launch_ * std::max(1, count));
+    set_duration(&n, launch_ * std::max(1, count) + extra);
     host_ = {add(std::move(n), host_)};
   }
 
@@ -257,7 +258,7 @@ class Lowering {
 
   // One op of a block: a kernel, a collective, or a ring exchange step.
   void op(const Op& op, SimTime duration) {
-    launch(op.launches);
+    launch(op.launches, op.host_time);
     const bool wait_tp = op.wait_comm && !op.async;
     if (op.type == OpType::kCollective && op.collective == CollectiveKind::kSendRecv) {
       // A ring step (ring attention, TP overlap): send to the next member of the group, receive

@@ -120,10 +120,15 @@ json scenario_to_json(const Scenario& s) {
                {"cpu_vendor", c.cpu_vendor},
                {"pcie_gen", c.pcie_gen}};
   const TrainingConfig& t = s.training;
-  json stack{{"name", t.stack.name},
-             {"launch_overhead_us", t.stack.launch_overhead.to_microseconds()},
-             {"collective_call_overhead_us", t.stack.collective_call_overhead.to_microseconds()},
-             {"attention_kernel", to_string(t.stack.attention_kernel)}};
+  json stack{
+      {"name", t.stack.name},
+      {"launch_overhead_us", t.stack.launch_overhead.to_microseconds()},
+      {"collective_call_overhead_us", t.stack.collective_call_overhead.to_microseconds()},
+      {"attention_kernel", to_string(t.stack.attention_kernel)},
+      {"grouped_gemm", t.stack.fused_grouped_gemm ? "fused" : "per_expert"},
+      {"expert_launch_overhead_us", t.stack.expert_launch_overhead_given
+                                        ? json(t.stack.expert_launch_overhead.to_microseconds())
+                                        : json(nullptr)}};
   json training{{"stack", stack},
                 {"seq_len", t.seq_len},
                 {"global_batch", t.global_batch},

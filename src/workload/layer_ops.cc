@@ -280,9 +280,17 @@ LayerShape make_layer_shape(const Scenario& sc) {
     x.moe_latent = m.moe.latent_size;
     x.allgather_dispatcher = m.moe.allgather_dispatcher;
     x.flex_dispatcher = m.moe.flex_dispatcher;
-    x.expert_gemm_launches = sc.training.stack.fused_grouped_gemm
-                                 ? 1
-                                 : static_cast<int>(std::max<int64_t>(1, x.local_experts));
+    // Per-expert host cost of a grouped GEMM: none when fused or under CUDA graphs; else the
+    // stack's expert_launch_overhead per local expert, or without one a whole launch each.
+    const StackConfig& stack = sc.training.stack;
+    const int64_t local = std::max<int64_t>(1, x.local_experts);
+    if (!stack.fused_grouped_gemm && !sc.training.cuda_graphs) {
+      if (stack.expert_launch_overhead_given) {
+        x.expert_gemm_host = stack.expert_launch_overhead * local;
+      } else {
+        x.expert_gemm_launches = static_cast<int>(local);
+      }
+    }
     // Megatron-Core's alltoall dispatcher: tokens_per_expert to the host (.tolist()) for the
     // all-to-all's split sizes, each MoE layer's forward; not with EP 1, the flex dispatcher or
     // CUDA graphs (a captured dispatch must be sync-free).

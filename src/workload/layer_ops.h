@@ -59,8 +59,12 @@ struct LayerShape {
   int64_t expert_h = 0;
   int64_t moe_latent = 0;
   bool allgather_dispatcher = false;
-  bool flex_dispatcher = false;    // DeepEP/HybridEP: sorts fused, no host sync
-  int expert_gemm_launches = 1;    // host launches per expert GEMM (TE: one per local expert)
+  bool flex_dispatcher = false;  // DeepEP/HybridEP: sorts fused, no host sync
+  // Host cost of one expert GEMM (a per_expert grouped GEMM, not under CUDA graphs): a launch
+  // per local expert, or with the stack's expert_launch_overhead one launch and that much host
+  // work per local expert.
+  int expert_gemm_launches = 1;
+  SimTime expert_gemm_host;
   bool dispatch_host_sync = false;  // the alltoall dispatcher's token counts to the host
   // Cross-node volume of the all-to-all dispatch and combine relative to one copy per routed
   // expert (node-limited routing, moe_ops.h), and of the FP8 dispatch relative to 16 bits.

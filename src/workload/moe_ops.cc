@@ -55,6 +55,7 @@ Op expert_gemm(const char* name, int64_t m, int64_t n, int64_t k, const LayerSha
   Op op = gemm_op(name, m, n, k, x.local_experts, x.gemm_bytes, accumulate);
   op.name = tag(name, load);
   op.launches = x.expert_gemm_launches;
+  op.host_time = x.expert_gemm_host;
   return op;
 }
 

@@ -98,6 +98,37 @@ TEST(MoeOps, AllToAllDispatcherSortsTheReceivedTokensIntoExpertOrder) {
       nullptr);
 }
 
+TEST(MoeOps, PerExpertGroupedGemmCostsTheHostPerLocalExpert) {
+  // 8 local experts. per_expert (the default): a whole launch per expert; with the stack's
+  // expert_launch_overhead one launch and that much host work per expert; fused or under CUDA
+  // graphs neither.
+  auto fc1 = [](const std::vector<std::string>& extra) {
+    const Scenario s = moe_scenario(extra);
+    const std::vector<Op> ops =
+        moe_forward_ops(make_layer_shape(s, 0), draw_expert_load(s.model.moe, 8, 0, 0));
+    const Op* op = find(ops, "moe.experts.fc1.fwd");
+    EXPECT_NE(op, nullptr);
+    return op == nullptr ? Op() : *op;
+  };
+  const Op per_expert = fc1({});
+  EXPECT_EQ(per_expert.launches, 8);
+  EXPECT_EQ(per_expert.host_time, SimTime());
+  const Op loop = fc1({"training.stack.expert_launch_overhead=9us"});
+  EXPECT_EQ(loop.launches, 1);
+  EXPECT_EQ(loop.host_time, SimTime::microseconds(72));
+  for (const char* off : {"training.stack.grouped_gemm=fused", "training.cuda_graphs=full"}) {
+    const Op op = fc1({off, "training.stack.expert_launch_overhead=9us"});
+    EXPECT_EQ(op.launches, 1) << off;
+    EXPECT_EQ(op.host_time, SimTime()) << off;
+  }
+  // Dense ops keep one launch.
+  const Scenario s = moe_scenario();
+  EXPECT_EQ(find(moe_forward_ops(make_layer_shape(s, 0), draw_expert_load(s.model.moe, 8, 0, 0)),
+                 "moe.router.fwd")
+                ->launches,
+            1);
+}
+
 TEST(MoeOps, NodeLimitedRoutingAndFp8DispatchShrinkTheAllToAll) {
   // EP 8 on one-GPU nodes spans 8 nodes. Top-8 over at most 4 nodes, one copy per node: the
   // cross-node copies halve (M/k = 4/8), for dispatch and combine alike. FP8 dispatch then

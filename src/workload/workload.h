@@ -32,12 +32,12 @@ enum class CollectiveKind : uint8_t {
 
 // Which communicator a collective runs on.
 enum class GroupKind : uint8_t {
-  kTensor,     // the TP group of this rank
-  kData,       // the DP group (same stage, same TP rank)
-  kPipeline,   // the neighbouring stage (send/recv)
-  kEmbedding,  // first and last stage (tied-embedding gradient all-reduce)
-  kContext,    // the CP group (same TP rank, same DP replica)
-  kExpert,     // the EP group of an expert layer (token dispatch and combine)
+  kTensor,        // the TP group of this rank
+  kData,          // the DP group (same stage, same TP rank)
+  kPipeline,      // the neighbouring stage (send/recv)
+  kEmbedding,     // first and last stage (tied-embedding gradient all-reduce)
+  kContext,       // the CP group (same TP rank, same DP replica)
+  kExpert,        // the EP group of an expert layer (token dispatch and combine)
   kExpertTensor,  // the expert-TP group (etp ranks holding shards of the same experts)
   kExpertData,    // the expert-DP group (replicas of the same expert shard): expert gradients
 };
@@ -85,6 +85,10 @@ struct Op {
   // finish it (a device-to-host copy such as the MoE dispatcher's token counts).
   int launches = 1;
   bool host_sync = false;
+  // Host work of the op beyond its `launches` × launch_overhead: a per_expert grouped GEMM's
+  // loop over the local experts in library code (StackConfig::expert_launch_overhead each).
+  // Zero under CUDA graphs, which replay the launches without the host.
+  SimTime host_time;
   // Compute ops: a duration already measured (an imported SimAI workload, interop/); zero lets
   // the ComputeModel time the op.
   SimTime fixed_time;
@@ -111,9 +115,9 @@ struct Step {
   StepKind kind = StepKind::kRun;
   int block = -1;
   int repeat = 1;
-  int peer = -1;        // stage index for kSend/kRecv
-  int64_t tag = 0;      // matches a kSend with its kRecv; names a cross-stage collective
-  Bytes bytes;          // kSend/kRecv
+  int peer = -1;    // stage index for kSend/kRecv
+  int64_t tag = 0;  // matches a kSend with its kRecv; names a cross-stage collective
+  Bytes bytes;      // kSend/kRecv
   // kSend/kRecv on their own stream (parallelism.overlap_p2p, Megatron --overlap-p2p-comm):
   // the host does not wait for the send, nor synchronise after the receive.
   bool async_p2p = false;
@@ -141,7 +145,7 @@ struct MoeLayerStats {
 struct Workload {
   std::vector<Block> blocks;
   std::vector<MoeLayerStats> moe_layers;  // MoE models: one per MoE layer, in layer order
-  std::vector<Program> stages;  // one per pipeline stage, in order
+  std::vector<Program> stages;            // one per pipeline stage, in order
   int microbatches = 0;
   // Which blocks are layer blocks (for per-layer accounting in reports).
   int layers_per_chunk = 0;

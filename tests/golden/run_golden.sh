@@ -102,6 +102,15 @@ expect_bad topology-too-big "cluster.topology" "$bin" topology dgx-h100 --nodes 
 if grep -q '"bisection_bandwidth_bps"' "$tmp/topo.json" && grep -q '"switches"' "$tmp/topo.json"; then
   passed=$((passed + 1)); else echo "FAIL topology --json: missing keys"; failed=$((failed + 1)); fi
 
+# validate --row: a published row's scenario simulates as printed, and a line with no data row,
+# or one the set cannot simulate, exits 2 with one line.
+"$bin" validate --dataset published --row 305 >"$tmp/row305.yaml"
+if grep -q '^# measured iteration time 5790' "$tmp/row305.yaml" &&
+  "$bin" simulate "$tmp/row305.yaml" -q --json /dev/null; then passed=$((passed + 1)); else
+  echo "FAIL validate --row 305: $(head -3 "$tmp/row305.yaml")"; failed=$((failed + 1)); fi
+expect_bad validate-row-past-end "no data row" "$bin" validate --dataset published --row 99999
+expect_bad validate-row-not-simulated "not simulated" "$bin" validate --dataset published --row 143
+
 # The scenario shown in README.md stays valid.
 python3 - "$tmp/readme.yaml" <<'PY'
 import sys
