@@ -228,6 +228,43 @@ TEST(OverlapP2p, ShortensTheInterleavedIteration) {
   EXPECT_LT(on->iteration_time_s, off->iteration_time_s);
 }
 
+// --- overlap_moe_comm (Megatron's combined 1F1B) -------------------------------------------
+
+// Mixtral 8x7B shape, 4 layers, EP 8 on two DGX H100 nodes.
+const char* kMoeOverlap = R"(
+model: {preset: mixtral-8x7b, layers: 4}
+cluster: {preset: dgx-h100, nodes: 2}
+training: {seq_len: 4096, global_batch: 32, micro_batch: 1}
+parallelism: {tp: 1, pp: 1, dp: 16, ep: 8, distributed_optimizer: true}
+)";
+
+TEST(OverlapMoeComm, HidesTheAllToAllsBehindTheOtherMicrobatch) {
+  StatusOr<SimulationReport> off = simulate(load(kMoeOverlap));
+  StatusOr<SimulationReport> on =
+      simulate(load(kMoeOverlap, {"parallelism.overlap_moe_comm=true"}));
+  ASSERT_TRUE(off.ok() && on.ok());
+  const Breakdown& a = off->execution.stages[0].breakdown;
+  const Breakdown& b = on->execution.stages[0].breakdown;
+  ASSERT_GT(a.ep_comm, SimTime::zero());
+  // Two micro-batches per rank: F0, (F1, B0), B1; the pair's all-to-alls run behind its
+  // compute, the first forward's and the last backward's stay exposed.
+  EXPECT_LT(b.ep_comm, a.ep_comm);
+  EXPECT_GT(b.ep_comm, SimTime::zero());
+  EXPECT_LT(on->iteration_time_s, off->iteration_time_s);
+  // The same work: the compute is unchanged.
+  EXPECT_EQ(a.compute, b.compute);
+}
+
+TEST(OverlapMoeComm, NeedsAMoeModelWithExpertParallelismAndA1F1BSchedule) {
+  EXPECT_EQ(load_error(kTensorParallel, {"parallelism.overlap_moe_comm=true"}),
+            "test.yaml: parallelism.overlap_moe_comm: true needs a MoE model with ep > 1 (it "
+            "overlaps the expert all-to-alls)");
+  EXPECT_EQ(
+      load_error(kMoeOverlap, {"parallelism.overlap_moe_comm=true", "parallelism.schedule=gpipe"}),
+      "test.yaml: parallelism.overlap_moe_comm: true needs schedule: 1f1b or interleaved "
+      "(Megatron's combined 1F1B; dualpipe overlaps by construction); schedule gpipe");
+}
+
 // --- shared helpers for the DP tests -------------------------------------------------------
 
 int64_t step_bytes(const Workload& w, StepKind kind, const std::string& name) {

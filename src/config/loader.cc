@@ -669,6 +669,7 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   p->overlap_param_gather = r.get_bool("overlap_param_gather", false);
   p->overlap_p2p = r.get_bool("overlap_p2p", false);
   p->overlap_grad_reduce = r.get_bool("overlap_grad_reduce", false);
+  p->overlap_moe_comm = r.get_bool("overlap_moe_comm", false);
   p->grad_bucket_size = r.get_bytes("grad_bucket_size", p->grad_bucket_size);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   if (p->vpp > 1 && !r.has("schedule")) p->schedule = Schedule::kInterleaved;

@@ -435,6 +435,19 @@ Status validate_scenario(const Scenario& s) {
                                         "with the others; schedule ") +
                             to_string(p.schedule) + ")");
   }
+  if (p.overlap_moe_comm) {
+    if (!s.model.moe.enabled() || p.ep <= 1) {
+      return invalid_argument(
+          "parallelism.overlap_moe_comm: true needs a MoE model with ep > 1 (it overlaps the "
+          "expert all-to-alls)");
+    }
+    if (p.schedule != Schedule::kOneFOneB && p.schedule != Schedule::kInterleaved) {
+      return invalid_argument(std::string("parallelism.overlap_moe_comm: true needs schedule: "
+                                          "1f1b or interleaved (Megatron's combined 1F1B; "
+                                          "dualpipe overlaps by construction); schedule ") +
+                              to_string(p.schedule));
+    }
+  }
   const GpuConfig& g = s.cluster.gpu;
   const bool fp8_family = t.precision == Precision::kFp8 ||
                           t.precision == Precision::kFp8Blockwise ||

@@ -378,8 +378,11 @@ struct ParallelismConfig {
   // chunks (Transformer Engine's userbuffers), the DP parameter all-gather overlapped with the
   // next forward (Megatron --overlap-param-gather), PP send/recv on their own stream
   // (--overlap-p2p-comm), and the EP all-to-all of one micro-batch with the compute of another
-  // (DualPipe does this by construction).
+  // (DualPipe does this by construction; with 1F1B or interleaved, overlap_moe_comm: Megatron's
+  // --overlap-moe-expert-parallel-comm, its combined 1F1B schedule, one more warm-up forward
+  // and each steady-state forward run with the next backward as one overlapped pair).
   bool tp_comm_overlap = false;
+  bool overlap_moe_comm = false;
   bool overlap_param_gather = false;
   bool overlap_p2p = false;
   bool overlap_grad_reduce = false;

@@ -334,8 +334,10 @@ InFlight in_flight(const Scenario& sc, int stage, double chunk_bytes, double fir
   const bool first = stage == 0;
   const bool last = stage == p - 1;
   InFlight r;
+  // The combined 1F1B schedule (overlap_moe_comm) runs one more warm-up forward.
+  const int extra = par.overlap_moe_comm ? 1 : 0;
   if (par.schedule != Schedule::kInterleaved) {
-    const int n = par.schedule == Schedule::kGpipe ? m : std::min(p - stage, m);
+    const int n = par.schedule == Schedule::kGpipe ? m : std::min(p - stage + extra, m);
     r.microbatches = n;
     r.chunks = n;
     r.head_chunks = last ? n : 0;
@@ -344,10 +346,11 @@ InFlight in_flight(const Scenario& sc, int stage, double chunk_bytes, double fir
   }
   // The peak is reached in the warm-up ((p−stage−1)·2 + (v−1)·p forwards) or the steady phase,
   // which repeats with period p·v; p·(v+2) micro-batches cover the warm-up and a full period.
-  const int walked = static_cast<int>(std::min<int64_t>(m, int64_t{p} * (v + 2)));
+  const int walked = static_cast<int>(std::min<int64_t>(m, int64_t{p} * (v + 2 + extra)));
   std::vector<int> open_chunks(walked, 0);
   int microbatches = 0, chunks = 0, firsts = 0, lasts = 0;
-  for (const PipelineTask& task : pipeline_order(Schedule::kInterleaved, stage, p, walked, v)) {
+  for (const PipelineTask& task :
+       pipeline_order(Schedule::kInterleaved, stage, p, walked, v, par.overlap_moe_comm)) {
     const int delta = task.backward ? -1 : 1;
     int& open = open_chunks[task.microbatch];
     if (!task.backward && open == 0) ++microbatches;

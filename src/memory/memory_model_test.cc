@@ -90,6 +90,27 @@ training: {seq_len: 2048, global_batch: 4, micro_batch: 4, flash_attention: fals
 parallelism: {tp: 8, pp: 1}
 )";
 
+TEST(EstimateMemory, CombinedOneFOneBHoldsOneMoreMicrobatch) {
+  // overlap_moe_comm: Megatron's combined 1F1B runs one more warm-up forward, so each stage
+  // holds one more micro-batch's activations (capped at m): 1 -> 2 without a pipeline, p - i
+  // -> p - i + 1 with one.
+  const char* moe = R"(
+model: {preset: mixtral-8x7b, layers: 8}
+cluster: {preset: dgx-h100, nodes: 2}
+training: {seq_len: 4096, global_batch: 64, micro_batch: 1}
+parallelism: {tp: 1, pp: 2, dp: 8, ep: 8}
+)";
+  const MemoryReport plain = estimate_memory(load(moe));
+  const MemoryReport pairs = estimate_memory(load(moe, {"parallelism.overlap_moe_comm=true"}));
+  ASSERT_EQ(plain.stages.size(), 2u);
+  ASSERT_EQ(pairs.stages.size(), 2u);
+  for (int st = 0; st < 2; ++st) {
+    EXPECT_EQ(plain.stages[st].microbatches_in_flight, 2 - st);
+    EXPECT_EQ(pairs.stages[st].microbatches_in_flight, 3 - st);
+    EXPECT_GT(pairs.stages[st].activations.count(), plain.stages[st].activations.count());
+  }
+}
+
 TEST(EstimateMemory, Korthikanti22bSingleStage) {
   const Scenario s = load(kGpt22b);
   const MemoryReport r = estimate_memory(s);
@@ -681,18 +702,24 @@ TEST(EstimateMemory, SkewedRoutingSizesMoeLayersForTheBusiestRank) {
   // DeepSeek-V2-Lite on one DGX H100 with EP 8: a Zipf(1.2) router sends the busiest EP rank
   // about twice the balanced tokens, and its routed-token activations grow with it; a uniform
   // router changes nothing, and a dense model ignores routing.
-  const std::vector<std::string> base = {
-      "model.preset=deepseek-v2-lite", "cluster.preset=dgx-h100", "cluster.nodes=1",
-      "parallelism.tp=1", "parallelism.pp=1", "parallelism.dp=8", "parallelism.ep=8",
-      "parallelism.etp=1", "training.global_batch=8", "parallelism.sequence_parallel=false"};
+  const std::vector<std::string> base = {"model.preset=deepseek-v2-lite",
+                                         "cluster.preset=dgx-h100",
+                                         "cluster.nodes=1",
+                                         "parallelism.tp=1",
+                                         "parallelism.pp=1",
+                                         "parallelism.dp=8",
+                                         "parallelism.ep=8",
+                                         "parallelism.etp=1",
+                                         "training.global_batch=8",
+                                         "parallelism.sequence_parallel=false"};
   auto activations = [&](std::vector<std::string> extra) {
     extra.insert(extra.begin(), base.begin(), base.end());
     return estimate_memory(load("", extra)).stages.at(0).activations.count();
   };
   const int64_t uniform = activations({"model.moe.routing=uniform"});
   const int64_t zipf = activations({"model.moe.routing=zipf", "model.moe.zipf_exponent=1.2"});
-  const int64_t flat = activations({"model.moe.routing=dirichlet",
-                                    "model.moe.dirichlet_alpha=1e9"});
+  const int64_t flat =
+      activations({"model.moe.routing=dirichlet", "model.moe.dirichlet_alpha=1e9"});
   EXPECT_GT(zipf, uniform * 3 / 2);
   EXPECT_GE(flat, uniform);
   EXPECT_LT(flat, uniform + uniform / 50);  // a near-balanced draw is within 2 %

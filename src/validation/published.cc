@@ -312,7 +312,12 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
     }
     if (contains(n, "w/o mtp")) y << "  mtp_layers: 0\n";
     if (contains(n, "lightning")) y << "  mtp_layers: 2\n  mtp_repeated_layer: true\n";
-    if (contains(n, "tokendrop")) y << "  moe: {capacity_factor: 1.0}\n";
+    if (contains(n, "tokendrop") || d.flex_dispatcher) {
+      y << "  moe: {";
+      if (contains(n, "tokendrop")) y << "capacity_factor: 1.0" << (d.flex_dispatcher ? ", " : "");
+      if (d.flex_dispatcher) y << "dispatcher: flex";
+      y << "}\n";
+    }
     y << "  max_seq_len: " << r.seq << "\n";
   } else {
     // GPT (Megatron-LM papers, NeMo GPT3, the Megatron-LM README): GeLU MLP, LayerNorm, learned
@@ -337,10 +342,16 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   const int micro_batch = r.micro_batch > 0 ? r.micro_batch : d.micro_batch;
   // Per-layer rows time one micro-batch of a one-layer model (Korthikanti et al. Table 4).
   const int global_batch = layer_row ? micro_batch_of(r, d) * std::max(1, r.dp) : r.global_batch;
-  y << "training:\n  stack: " << d.stack << "\n  seq_len: " << r.seq
-    << "\n  global_batch: " << global_batch << "\n"
+  y << "training:\n  stack: ";
+  if (d.fused_grouped_gemm) {
+    y << "{preset: " << d.stack << ", grouped_gemm: fused}";
+  } else {
+    y << d.stack;
+  }
+  y << "\n  seq_len: " << r.seq << "\n  global_batch: " << global_batch << "\n"
     << "  micro_batch: " << micro_batch << "\n  precision: " << precision << "\n"
     << "  flash_attention: " << (d.flash_attention ? "true" : "false") << "\n";
+  if (d.full_cuda_graphs) y << "  cuda_graphs: full\n";
   if (sft) {
     // SQuAD packed into seq-length samples (the NeMo and Megatron-Bridge fine-tuning recipes):
     // attention stays within each document; Megatron-Bridge's flop_utils measures Σs² per
@@ -372,6 +383,7 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   if (d.zero_stage > 0 && dp > 1) y << "  zero_stage: " << d.zero_stage << "\n";
   if (match.kind == "moe" || match.kind == "hybrid") {
     y << "  ep: " << ep << "\n  etp: " << d.etp << "\n";
+    if (d.overlap_moe_comm && ep > 1) y << "  overlap_moe_comm: true\n";
   }
   if (vpp > 1) y << "  schedule: interleaved\n";
   StatusOr<Scenario> s = load_scenario_text(y.str(), where(r), {});

@@ -1,5 +1,7 @@
 #include "validation/recipes.h"
 
+#include <cstdio>
+
 #include "validation/published.h"
 
 namespace preflight {
@@ -15,6 +17,60 @@ bool megatron_fsdp(const PublishedRow& row) {
   if (at == std::string::npos) return false;
   const char c = row.notes.size() > at + 5 ? row.notes[at + 5] : '0';
   return c >= '1' && c <= '9';
+}
+
+// The NeMo container in the notes of a Megatron-Bridge row ("container 26.04.01") as
+// yymmpp (260401); 0 when the notes name none.
+int container_of(const PublishedRow& row) {
+  const size_t at = row.notes.find("container ");
+  if (at == std::string::npos) return 0;
+  int yy = 0, mm = 0, patch = 0;
+  if (std::sscanf(row.notes.c_str() + at + 10, "%d.%d.%d", &yy, &mm, &patch) < 2) return 0;
+  return yy * 10000 + mm * 100 + patch;
+}
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+// Megatron-Bridge's performance recipes (scripts/performance/configs/*_workload_base_configs.py)
+// that run the flex token dispatcher (moe_flex_dispatcher_backend hybridep or deepep) in the
+// containers of the published tables, 26.02 on: Qwen3-30B-A3B on every GPU (B200 from 26.02.01,
+// Megatron-Bridge PR #2499, which names the other GPUs' configs as already on it), Qwen3-235B-A22B
+// on GB200 and GB300 (B300 from 26.06, PR #3490; B200 MXFP8 from 26.06, PR #4606; H100 stays on
+// alltoall), DeepSeek-V3 on every GPU.
+bool flex_dispatcher(const PublishedRow& row) {
+  if (row.source != "mbridge_perf") return false;
+  const int c = container_of(row);
+  if (c < 260200) return false;
+  const std::string& m = row.model;
+  const std::string& g = row.gpu;
+  if (contains(m, "Qwen3_30B")) return g != "B200" || c >= 260201;
+  if (contains(m, "Qwen3_235B")) {
+    if (g == "GB200" || g == "GB300") return true;
+    if (g == "B300" || g == "B200") return c >= 260600;
+    return false;
+  }
+  return contains(m, "DeepSeekV3");
+}
+
+// The MXFP8 MoE recipes that run full-iteration CUDA graphs, the CuTe DSL fused grouped MLP
+// and the combined 1F1B all-to-all overlap (moe_a2a_overlap) from container 26.06 (Megatron-
+// Bridge r0.5.0): Qwen3 on GB200 and GB300 (PR #4211, "Enable Qwen3 GB200/GB300 MXFP8 CuTeDSL
+// Fusion and Full-Iter CUDA Graphs") and on B200 and B300 (PR #4606, "the same optimization
+// path already used by GB200/GB300": moe_a2a_overlap, full-iteration graphs, fused grouped
+// MLP); DeepSeek-V3 on GB200 and GB300 (deepseek_workload_base_configs *_FP8_MX_V1:
+// cuda_graph_impl full_iteration, moe_a2a_overlap, cutedsl_fused_grouped_mlp; Megatron-Bridge
+// 0.5.1 release notes), on B300 from 26.06.01 (PR #4498).
+bool full_iteration_moe(const PublishedRow& row) {
+  if (row.source != "mbridge_perf" || row.precision != "MXFP8") return false;
+  const int c = container_of(row);
+  if (c < 260600) return false;
+  const std::string& g = row.gpu;
+  const bool blackwell = g == "GB200" || g == "GB300" || g == "B200" || g == "B300";
+  if (contains(row.model, "Qwen3_30B") || contains(row.model, "Qwen3_235B")) return blackwell;
+  if (contains(row.model, "DeepSeekV3")) {
+    return g == "GB200" || g == "GB300" || (g == "B300" && c >= 260601);
+  }
+  return false;
 }
 
 }  // namespace
@@ -73,6 +129,13 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
     r.note = "Megatron-FSDP";
   }
   if (row.precision == "NVFP4") r.tp_comm_overlap = false;  // overrides.py: off for nvfp4
+  r.flex_dispatcher = flex_dispatcher(row);
+  if (full_iteration_moe(row)) {
+    r.full_cuda_graphs = true;
+    r.fused_grouped_gemm = true;
+    r.overlap_moe_comm = true;
+    r.note = "full-iteration CUDA graphs, fused grouped MLP, overlapped all-to-alls";
+  }
   return r;
 }
 

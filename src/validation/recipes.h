@@ -27,10 +27,16 @@ struct RecipeDefaults {
   bool sequence_parallel = true;           // with TP > 1
   Recompute recompute = Recompute::kNone;  // when the table gives none
   Schedule schedule = Schedule::kOneFOneB;
-  int zero_stage = 0;           // 3: Megatron-FSDP optim_grads_params / DeepSpeed ZeRO-3
-  int etp = 1;                  // expert tensor parallelism (MoE)
-  bool balanced_router = true;  // moe_router_force_load_balancing
-  std::string note;             // what the recipe fills in that is worth printing
+  int zero_stage = 0;            // 3: Megatron-FSDP optim_grads_params / DeepSpeed ZeRO-3
+  int etp = 1;                   // expert tensor parallelism (MoE)
+  bool balanced_router = true;   // moe_router_force_load_balancing
+  bool flex_dispatcher = false;  // moe_token_dispatcher_type flex (DeepEP / HybridEP)
+  // The 26.06 MXFP8 MoE recipes: cuda_graph_impl full_iteration, the CuTe DSL fused grouped
+  // MLP (one kernel per expert GEMM) and moe_a2a_overlap (combined 1F1B).
+  bool full_cuda_graphs = false;
+  bool fused_grouped_gemm = false;
+  bool overlap_moe_comm = false;
+  std::string note;  // what the recipe fills in that is worth printing
 };
 
 // The defaults of the recipe behind `row` (its source, NeMo release, model, GPU, precision).

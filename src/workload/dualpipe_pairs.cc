@@ -11,7 +11,8 @@ namespace preflight {
 
 DualPipePairs::DualPipePairs(const Scenario& s, Workload& w) : w_(w) {
   const ParallelismConfig& par = s.parallelism;
-  if (par.schedule == Schedule::kDualPipe && s.model.moe.enabled() && par.ep > 1) {
+  const bool pairs = par.schedule == Schedule::kDualPipe || par.overlap_moe_comm;
+  if (pairs && s.model.moe.enabled() && par.ep > 1) {
     Op wait = memory_op("dualpipe.pair.wait", 0, Category::kEpComm);
     wait.wait_comm = true;
     pair_sync_ = add_block(w_, "dualpipe.pair.wait", {wait});

@@ -215,6 +215,18 @@ void column_parallel_backward(const LayerShape& x, Op dgrad, Op wgrad, std::vect
   }
 }
 
+double expected_groups_reached(int64_t experts, int64_t groups, int64_t k) {
+  if (groups <= 1 || experts <= 0 || k <= 0) return std::max<int64_t>(1, std::min(groups, k));
+  const double e = static_cast<double>(experts);
+  const double outside = e - e / static_cast<double>(groups);  // experts not in one group
+  double missed = 1;  // P(none of the k distinct experts is in the group)
+  for (int64_t i = 0; i < k; ++i) {
+    const double d = static_cast<double>(i);
+    missed *= std::max(0.0, (outside - d) / (e - d));
+  }
+  return static_cast<double>(groups) * (1 - missed);
+}
+
 LayerShape make_layer_shape(const Scenario& sc) {
   const ModelConfig& m = sc.model;
   LayerShape x;
@@ -308,6 +320,22 @@ LayerShape make_layer_shape(const Scenario& sc) {
       x.dispatch_copy_scale =
           std::min(1.0, static_cast<double>(std::min<int64_t>(m.moe.group_topk, ep_nodes)) /
                             static_cast<double>(x.top_k));
+    }
+    // The flex dispatcher (DeepEP, HybridEP) sends a token once to each rank that holds any of
+    // its experts, and once over the network to each node (forwarded over NVLink there); it
+    // combines after each rank has summed its own experts' outputs (DeepEP's dispatch layout:
+    // num_tokens_per_rank, is_token_in_rank). The alltoall dispatcher sends one copy per routed
+    // expert. Under balanced routing a token's k distinct experts reach on average
+    // G·(1 − C(E − E/G, k)/C(E, k)) of G equal groups: ranks inside one node, nodes (at most
+    // group_topk) once the group spans nodes.
+    if (x.flex_dispatcher && x.top_k > 0) {
+      const int64_t groups = ep_nodes > 1 ? ep_nodes : x.ep;
+      double reached = expected_groups_reached(x.experts, groups, x.top_k);
+      if (m.moe.group_topk > 0 && ep_nodes > 1) {
+        reached = std::min(reached, static_cast<double>(m.moe.group_topk));
+      }
+      x.dispatch_copy_scale =
+          std::min(x.dispatch_copy_scale, reached / static_cast<double>(x.top_k));
     }
     // FP8 dispatch: 1 byte per element and a 4-byte scale per 128, over act_bytes.
     if (m.moe.fp8_dispatch) x.dispatch_fp8_scale = (1.0 + 4.0 / 128.0) / x.act_bytes;

@@ -83,6 +83,11 @@ struct LayerShape {
   int64_t mamba_in_proj = 0;      // in_proj N: 2·d + 2·G·N + H ([z | x | B | C | dt])
 };
 
+// The expected number of `groups` equal groups of `experts` that a token's `k` distinct,
+// uniformly routed experts fall in: groups·(1 − C(E − E/groups, k)/C(E, k)); k with one expert
+// per group, 1 with a single group.
+double expected_groups_reached(int64_t experts, int64_t groups, int64_t k);
+
 // The shape of `s`'s layers with full attention (make_layer_shape) and of layer `layer`, whose
 // attention may be windowed (model.sliding_window / sliding_window_pattern).
 LayerShape make_layer_shape(const Scenario& s);

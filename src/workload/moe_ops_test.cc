@@ -129,6 +129,35 @@ TEST(MoeOps, PerExpertGroupedGemmCostsTheHostPerLocalExpert) {
             1);
 }
 
+TEST(MoeOps, FlexDispatcherSendsATokenOnceToEachRankOfItsExperts) {
+  // 64 experts top-8 over EP 8 in one node: a token reaches 8·(1 − C(56, 8)/C(64, 8)) of the
+  // 8 ranks on average, and the flex dispatcher sends it once to each; alltoall sends 8 copies.
+  double missed = 1;
+  for (int i = 0; i < 8; ++i) missed *= (56.0 - i) / (64.0 - i);
+  const double reached = 8 * (1 - missed);
+  EXPECT_NEAR(expected_groups_reached(64, 8, 8), reached, 1e-12);
+  EXPECT_NEAR(reached, 5.43, 0.01);
+  EXPECT_DOUBLE_EQ(expected_groups_reached(64, 64, 8), 8.0);  // one expert per rank
+  EXPECT_DOUBLE_EQ(expected_groups_reached(64, 1, 8), 1.0);
+  auto bytes = [](const std::vector<std::string>& extra, const char* name) {
+    const Scenario s = moe_scenario(extra);
+    const std::vector<Op> ops =
+        moe_forward_ops(make_layer_shape(s, 0), draw_expert_load(s.model.moe, 8, 0, 0));
+    const Op* op = find(ops, name);
+    EXPECT_NE(op, nullptr) << name;
+    return op == nullptr ? 0.0 : static_cast<double>(op->comm_bytes.count());
+  };
+  for (const char* name : {"ep.alltoall.dispatch", "ep.alltoall.combine"}) {
+    EXPECT_NEAR(bytes({"model.moe.dispatcher=flex"}, name) / bytes({}, name), reached / 8, 1e-6)
+        << name;
+  }
+  // Over two nodes (EP 16 on 8-GPU nodes) a token crosses to the other node once at most.
+  const double two_nodes = expected_groups_reached(64, 2, 8);
+  EXPECT_NEAR(bytes({"model.moe.dispatcher=flex", "parallelism.ep=16"}, "ep.alltoall.dispatch") /
+                  bytes({"parallelism.ep=16"}, "ep.alltoall.dispatch"),
+              two_nodes / 8, 1e-6);
+}
+
 TEST(MoeOps, NodeLimitedRoutingAndFp8DispatchShrinkTheAllToAll) {
   // EP 8 on one-GPU nodes spans 8 nodes. Top-8 over at most 4 nodes, one copy per node: the
   // cross-node copies halve (M/k = 4/8), for dispatch and combine alike. FP8 dispatch then

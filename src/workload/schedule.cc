@@ -160,8 +160,12 @@ bool splits_backward(Schedule schedule) {
 
 int dualpipe_model_stage(int rank, int chunk, int p) { return chunk == 0 ? rank : p - 1 - rank; }
 
-std::vector<PipelineTask> pipeline_order(Schedule schedule, int stage, int p, int m, int v) {
+std::vector<PipelineTask> pipeline_order(Schedule schedule, int stage, int p, int m, int v,
+                                         bool overlap_pairs) {
   PREFLIGHT_CHECK(stage >= 0 && stage < p && m >= 1 && v >= 1);
+  PREFLIGHT_CHECK(!overlap_pairs || schedule == Schedule::kOneFOneB ||
+                  schedule == Schedule::kInterleaved);
+  const int extra = overlap_pairs ? 1 : 0;  // combined 1F1B: one more warm-up forward
   std::vector<PipelineTask> order;
   switch (schedule) {
     case Schedule::kZeroBubbleH1:
@@ -184,12 +188,12 @@ std::vector<PipelineTask> pipeline_order(Schedule schedule, int stage, int p, in
   }
   order.reserve(2 * static_cast<size_t>(m) * v);
   if (schedule == Schedule::kOneFOneB || v == 1) {
-    const int warmup = std::min(p - stage - 1, m);
+    const int warmup = std::min(p - stage - 1 + extra, m);
     int next_f = 0;
     int next_b = 0;
     for (; next_f < warmup; ++next_f) order.push_back(make_task(Pass::kForward, next_f, 0));
     while (next_f < m) {
-      order.push_back(make_task(Pass::kForward, next_f++, 0));
+      order.push_back(make_task(Pass::kForward, next_f++, 0, overlap_pairs));
       order.push_back(make_task(Pass::kBackward, next_b++, 0));
     }
     while (next_b < m) order.push_back(make_task(Pass::kBackward, next_b++, 0));
@@ -199,11 +203,12 @@ std::vector<PipelineTask> pipeline_order(Schedule schedule, int stage, int p, in
   const int total = m * v;
   int warmup = (p - stage - 1) * 2 + (v - 1) * p;
   if (m == p) warmup = total;  // Megatron: everything is warm-up when m == p
-  warmup = std::min(warmup, total);
+  warmup = std::min(warmup + extra, total);
   const int steady = total - warmup;
   for (int k = 0; k < warmup; ++k) order.push_back(interleaved_task(k, false, p, v));
   for (int i = 0; i < steady; ++i) {
     order.push_back(interleaved_task(warmup + i, false, p, v));
+    order.back().paired = overlap_pairs;
     order.push_back(interleaved_task(i, true, p, v));
   }
   for (int k = steady; k < total; ++k) order.push_back(interleaved_task(k, true, p, v));

@@ -55,8 +55,9 @@ struct PipelineTask {
   int microbatch = 0;
   int chunk = 0;  // model chunk on this stage, 0 .. v−1; DualPipe: 0 or 1 (see above)
   Pass pass = Pass::kForward;
-  // DualPipe: this forward and the next task (a backward of the other direction) run as one
-  // overlapped pair: both inputs are received before either runs, both outputs sent after.
+  // DualPipe (or the combined 1F1B schedule): this forward and the next task (a backward of the
+  // other direction, or of an earlier micro-batch) run as one overlapped pair: both inputs are
+  // received before either runs, both outputs sent after.
   bool paired = false;
 };
 
@@ -72,6 +73,11 @@ int dualpipe_model_stage(int rank, int chunk, int p);
 // either one kBackward or one kInputGrad followed (later) by one kWeightGrad.
 // REQUIRES: 0 <= stage < p, m >= 1, v >= 1; interleaved requires m % p == 0; zb_h1, zb_h2 and
 // dualpipe require v == 1; dualpipe requires an even p >= 2 and an even m >= 2p.
-std::vector<PipelineTask> pipeline_order(Schedule schedule, int stage, int p, int m, int v);
+// `overlap_pairs` (1F1B and interleaved only): Megatron-Core's combined 1F1B schedule
+// (--overlap-moe-expert-parallel-comm, pipeline_parallel/combined_1f1b.py): one more warm-up
+// forward, then each steady-state forward is `paired` with the backward after it (of an earlier
+// micro-batch), so that each one's EP all-to-alls run behind the other's compute.
+std::vector<PipelineTask> pipeline_order(Schedule schedule, int stage, int p, int m, int v,
+                                         bool overlap_pairs = false);
 
 }  // namespace preflight

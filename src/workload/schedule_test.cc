@@ -145,6 +145,48 @@ TEST(PipelineOrder, InterleavedStage0OfTwoStagesTwoChunks) {
   }
 }
 
+TEST(PipelineOrder, CombinedOneFOneBPairsEachForwardWithAnEarlierBackward) {
+  // Megatron's combined 1F1B without pipelining (combined_1f1b_schedule_for_no_pipelining):
+  // F0, then (F1, B0), (F2, B1), (F3, B2) as overlapped pairs, then B3.
+  const std::vector<PipelineTask> order = pipeline_order(Schedule::kOneFOneB, 0, 1, 4, 1, true);
+  expect_complete(order, 4, 1);
+  struct T {
+    bool b, paired;
+    int mb;
+  };
+  const std::vector<T> want = {{false, false, 0}, {false, true, 1}, {true, false, 0},
+                               {false, true, 2},  {true, false, 1}, {false, true, 3},
+                               {true, false, 2},  {true, false, 3}};
+  ASSERT_EQ(order.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(order[i].backward, want[i].b) << i;
+    EXPECT_EQ(order[i].paired, want[i].paired) << i;
+    EXPECT_EQ(order[i].microbatch, want[i].mb) << i;
+  }
+  // With a pipeline: one more warm-up forward than 1F1B on every stage, and every forward
+  // after the warm-up is paired with the backward that follows it.
+  for (int stage = 0; stage < 4; ++stage) {
+    const std::vector<PipelineTask> plain = pipeline_order(Schedule::kOneFOneB, stage, 4, 8, 1);
+    const std::vector<PipelineTask> pairs =
+        pipeline_order(Schedule::kOneFOneB, stage, 4, 8, 1, true);
+    expect_complete(pairs, 8, 1);
+    EXPECT_EQ(leading_forwards(pairs), leading_forwards(plain) + 1) << stage;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      if (!pairs[i].paired) continue;
+      EXPECT_FALSE(pairs[i].backward) << stage << " " << i;
+      ASSERT_LT(i + 1, pairs.size());
+      EXPECT_TRUE(pairs[i + 1].backward) << stage << " " << i;
+    }
+  }
+  // Interleaved (p = 2, v = 2, m = 4, stage 0): 4 + 1 warm-up forwards, then 3 pairs, each
+  // led by a forward.
+  const std::vector<PipelineTask> inter = pipeline_order(Schedule::kInterleaved, 0, 2, 4, 2, true);
+  expect_complete(inter, 4, 2);
+  EXPECT_EQ(leading_forwards(inter), 6);
+  EXPECT_EQ(
+      std::count_if(inter.begin(), inter.end(), [](const PipelineTask& t) { return t.paired; }), 3);
+}
+
 TEST(PipelineOrder, InterleavedWithMEqualPIsAllWarmup) {
   // Megatron: with m == p every forward is warm-up; all backwards follow.
   const int p = 4, v = 2;

@@ -135,7 +135,8 @@ StageBuilder::StageBuilder(const Scenario& s, const LayerShape& x, const ModelBl
       chunk_first_(chunks_ + 1, 0),
       rank_(rank_params(s, stage)),
       expert_reduce_(rank_.expert_params > 0 && edp_ > 1),
-      order_(pipeline_order(par_.schedule, stage, p_, s.num_microbatches(), v_)),
+      order_(pipeline_order(par_.schedule, stage, p_, s.num_microbatches(), v_,
+                            par_.overlap_moe_comm)),
       last_grads_(std::max(v_, 2), -1),
       bucket_params_(std::max<int64_t>(1, par_.grad_bucket_size.count() / grad_bytes_)),
       dp_(s, expert_reduce_, x.act_bytes, prog_) {
@@ -448,7 +449,8 @@ Program StageBuilder::build() {
       send(t);
       continue;
     }
-    // DualPipe's overlapped pair (a forward and a backward of the other direction): both
+    // An overlapped pair (DualPipe's forward and backward of the other direction, or the
+    // combined 1F1B schedule's forward and the backward of an earlier micro-batch): both
     // inputs arrive before either runs, both outputs leave after both ran. One compute stream
     // runs them back to back, their expert all-to-alls behind them (dualpipe_pairs.h).
     PREFLIGHT_CHECK(i + 1 < order_.size());
