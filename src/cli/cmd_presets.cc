@@ -1,6 +1,7 @@
 // `preflight presets [--kind K] [--show NAME]`: lists the built-in presets or prints one.
 #include <cstdio>
 
+#include "base/text.h"
 #include "cli/common.h"
 #include "config/presets.h"
 
@@ -15,7 +16,7 @@ void add_presets_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--show", *show, "Print the YAML of one preset (e.g. --show gpt3-175b)");
   cmd->callback([=]() {
     if (!show->empty()) {
-      for (const char* k : {"gpus", "clusters", "models", "scenarios"}) {
+      for (const char* k : {"gpus", "clusters", "models", "stacks", "scenarios"}) {
         if (!kind->empty() && *kind != k) continue;
         StatusOr<std::string> text = preset_text(k, *show);
         if (text.ok()) {
@@ -24,7 +25,12 @@ void add_presets_command(CLI::App& app, int* exit_code) {
           return;
         }
       }
-      *exit_code = fail(not_found("unknown preset '" + *show + "' (see `preflight presets`)"));
+      std::vector<std::string> names;
+      for (const PresetInfo& p : list_presets()) {
+        if (kind->empty() || p.kind == *kind) names.push_back(p.name);
+      }
+      *exit_code = fail(not_found("unknown preset '" + *show + "'" + did_you_mean(*show, names) +
+                                  " (see `preflight presets`)"));
       return;
     }
     std::string current;

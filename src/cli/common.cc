@@ -2,10 +2,13 @@
 
 #include <cstdio>
 
+#include "base/text.h"
+
 namespace preflight::cli {
 
 int fail(const Status& s) {
-  std::fprintf(stderr, "preflight: error: %s\n", s.message().c_str());
+  // One line whatever the input was: control bytes escaped, huge values shortened.
+  std::fprintf(stderr, "preflight: error: %s\n", escape_for_message(s.message()).c_str());
   return s.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
 }
 

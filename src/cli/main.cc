@@ -1,8 +1,12 @@
 // preflight: predicts how an LLM training job runs on a GPU cluster. main() only dispatches to
 // one file per subcommand.
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <string>
+#include <vector>
 
+#include "base/text.h"
 #include "cli/common.h"
 
 int main(int argc, char** argv) {
@@ -24,6 +28,24 @@ int main(int argc, char** argv) {
   preflight::cli::add_sweep_command(app, &exit_code);
   preflight::cli::add_presets_command(app, &exit_code);
   preflight::cli::add_export_command(app, &exit_code);
+  // A first word that is not an option names the command: an unknown one is an error of its
+  // own, with the closest command (CLI11 would ask for "a subcommand").
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    bool known = false;
+    for (const std::string& n : names) known |= n == argv[1];
+    if (!known) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      std::fprintf(stderr,
+                   "preflight: error: unknown command '%s'%s; the commands: %s (see "
+                   "`preflight --help`)\n",
+                   preflight::escape_for_message(argv[1], 200).c_str(),
+                   preflight::did_you_mean(argv[1], names).c_str(), list.c_str());
+      return preflight::cli::kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -33,10 +55,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "preflight: error: %s (see `preflight --help`)\n", e.what());
+    std::fprintf(stderr, "preflight: error: %s (see `preflight --help`)\n",
+                 preflight::escape_for_message(e.what()).c_str());
     return preflight::cli::kExitBadInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "preflight: internal error: %s\n", e.what());
+    std::fprintf(stderr, "preflight: internal error: %s\n",
+                 preflight::escape_for_message(e.what()).c_str());
     return preflight::cli::kExitInternal;
   }
   return exit_code;

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "base/text.h"
 #include "config/pipeline_layout.h"
 #include "config/presets.h"
 #include "config/yaml_reader.h"
@@ -15,21 +18,11 @@
 namespace preflight {
 namespace {
 
-// Errors are one line: line breaks that come from the input (a block-scalar preset name, a key,
-// an override) are shown as \n, as YamlReader does.
+// Errors are one line: control bytes that come from the input (a block-scalar preset name, a
+// key, an override) are escaped and huge values shortened (base/text.h), as YamlReader does.
 Status one_line(const Status& status) {
   if (status.ok()) return status;
-  std::string message;
-  for (char c : status.message()) {
-    if (c == '\n') {
-      message += "\\n";
-    } else if (c == '\r') {
-      message += "\\r";
-    } else {
-      message += c;
-    }
-  }
-  return Status(status.code(), message);
+  return Status(status.code(), escape_for_message(status.message()));
 }
 
 // Applies one "a.b.c=value" override to `root`. A scalar met on the way (e.g. `cluster.gpu: A100`
@@ -848,6 +841,70 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   return s;
 }
 
+// What yaml-cpp accepts silently and Preflight does not: a key given twice in one mapping (the
+// first would win, the second be ignored) and text that is not UTF-8 (reports and traces are
+// JSON). `path` is the key path of `n`.
+Status check_tree(const YAML::Node& n, const std::string& name, const std::string& path) {
+  auto not_utf8 = [&](const std::string& where, const std::string& text, size_t at) {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[at]));
+    return invalid_argument(name + ": " + (where.empty() ? "<document>" : where) +
+                            ": not UTF-8 text (byte " + byte + " at offset " + std::to_string(at) +
+                            "): expected UTF-8");
+  };
+  if (n.IsScalar()) {
+    const size_t bad = invalid_utf8_at(n.Scalar());
+    if (bad != std::string::npos) return not_utf8(path, n.Scalar(), bad);
+    return Status();
+  }
+  if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) {
+      PREFLIGHT_RETURN_IF_ERROR(check_tree(n[i], name, path + "[" + std::to_string(i) + "]"));
+    }
+    return Status();
+  }
+  if (!n.IsMap()) return Status();
+  std::map<std::string, int> first_line;
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar()) {
+      return invalid_argument(name + ": " + (path.empty() ? "<document>" : path) +
+                              ": a key at line " + std::to_string(kv.first.Mark().line + 1) +
+                              " is not a name: expected key: value");
+    }
+    const std::string& key = kv.first.Scalar();
+    const std::string where = path.empty() ? key : path + "." + key;
+    const size_t bad = invalid_utf8_at(key);
+    if (bad != std::string::npos) return not_utf8(where, key, bad);
+    const int line = kv.first.Mark().line + 1;
+    auto [it, fresh] = first_line.emplace(key, line);
+    if (!fresh) {
+      return invalid_argument(name + ": " + where + ": duplicate key at line " +
+                              std::to_string(line) + " (first at line " +
+                              std::to_string(it->second) +
+                              "): expected each key once; merge the two");
+    }
+    PREFLIGHT_RETURN_IF_ERROR(check_tree(kv.second, name, where));
+  }
+  return Status();
+}
+
+// YAML indents with spaces; yaml-cpp reports a tab in the indentation as "illegal map value"
+// or the like. The hint names the tab when line `line` (0-based) of `text` has one.
+std::string tab_hint(const std::string& text, int line) {
+  size_t start = 0;
+  for (int i = 0; i < line && start != std::string::npos; ++i) {
+    start = text.find('\n', start);
+    if (start != std::string::npos) ++start;
+  }
+  if (start == std::string::npos) return "";
+  const size_t end = text.find('\n', start);
+  const std::string l = text.substr(start, end == std::string::npos ? end : end - start);
+  const size_t lead = l.find_first_not_of(" \t");
+  if (l.substr(0, lead).find('\t') == std::string::npos) return "";
+  return " (a tab in the indentation of line " + std::to_string(line + 1) +
+         ": YAML indents with spaces)";
+}
+
 // load_scenario_text, before its error (if any) is made one line.
 StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
                              const std::vector<std::string>& overrides) {
@@ -862,8 +919,10 @@ StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
     root = YAML::Load(body);
   } catch (const YAML::Exception& e) {
     return invalid_argument(name + ": malformed YAML at line " + std::to_string(e.mark.line + 1) +
-                            ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+                            ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg +
+                            tab_hint(body, e.mark.line));
   }
+  if (root) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, name, ""));
   if (!root || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
   if (!root.IsMap()) {
     return invalid_argument(name +
@@ -871,6 +930,7 @@ StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
                             "parallelism, simulation");
   }
   for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
+  if (!overrides.empty()) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, "--set", ""));
   try {
     return build(root, name);
   } catch (const YAML::Exception& e) {

@@ -53,6 +53,60 @@ void expect_user_error(const Status& s, const std::vector<std::string>& parts) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// What YAML parsers let through
+
+TEST(LoadScenarioText, DuplicateKeysAreErrorsWithBothLines) {
+  expect_user_error(load_error(std::string(kSmall) + "model:\n  preset: gpt3-13b\n"),
+                    {"test.yaml: model: duplicate key at line 12 (first at line 2)"});
+  expect_user_error(load_error("model:\n  preset: gpt3-13b\n  preset: gpt3-175b\n"),
+                    {"model.preset: duplicate key at line 3 (first at line 2)"});
+}
+
+TEST(LoadScenarioText, TextThatIsNotUtf8IsRejectedWhereItIs) {
+  expect_user_error(
+      load_error(std::string(kSmall) + "simulation:\n  seed: 1\n", {"model.name=ab\xff"}),
+      {"--set: model.name: not UTF-8 text (byte 0xFF at offset 2)"});
+  expect_user_error(load_error("model:\n  name: \"\xc3\x28\"\n"),
+                    {"test.yaml: model.name: not UTF-8 text (byte 0xC3 at offset 0)"});
+  EXPECT_TRUE(load(kSmall, {"model.name=caf\xc3\xa9"}).ok());  // UTF-8 is fine
+}
+
+TEST(LoadScenarioText, ATabInTheIndentationIsNamed) {
+  expect_user_error(load_error("model:\n\tpreset: gpt3-175b\n"),
+                    {"malformed YAML at line 2",
+                     "(a tab in the indentation of line 2: YAML indents with spaces)"});
+  // A tab inside a value is not indentation.
+  const Status s = load_error("model:\n  preset: [gpt3,\tx\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("tab")));
+}
+
+TEST(LoadScenarioText, ErrorsEscapeControlBytesAndShortenHugeValues) {
+  const Status esc = load_error("model:\n  preset: \"gpt\x1b[2Jx\"\ncluster: {preset: dgx-a100}\n");
+  expect_user_error(esc, {"unknown model preset 'gpt\\x1B[2Jx'"});
+  EXPECT_EQ(esc.message().find('\x1b'), std::string::npos);
+  const Status block =
+      load_error("model:\n  preset: |\n    a\n    b\ncluster: {preset: dgx-a100}\n");
+  expect_user_error(block, {"unknown model preset 'a\\nb\\n'"});
+  const Status big = load_error("model:\n  preset: " + std::string(1'000'000, 'x') +
+                                "\ncluster: {preset: dgx-a100}\n");
+  expect_user_error(big, {"unknown model preset 'xxx", " bytes)..."});
+  EXPECT_LT(big.message().size(), 2100u);
+}
+
+TEST(LoadScenarioText, UnknownNamesSuggestTheClosest) {
+  expect_user_error(load_error(kSmall, {"parallelism.tpp=8"}),
+                    {"parallelism.tpp: unknown key (did you mean 'tp' or 'pp' or 'vpp'?)"});
+  expect_user_error(load_error(kSmall, {"model.preset=llama3-7b"}), {"(did you mean 'llama"});
+  expect_user_error(load_error(kSmall, {"cluster.gpu=H100"}),
+                    {"unknown gpu preset 'H100' (did you mean 'H100-SXM5-80GB'?)"});
+  expect_user_error(load_error(kSmall, {"cluster.nic_bandwidth=400gbps"}),
+                    {"unknown unit 'gbps' (did you mean 'Gbps'?)"});
+  expect_user_error(load_error(kSmall, {"parallelism.schedule=interleavd"}),
+                    {"(did you mean 'interleaved'?)"});
+}
+
+// ---------------------------------------------------------------------------------------------
 // Scenarios that load
 
 TEST(LoadScenarioText, EmptyTextIsTheDefaultScenario) {
@@ -718,6 +772,15 @@ TEST(LoadScenarioText, Fp8OnA100) {
   expect_user_error(
       load_error("", {"training.precision=fp8"}),
       {"test.yaml: training.precision: fp8", "A100-SXM4-80GB has no FP8", "expected fp16 or bf16"});
+}
+
+TEST(LoadScenarioText, AZeroPeakIsNoTensorCoresNotAFallback) {
+  // peak.bf16 0 used to fall back to fp16's 312 TFLOP/s silently; V100 has no BF16 at all.
+  expect_user_error(load_error("", {"cluster.gpu.peak.bf16=0TFLOPS"}),
+                    {"training.precision: bf16: A100-SXM4-80GB has no BF16 tensor cores"});
+  expect_user_error(load_error(kSmall, {"cluster.gpu=V100-SXM2-32GB"}),
+                    {"V100-SXM2-32GB has no BF16 tensor cores", "expected fp16"});
+  EXPECT_TRUE(load(kSmall, {"cluster.gpu=V100-SXM2-32GB", "training.precision=fp16"}).ok());
 }
 
 TEST(LoadScenarioText, Nvfp4OnH100) {

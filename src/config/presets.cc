@@ -1,7 +1,10 @@
 #include "config/presets.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
+#include "base/text.h"
 #include "config/presets_data.h"
 
 namespace preflight {
@@ -11,12 +14,16 @@ StatusOr<std::string> preset_text(const std::string& kind, const std::string& na
     if (kind == p.kind && name == p.name) return std::string(p.text);
   }
   std::string known;
+  std::vector<std::string> names;
   for (const EmbeddedPreset& p : embedded_presets()) {
-    if (kind == p.kind) known += (known.empty() ? "" : ", ") + std::string(p.name);
+    if (kind == p.kind) {
+      known += (known.empty() ? "" : ", ") + std::string(p.name);
+      names.emplace_back(p.name);
+    }
   }
   std::string singular = kind.substr(0, kind.size() - 1);
-  return not_found("unknown " + singular + " preset '" + name + "' (known: " + known +
-                   "; see `preflight presets`)");
+  return not_found("unknown " + singular + " preset '" + name + "'" + did_you_mean(name, names) +
+                   " (known: " + known + "; see `preflight presets`)");
 }
 
 StatusOr<YAML::Node> find_preset(const std::string& kind, const std::string& name) {

@@ -452,6 +452,18 @@ Status validate_scenario(const Scenario& s) {
   const bool fp8_family = t.precision == Precision::kFp8 ||
                           t.precision == Precision::kFp8Blockwise ||
                           t.precision == Precision::kMxfp8;
+  // A zero (or omitted) peak is a GPU without those tensor cores, never a rate to fall back
+  // from silently.
+  if (t.precision == Precision::kBf16 && g.peak_bf16.flops_per_second() <= 0) {
+    return invalid_argument("training.precision: bf16: " + g.name +
+                            " has no BF16 tensor cores (cluster.gpu.peak.bf16 is 0 or absent); "
+                            "expected fp16, or a positive peak.bf16");
+  }
+  if (t.precision == Precision::kFp16 && g.peak_fp16.flops_per_second() <= 0) {
+    return invalid_argument("training.precision: fp16: " + g.name +
+                            " has no FP16 tensor cores (cluster.gpu.peak.fp16 is 0 or absent); "
+                            "expected bf16, or a positive peak.fp16");
+  }
   if (fp8_family && g.peak_fp8.flops_per_second() <= 0) {
     return invalid_argument(std::string("training.precision: ") + to_string(t.precision) + ": " +
                             g.name + " has no FP8 tensor cores; expected fp16 or bf16");

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/text.h"
+
 namespace preflight {
 namespace {
 
@@ -192,7 +194,7 @@ int YamlReader::get_choice(const std::string& key, int fallback,
   }
   std::string list;
   for (size_t i = 0; i < choices.size(); ++i) list += (i ? "|" : "") + choices[i];
-  fail(key, quote(s) + ": expected one of " + list);
+  fail(key, quote(s) + ": expected one of " + list + did_you_mean(s, choices));
   return fallback;
 }
 
@@ -248,8 +250,9 @@ Status YamlReader::finish() {
       if (known_.count(key) == 0) {
         std::string list;
         for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
-        return invalid_argument(
-            one_line(source_ + ": " + key_path(key) + ": unknown key (known keys: " + list + ")"));
+        const std::vector<std::string> keys(known_.begin(), known_.end());
+        return invalid_argument(one_line(source_ + ": " + key_path(key) + ": unknown key" +
+                                         did_you_mean(key, keys) + " (known keys: " + list + ")"));
       }
     }
   }

@@ -191,7 +191,13 @@ TEST(YamlReader, FinishRejectsUnknownKeyListingKnownOnes) {
   r.get_int("pp", 1);
   const Status s = r.finish();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "test.yaml: parallelism.tpp: unknown key (known keys: pp, tp)");
+  EXPECT_EQ(s.message(),
+            "test.yaml: parallelism.tpp: unknown key (did you mean 'tp' or 'pp'?) (known keys: "
+            "pp, tp)");
+  // No suggestion when nothing is close.
+  YamlReader far = reader("zzzzzz: 1\n");
+  far.get_int("tp", 1);
+  EXPECT_EQ(far.finish().message(), "test.yaml: parallelism.zzzzzz: unknown key (known keys: tp)");
 }
 
 TEST(YamlReader, SkipMarksKeyKnown) {

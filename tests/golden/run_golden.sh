@@ -67,6 +67,16 @@ expect_bad missing-file "cannot open" "$bin" simulate does-not-exist.yaml
 expect_bad unknown-flag "--bogus" "$bin" simulate --bogus
 expect_bad bad-set "key.path=value" "$bin" simulate --set parallelism.tp
 expect_bad unknown-key "model.hiddn" "$bin" simulate --set model.hiddn=4
+expect_bad unknown-key-suggests "did you mean 'hidden'" "$bin" simulate --set model.hiddn=4
+expect_bad unknown-command "unknown command 'simulat' (did you mean 'simulate'?)" "$bin" simulat
+printf 'model:\n\tpreset: gpt3-175b\n' >"$tmp/tab.yaml"
+expect_bad tab-indent "a tab in the indentation of line 2" "$bin" simulate "$tmp/tab.yaml"
+printf 'model:\n  preset: gpt3-1.7b\nmodel:\n  preset: gpt3-13b\n' >"$tmp/dup.yaml"
+expect_bad duplicate-key "duplicate key at line 3 (first at line 1)" "$bin" simulate "$tmp/dup.yaml"
+printf 'model:\n  name: "\xff"\n  preset: gpt3-1.7b\n' >"$tmp/utf8.yaml"
+expect_bad not-utf8 "model.name: not UTF-8 text" "$bin" simulate "$tmp/utf8.yaml"
+printf 'model:\n  preset: "a\x1b[2Jb"\ncluster: {preset: dgx-a100}\n' >"$tmp/esc.yaml"
+expect_bad control-bytes-escaped 'a\\x1B\[2Jb' "$bin" simulate "$tmp/esc.yaml"
 
 expect_bad zero-stage-4 "parallelism.zero_stage" "$bin" memory --set parallelism.zero_stage=4
 expect_bad zero-pipeline-stages "parallelism.pp" "$bin" memory --set parallelism.pp=0
