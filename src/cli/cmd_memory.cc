@@ -4,6 +4,7 @@
 
 #include "cli/common.h"
 #include "config/loader.h"
+#include "memory/memory_advice.h"
 #include "memory/memory_model.h"
 #include "report/report.h"
 
@@ -39,10 +40,10 @@ int run(const MemoryArgs& a) {
       std::printf("\nfits: yes; the limiting stage is %d with %.2f GiB of headroom\n", lim.stage,
                   lim.headroom.to_gib());
     } else {
-      std::printf(
-          "\nfits: NO; stage %d needs %.2f GiB, %.2f GiB more than the %.0f GiB of HBM "
-          "(try more TP/PP, recompute, sequence parallelism or a sharded optimizer)\n",
-          lim.stage, lim.peak.to_gib(), -lim.headroom.to_gib(), lim.capacity.to_gib());
+      std::printf("\nfits: NO; stage %d needs %.2f GiB, %.2f GiB more than the %.0f GiB of HBM\n",
+                  lim.stage, lim.peak.to_gib(), -lim.headroom.to_gib(), lim.capacity.to_gib());
+      for (const std::string& a : memory_advice(*scenario, m))
+        std::printf("  try: %s\n", a.c_str());
     }
   }
   if (!a.json.empty()) {
@@ -51,7 +52,7 @@ int run(const MemoryArgs& a) {
     Status s = write_output(a.json, j.dump(2) + "\n");
     if (!s.ok()) return fail(s);
   }
-  return kExitOk;
+  return m.fits ? kExitOk : kExitDoesNotFit;
 }
 
 }  // namespace

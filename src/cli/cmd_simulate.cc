@@ -34,13 +34,21 @@ struct SimulateArgs {
 StatusOr<Scenario> load_cluster_scenario(const SimulateArgs& a, bool header_gpus) {
   StatusOr<Scenario> first = load_scenario(a.scenario, a.overrides);
   if (first.ok()) return first;
-  std::vector<std::string> o = {
-      "parallelism.tp=1", "parallelism.pp=1", "parallelism.cp=1", "parallelism.ep=1",
-      "parallelism.etp=0", "parallelism.vpp=1", "parallelism.schedule=1f1b",
-      "parallelism.first_stage_layers=0", "parallelism.last_stage_layers=0",
-      "parallelism.sequence_parallel=false", "parallelism.tp_comm_overlap=false",
-      "parallelism.overlap_param_gather=false", "parallelism.overlap_p2p=false",
-      "parallelism.zero_stage=0", "training.micro_batch=1"};
+  std::vector<std::string> o = {"parallelism.tp=1",
+                                "parallelism.pp=1",
+                                "parallelism.cp=1",
+                                "parallelism.ep=1",
+                                "parallelism.etp=0",
+                                "parallelism.vpp=1",
+                                "parallelism.schedule=1f1b",
+                                "parallelism.first_stage_layers=0",
+                                "parallelism.last_stage_layers=0",
+                                "parallelism.sequence_parallel=false",
+                                "parallelism.tp_comm_overlap=false",
+                                "parallelism.overlap_param_gather=false",
+                                "parallelism.overlap_p2p=false",
+                                "parallelism.zero_stage=0",
+                                "training.micro_batch=1"};
   o.insert(o.end(), a.overrides.begin(), a.overrides.end());
   // dp = global batch = g; false when the strategy cannot fit whatever the GPU count.
   auto attempt = [&](const std::vector<std::string>& base, int64_t g, StatusOr<Scenario>* out) {
@@ -117,8 +125,8 @@ int run(const SimulateArgs& a) {
   StatusOr<SimaiWorkload> imported = invalid_argument("unreachable");
   if (simai) {
     if (a.workload.rfind("simai:", 0) != 0) {
-      return fail(invalid_argument("--workload: " + a.workload +
-                                   ": expected simai:FILE or chakra:PREFIX"));
+      return fail(
+          invalid_argument("--workload: " + a.workload + ": expected simai:FILE or chakra:PREFIX"));
     }
     imported = load_simai_workload(a.workload.substr(6));
     if (!imported.ok()) return fail(imported.status());
@@ -141,8 +149,8 @@ int run(const SimulateArgs& a) {
   if (!report.ok()) return fail(report.status());
   const bool json_to_stdout = a.json == "-";
   if (!a.quiet && !json_to_stdout) {
-    const std::string summary = simai ? format_simai_summary(*report, a.workload.substr(6))
-                                      : format_summary(*report);
+    const std::string summary =
+        simai ? format_simai_summary(*report, a.workload.substr(6)) : format_summary(*report);
     std::fputs(summary.c_str(), stdout);
     std::printf("\nsimulated in %.2f s (%lld ops, %lld events)\n", report->wall_seconds,
                 static_cast<long long>(report->execution.ops_executed),
@@ -152,10 +160,14 @@ int run(const SimulateArgs& a) {
     nlohmann::json j = report_to_json(*report);
     if (simai) {
       const SimaiColumns c = simai_columns(report->execution);
-      j["simai"] = {{"exposed_dp_us", c.exposed_dp_us}, {"exposed_tp_us", c.exposed_tp_us},
-                    {"exposed_ep_us", c.exposed_ep_us}, {"exposed_pp_us", c.exposed_pp_us},
-                    {"bubble_us", c.bubble_us},         {"compute_us", c.compute_us},
-                    {"exposed_comm_us", c.exposed_comm_us}, {"total_us", c.total_us}};
+      j["simai"] = {{"exposed_dp_us", c.exposed_dp_us},
+                    {"exposed_tp_us", c.exposed_tp_us},
+                    {"exposed_ep_us", c.exposed_ep_us},
+                    {"exposed_pp_us", c.exposed_pp_us},
+                    {"bubble_us", c.bubble_us},
+                    {"compute_us", c.compute_us},
+                    {"exposed_comm_us", c.exposed_comm_us},
+                    {"total_us", c.total_us}};
     }
     Status s = write_output(a.json, j.dump(2) + "\n");
     if (!s.ok()) return fail(s);
@@ -171,6 +183,14 @@ int run(const SimulateArgs& a) {
     Status s = write_output(a.report, report_to_html(*report));
     if (!s.ok()) return fail(s);
     if (!a.quiet && !json_to_stdout) std::printf("report written to %s\n", a.report.c_str());
+  }
+  if (!report->memory.fits && !report->memory.stages.empty()) {
+    const StageMemory& lim = report->memory.stages[report->memory.limiting_stage];
+    std::fprintf(stderr,
+                 "preflight: does not fit: stage %d needs %.1f GiB of %.0f GiB HBM (exit code "
+                 "3; `preflight memory` with the same scenario says what to change)\n",
+                 lim.stage, lim.peak.to_gib(), lim.capacity.to_gib());
+    return kExitDoesNotFit;
   }
   return kExitOk;
 }
@@ -197,7 +217,9 @@ void add_simulate_command(CLI::App& app, int* exit_code) {
       "distributed_optimizer, zero_stage, overlap switches; precision: bf16|fp16|fp8|"
       "fp8_blockwise|mxfp8|nvfp4.\n"
       "Scenario sections: model, cluster, training, parallelism, collectives, simulation (see "
-      "README).");
+      "README).\n"
+      "Exit codes: 0 ok, 2 bad input, 3 simulated but the strategy does not fit in GPU memory "
+      "(the outputs are still written), 1 internal error.");
   cmd->add_option("scenario", args->scenario, "Scenario YAML file (default: built-in scenario)");
   cmd->add_option("--set", args->overrides,
                   "Override a key: section.key=value (repeatable), e.g. parallelism.tp=4, "

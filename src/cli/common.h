@@ -1,6 +1,7 @@
 // Shared pieces of the subcommands: exit codes and error printing. Exit 0 on success, 2 on bad
 // input (one line on stderr naming the file, key path and what was expected), 1 on internal
-// errors.
+// errors, 3 when simulate or memory finds the strategy does not fit in GPU memory (the outputs
+// are still written).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,6 +14,8 @@ namespace preflight::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
+// simulate and memory: the strategy was simulated (or estimated) but does not fit in GPU memory.
+constexpr int kExitDoesNotFit = 3;
 
 // Prints "preflight: <message>" and returns the exit code for `s`.
 int fail(const Status& s);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "memory/memory_advice.h"
 #include "report/report.h"
 
 namespace preflight {
@@ -123,6 +124,9 @@ std::string format_summary(const SimulationReport& r) {
           "memory per GPU   DOES NOT FIT: stage %d needs %.1f GiB of %.0f GiB HBM "
           "(short by %.1f GiB); the time below assumes it ran",
           lim.stage, lim.peak.to_gib(), lim.capacity.to_gib(), -lim.headroom.to_gib());
+      for (const std::string& a : memory_advice(r.scenario, r.memory)) {
+        out += line("                 try: %s", a.c_str());
+      }
     }
   }
   out += "\n";

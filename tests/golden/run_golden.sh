@@ -87,8 +87,16 @@ expect_bad negative-overhead "training.framework_overhead" "$bin" memory --set t
 "$bin" memory --set cluster.nodes=1 --set parallelism.tp=1 --set parallelism.pp=1 \
   --set parallelism.dp=8 --set training.global_batch=8 --set parallelism.sequence_parallel=false \
   >"$tmp/oom.txt"
-if grep -q "fits: NO" "$tmp/oom.txt"; then passed=$((passed + 1)); else
-  echo "FAIL memory: GPT-3 175B on 8 GPUs without model parallelism was not flagged"; failed=$((failed + 1)); fi
+oom_rc=$?
+if grep -q "fits: NO" "$tmp/oom.txt" && grep -q "try: the model states alone need" "$tmp/oom.txt" &&
+  [ "$oom_rc" -eq 3 ]; then passed=$((passed + 1)); else
+  echo "FAIL memory: GPT-3 175B on 8 GPUs without model parallelism was not flagged (exit $oom_rc)"; failed=$((failed + 1)); fi
+"$bin" simulate --set cluster.nodes=1 --set parallelism.tp=1 --set parallelism.pp=1 \
+  --set parallelism.dp=8 --set training.global_batch=8 --set parallelism.sequence_parallel=false \
+  -q 2>"$tmp/oom.err"
+oom_rc=$?
+if [ "$oom_rc" -eq 3 ] && grep -q "does not fit: stage 0" "$tmp/oom.err"; then passed=$((passed + 1)); else
+  echo "FAIL simulate: a strategy that does not fit exits $oom_rc, expected 3"; failed=$((failed + 1)); fi
 "$bin" memory --json - >"$tmp/mem.json"
 if grep -q '"peak_bytes"' "$tmp/mem.json"; then passed=$((passed + 1)); else
   echo "FAIL memory --json: no peak_bytes"; failed=$((failed + 1)); fi
@@ -115,8 +123,11 @@ if grep -q '"bisection_bandwidth_bps"' "$tmp/topo.json" && grep -q '"switches"' 
 # validate --row: a published row's scenario simulates as printed, and a line with no data row,
 # or one the set cannot simulate, exits 2 with one line.
 "$bin" validate --dataset published --row 305 >"$tmp/row305.yaml"
-if grep -q '^# measured iteration time 5790' "$tmp/row305.yaml" &&
-  "$bin" simulate "$tmp/row305.yaml" -q --json /dev/null; then passed=$((passed + 1)); else
+# (exit 3: it simulates, but Preflight's memory model does not fit it in HBM; docs/memory.md)
+"$bin" simulate "$tmp/row305.yaml" -q --json /dev/null 2>/dev/null
+rc=$?
+if grep -q '^# measured iteration time 5790' "$tmp/row305.yaml" && { [ $rc -eq 0 ] || [ $rc -eq 3 ]; }; then
+  passed=$((passed + 1)); else
   echo "FAIL validate --row 305: $(head -3 "$tmp/row305.yaml")"; failed=$((failed + 1)); fi
 expect_bad validate-row-past-end "no data row" "$bin" validate --dataset published --row 99999
 expect_bad validate-row-not-simulated "not simulated" "$bin" validate --dataset published --row 143
