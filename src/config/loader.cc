@@ -72,6 +72,11 @@ Status apply_override(YAML::Node root, const std::string& assignment) {
     chain.push_back(cur[keys[i]]);
   }
   chain.back()[keys.back()] = parsed;
+  // The GPU count and the node count say the same thing: the one set last wins, so that
+  // `--set cluster.gpus=32` resizes a scenario that states its nodes (and vice versa).
+  if (keys.size() == 2 && keys[0] == "cluster" && (keys[1] == "gpus" || keys[1] == "nodes")) {
+    chain.back().remove(keys[1] == "gpus" ? "nodes" : "gpus");
+  }
   return Status();
 }
 
@@ -777,6 +782,36 @@ Status read_simulation(const YAML::Node& node, const std::string& source, Simula
   return r.finish();
 }
 
+// Scenario::notes, and the one adjustment Megatron makes itself: sequence parallelism is
+// turned off at TP 1 (megatron/training/arguments.py), not an error.
+void add_notes(const YAML::Node& root, Scenario* s) {
+  ParallelismConfig& p = s->parallelism;
+  if (p.sequence_parallel && p.tp == 1) {
+    p.sequence_parallel = false;
+    s->notes.push_back("sequence parallelism is off at TP 1 (as Megatron turns it off)");
+  }
+  const ModelConfig& m = s->model;
+  if (s->training.seq_len > m.max_seq_len) {
+    s->notes.push_back("training.seq_len " + std::to_string(s->training.seq_len) +
+                       " is longer than the model's max_seq_len " + std::to_string(m.max_seq_len) +
+                       " (positions it was not built for)");
+  }
+  const YAML::Node model = root["model"];
+  const bool routing_given =
+      model && model.IsMap() && model["moe"] && model["moe"].IsMap() && model["moe"]["routing"];
+  if (m.moe.enabled() && p.ep > 0 && !routing_given && m.moe.routing == MoeRouting::kUniform) {
+    s->notes.push_back(
+        "model.moe.routing: uniform, a perfectly balanced router (the best case: every EP rank "
+        "gets the mean load); set dirichlet or zipf for a real router's skew");
+  }
+  const int per_node = s->cluster.gpus_per_node;
+  if (p.tp > per_node && s->cluster.nodes > 1) {
+    s->notes.push_back("TP " + std::to_string(p.tp) + " spans " +
+                       std::to_string((p.tp + per_node - 1) / per_node) +
+                       " nodes: its collectives cross the NICs");
+  }
+}
+
 StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   if (!root || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
   if (!root.IsMap()) {
@@ -823,17 +858,21 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   PREFLIGHT_RETURN_IF_ERROR(resolve_pipeline_split(root["parallelism"], source, &s));
   PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], source, &s.collectives));
   PREFLIGHT_RETURN_IF_ERROR(read_simulation(root["simulation"], source, &s.simulation));
+  add_notes(root, &s);
   if (s.parallelism.dp == 0) {  // dp: auto
     const ParallelismConfig& p = s.parallelism;
     int64_t tp_cp_pp = 0;  // each factor is at most 10^9, so only the last product may overflow
     const bool overflow = __builtin_mul_overflow(int64_t{p.tp} * p.cp, p.pp, &tp_cp_pp);
     const int gpus = s.cluster.total_gpus();
     if (overflow || gpus % tp_cp_pp != 0) {
-      return invalid_argument(source + ": parallelism.dp: auto: " + std::to_string(gpus) +
-                              " GPUs is not a multiple of tp·cp·pp = " +
-                              (overflow ? "over 2^63" : std::to_string(tp_cp_pp)) + " (tp " +
-                              std::to_string(p.tp) + ", cp " + std::to_string(p.cp) + ", pp " +
-                              std::to_string(p.pp) + ")");
+      return invalid_argument(
+          source + ": parallelism.dp: auto: " + std::to_string(gpus) +
+          " GPUs is not a multiple of tp·cp·pp = " +
+          (overflow ? "over 2^63" : std::to_string(tp_cp_pp)) + " (tp " + std::to_string(p.tp) +
+          ", cp " + std::to_string(p.cp) + ", pp " + std::to_string(p.pp) + ")" +
+          (!overflow && gpus < tp_cp_pp ? ": one model replica needs " + std::to_string(tp_cp_pp) +
+                                              " GPUs; use more GPUs or a smaller tp·pp"
+                                        : ""));
     }
     s.parallelism.dp = static_cast<int>(gpus / tp_cp_pp);
   }
@@ -931,11 +970,27 @@ StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
   }
   for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
   if (!overrides.empty()) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, "--set", ""));
+  StatusOr<Scenario> s = invalid_argument("unreachable");
   try {
-    return build(root, name);
+    s = build(root, name);
   } catch (const YAML::Exception& e) {
     return invalid_argument(name + ": malformed value: " + e.msg);
   }
+  if (s.ok() && text.empty()) {
+    // The default scenario is GPT-3 175B's job: another model keeps its batch and sequence
+    // unless they are set too.
+    auto set = [&](const char* prefix) {
+      return std::any_of(overrides.begin(), overrides.end(),
+                         [&](const std::string& o) { return o.rfind(prefix, 0) == 0; });
+    };
+    if (set("model.") && !(set("training.seq_len=") && set("training.global_batch="))) {
+      s->notes.push_back("training.seq_len " + std::to_string(s->training.seq_len) +
+                         " and global_batch " + std::to_string(s->training.global_batch) +
+                         " are the default scenario's (GPT-3 175B); set them for " + s->model.name +
+                         " (max_seq_len " + std::to_string(s->model.max_seq_len) + ")");
+    }
+  }
+  return s;
 }
 
 }  // namespace

@@ -302,8 +302,28 @@ TEST(LoadScenarioText, ClusterGpusAgreeingWithNodes) {
 }
 
 TEST(LoadScenarioText, ClusterGpusContradictingNodes) {
-  expect_user_error(load_error(kSmall, {"cluster.gpus=128"}),
+  // In one file both are given and disagree: an error (a --set of one replaces the other).
+  const std::string both = std::string(kSmall).replace(std::string(kSmall).find("  nodes: 32"), 11,
+                                                       "  nodes: 32\n  gpus: 128");
+  expect_user_error(load_error(both),
                     {"test.yaml: cluster.gpus: 128", "contradicts cluster.nodes (32"});
+}
+
+TEST(LoadScenarioText, SetGpusOrNodesReplacesTheOther) {
+  // The file says 32 nodes; --set cluster.gpus=128 resizes it to 16 nodes, and the later of
+  // the two --set keys wins.
+  StatusOr<Scenario> s = load(kSmall, {"cluster.gpus=128", "parallelism.dp=auto"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.nodes, 16);
+  s = load(kSmall, {"cluster.gpus=64", "cluster.nodes=16"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.total_gpus(), 128);
+  // The default scenario's dp is auto, so resizing it keeps tp and pp.
+  s = load("", {"cluster.gpus=2048"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->parallelism.dp, 16);
+  expect_user_error(load_error("", {"cluster.gpus=32"}),
+                    {"one model replica needs 128 GPUs; use more GPUs or a smaller tp·pp"});
 }
 
 TEST(LoadScenarioText, ClusterGpusNotAMultipleOfGpusPerNode) {
@@ -476,7 +496,7 @@ TEST(LoadScenarioText, GpusNotEqualToTpPpDp) {
                     {"test.yaml: parallelism: tp·pp·dp = 8·16·4 = 512",
                      "expected the cluster's GPU count, 1024 (128 nodes × 8), or dp: auto"});
   // An explicit dp stays fixed when the GPU count changes: 8 · 16 · 8 = 1024 ≠ 2048.
-  expect_user_error(load_error("", {"cluster.nodes=256"}),
+  expect_user_error(load_error("", {"parallelism.dp=8", "cluster.nodes=256"}),
                     {"test.yaml: parallelism: tp·pp·dp = 8·16·8 = 1024",
                      "expected the cluster's GPU count, 2048"});
 }
@@ -805,9 +825,44 @@ TEST(LoadScenarioText, EveryPrecisionLoadsOnBlackwell) {
   }
 }
 
-TEST(LoadScenarioText, SequenceParallelNeedsTp) {
-  expect_user_error(load_error("", {"parallelism.tp=1", "parallelism.dp=64"}),
-                    {"test.yaml: parallelism.sequence_parallel: true: expected tp > 1"});
+TEST(LoadScenarioText, SequenceParallelIsOffAtTp1AsInMegatron) {
+  StatusOr<Scenario> s = load("", {"parallelism.tp=1"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->parallelism.sequence_parallel);
+  EXPECT_EQ(s->parallelism.dp, 64);
+  ASSERT_FALSE(s->notes.empty());
+  EXPECT_EQ(s->notes[0], "sequence parallelism is off at TP 1 (as Megatron turns it off)");
+}
+
+TEST(LoadScenarioText, NotesSayWhatFlattersTheResult) {
+  // Another model on the default scenario keeps GPT-3's batch and sequence: said.
+  StatusOr<Scenario> s = load("", {"model.preset=llama3-8b", "parallelism.pp=1"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->notes.size(), 1u);
+  EXPECT_EQ(s->notes[0],
+            "training.seq_len 2048 and global_batch 1536 are the default scenario's (GPT-3 "
+            "175B); set them for llama3-8b (max_seq_len 8192)");
+  // Past the model's max_seq_len; a balanced router left as the default; TP across nodes.
+  s = load(kSmall, {"training.seq_len=4096"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->notes.size(), 1u);
+  EXPECT_EQ(s->notes[0],
+            "training.seq_len 4096 is longer than the model's max_seq_len 2048 "
+            "(positions it was not built for)");
+  s = load(kSmall, {"model.preset=mixtral-8x7b", "parallelism.ep=8", "parallelism.etp=1",
+                    "training.seq_len=2048", "parallelism.sequence_parallel=true"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->notes.size(), 1u);
+  EXPECT_EQ(s->notes[0].rfind("model.moe.routing: uniform, a perfectly balanced router", 0), 0u);
+  s = load(kSmall, {"model.preset=mixtral-8x7b", "parallelism.ep=8", "parallelism.etp=1",
+                    "training.seq_len=2048", "parallelism.sequence_parallel=true",
+                    "model.moe.routing=uniform"});
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->notes.empty());  // chosen, not defaulted
+  s = load(kSmall, {"parallelism.tp=16", "parallelism.pp=8", "model.heads=96"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->notes.size(), 1u);
+  EXPECT_EQ(s->notes[0], "TP 16 spans 2 nodes: its collectives cross the NICs");
 }
 
 TEST(LoadScenarioText, MultiNodeClusterNeedsNics) {

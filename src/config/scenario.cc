@@ -406,7 +406,7 @@ Status validate_scenario(const Scenario& s) {
         "would still be gathered per layer; not modelled (expected "
         "zero_stage 0 to 2)");
   }
-  if (p.sequence_parallel && p.tp == 1) {
+  if (p.sequence_parallel && p.tp == 1) {  // the loader turns it off; a scenario built in code
     return invalid_argument("parallelism.sequence_parallel: true: expected tp > 1");
   }
   if (p.sequence_parallel && t.seq_len % p.tp != 0) {

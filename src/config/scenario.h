@@ -412,6 +412,10 @@ struct SimulationConfig {
 
 struct Scenario {
   std::string source;  // file the scenario came from ("<default>", "<flags>")
+  // What the loader decided for the user or thinks they should know (a switch turned off as
+  // Megatron would, a default that flatters the result, a value past the model's limits): one
+  // sentence each, printed by the summary and in the JSON report's "notes".
+  std::vector<std::string> notes;
   ModelConfig model;
   ClusterConfig cluster;
   TrainingConfig training;

@@ -282,6 +282,7 @@ json report_to_json(const SimulationReport& r) {
            {"breakdown", breakdown_json(crit.breakdown)},
            {"stages", stages},
            {"memory", memory_to_json(r.memory)},
+           {"notes", r.scenario.notes},
            {"scenario", scenario_to_json(r.scenario)}};
   if (!r.moe_layers.empty()) {
     // Expert routing per MoE layer: the busiest EP rank's tokens over the mean (what sets the

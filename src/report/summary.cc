@@ -86,6 +86,7 @@ std::string format_summary(const SimulationReport& r) {
               p.sequence_parallel ? ", sequence parallel" : "",
               p.distributed_optimizer ? ", distributed optimizer" : "",
               p.overlap_grad_reduce ? ", overlapped grad reduce" : "");
+  for (const std::string& n : s.notes) out += line("note             %s", n.c_str());
   if (s.model.is_hybrid()) {
     const std::string& pattern = s.model.hybrid_pattern;
     auto count = [&](char c) {
