@@ -29,7 +29,9 @@ int run(const CollectiveRequest& a, const std::string& json) {
     }
   }
   if (!json.empty()) {
-    Status s = write_output(json, collective_table_to_json(*table).dump(2) + "\n");
+    Status s = write_output(json, collective_table_to_json(*table).dump(
+                                      2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                      "\n");
     if (!s.ok()) return fail(s);
   }
   return kExitOk;

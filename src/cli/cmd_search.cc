@@ -177,7 +177,8 @@ int run(const SearchArgs& a) {
                               {"usd", budget.usd}};
     }
     j["scenario"] = scenario_to_json(*base);
-    Status s = write_output(a.json, j.dump(2) + "\n");
+    Status s = write_output(a.json,
+                            j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (!s.ok()) return fail(s);
   }
   if (!a.report.empty()) {

@@ -169,11 +169,14 @@ int run(const SimulateArgs& a) {
                     {"exposed_comm_us", c.exposed_comm_us},
                     {"total_us", c.total_us}};
     }
-    Status s = write_output(a.json, j.dump(2) + "\n");
+    Status s = write_output(a.json,
+                            j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (!s.ok()) return fail(s);
   }
   if (!a.trace.empty()) {
-    Status s = write_output(a.trace, trace_to_json(*report).dump() + "\n");
+    Status s = write_output(a.trace, trace_to_json(*report).dump(
+                                         -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                         "\n");
     if (!s.ok()) return fail(s);
     if (!a.quiet && !json_to_stdout) {
       std::printf("trace written to %s (open it in https://ui.perfetto.dev)\n", a.trace.c_str());

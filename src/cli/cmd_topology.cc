@@ -101,7 +101,8 @@ int run(const TopologyArgs& a) {
                      {"tiers", tiers},
                      {"bisection_bandwidth_bps", s.bisection_bandwidth_bps},
                      {"path_hops", {{"max", s.max_path_hops}, {"mean", s.mean_path_hops}}}};
-    Status st = write_output(a.json, j.dump(2) + "\n");
+    Status st = write_output(
+        a.json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (!st.ok()) return fail(st);
   }
   return kExitOk;

@@ -251,7 +251,8 @@ int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) 
       preds.push_back(e);
     }
     j["predictions"] = preds;
-    Status s = write_output(a.json, j.dump(2) + "\n");
+    Status s = write_output(a.json,
+                            j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (!s.ok()) return fail(s);
   }
   return kExitOk;
@@ -427,7 +428,8 @@ int run(const ValidateArgs& a) {
       constants[calibration_constants()[i].name] = result->constants[i];
     }
     j["constants"] = constants;
-    Status s = write_output(a.json, j.dump(2) + "\n");
+    Status s = write_output(a.json,
+                            j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (!s.ok()) return fail(s);
   }
   return kExitOk;

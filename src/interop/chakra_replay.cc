@@ -861,7 +861,7 @@ std::string chakra_result_json(const ChakraReplayResult& r, const ChakraWorkload
     j["network"]["rate_solves"] = r.network.solves;
     j["network"]["tiers"] = tiers;
   }
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string chakra_trace_events(const ChakraReplayResult& r) {
@@ -893,7 +893,9 @@ std::string chakra_trace_events(const ChakraReplayResult& r) {
                           {"ts", us(t.start)},
                           {"dur", us(t.end - t.start)}});
   }
-  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(
+             -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 }  // namespace preflight

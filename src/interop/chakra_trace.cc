@@ -495,7 +495,7 @@ std::string write_chakra_trace(const ChakraTrace& t) {
 std::string write_chakra_groups(const ChakraGroups& g) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, ranks] : g) j[name] = ranks;
-  return j.dump() + "\n";
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 StatusOr<ChakraGroups> parse_chakra_groups(const std::string& text, const std::string& file) {
@@ -512,7 +512,8 @@ StatusOr<ChakraGroups> parse_chakra_groups(const std::string& text, const std::s
     std::vector<int> r;
     for (const auto& v : ranks) {
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > (1 << 30)) {
-        return invalid_argument(file + ": group '" + name + "': " + v.dump() +
+        return invalid_argument(file + ": group '" + name + "': " +
+                                v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                                 ": expected a rank (a non-negative integer)");
       }
       r.push_back(static_cast<int>(v.get<int64_t>()));

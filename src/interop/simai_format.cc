@@ -1,8 +1,11 @@
 #include "interop/simai_format.h"
 
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include "base/text.h"
 
 namespace preflight {
 namespace {
@@ -54,16 +57,15 @@ struct CommName {
   CollectiveKind kind;
 };
 constexpr CommName kCommNames[] = {
-    {"ALLREDUCE", CollectiveKind::kAllReduce},
-    {"ALLGATHER", CollectiveKind::kAllGather},
-    {"REDUCESCATTER", CollectiveKind::kReduceScatter},
-    {"ALLTOALL", CollectiveKind::kAllToAll},
+    {"ALLREDUCE", CollectiveKind::kAllReduce},         {"ALLGATHER", CollectiveKind::kAllGather},
+    {"REDUCESCATTER", CollectiveKind::kReduceScatter}, {"ALLTOALL", CollectiveKind::kAllToAll},
     {"ALLREDUCEALLTOALL", CollectiveKind::kAllToAll},  // read as an all-to-all
     {"BROADCAST", CollectiveKind::kBroadcast},
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool parse_comm_type(std::string tok, SimaiComm* c) {
@@ -107,8 +109,7 @@ Status parse_header(const std::vector<std::string>& toks, const std::string& fil
                     SimaiWorkload* w) {
   w->policy = toks[0];
   if (w->policy != kHybrid && w->policy != kMicro) {
-    return field_error(file, 1, 1, toks[0],
-                       "the policy HYBRID_TRANSFORMER_FWD_IN_BCKWD or MICRO");
+    return field_error(file, 1, 1, toks[0], "the policy HYBRID_TRANSFORMER_FWD_IN_BCKWD or MICRO");
   }
   for (size_t i = 1; i < toks.size(); ++i) {
     std::string key = toks[i];
@@ -164,6 +165,13 @@ Status parse_layer(const std::vector<std::string>& f, const std::string& file, i
                             "bytes, and the update ns), found " + std::to_string(f.size()));
   }
   l->name = f[0];
+  // Names go into the JSON report and the trace, which must be UTF-8.
+  if (const size_t bad = invalid_utf8_at(l->name); bad != std::string::npos) {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(l->name[bad]));
+    return invalid_argument(where(file, line) + "field 1 (the layer name): not UTF-8 text (byte " +
+                            byte + " at offset " + std::to_string(bad) + "): expected UTF-8");
+  }
   if (!parse_int(f[1], INT64_MIN, INT64_MAX, &l->dependency)) {
     return field_error(file, line, 2, f[1], "an integer (-1)");
   }
@@ -251,8 +259,8 @@ StatusOr<SimaiWorkload> parse_simai_workload(const std::string& text, const std:
   for (; i < lines.size(); ++i) {
     if (!split_ws(lines[i]).empty()) {
       return invalid_argument(where(file, static_cast<int>(i + 1)) +
-                              "expected the end of the file after the " +
-                              std::to_string(layers) + " layer lines declared on line 2");
+                              "expected the end of the file after the " + std::to_string(layers) +
+                              " layer lines declared on line 2");
     }
   }
   return w;

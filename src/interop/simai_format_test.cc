@@ -92,5 +92,15 @@ TEST(SimaiFormat, NamesTheBadField) {
       << w.status().message();
 }
 
+TEST(SimaiFormat, ALayerNameThatIsNotUtf8IsAnError) {
+  // Names reach the JSON report; invalid UTF-8 there used to throw from the JSON writer.
+  StatusOr<SimaiWorkload> w = parse_simai_workload(
+      "MICRO\n1\nla\xffyer\t-1\t1\tNONE\t0\t1\tNONE\t0\t1\tNONE\t0\t1\n", "a.txt");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(),
+            "a.txt:3: field 1 (the layer name): not UTF-8 text (byte 0xFF at offset 2): expected "
+            "UTF-8");
+}
+
 }  // namespace
 }  // namespace preflight
