@@ -28,7 +28,9 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# Only the CLI: the first prediction does not wait for the tests and benchmarks to build.
+run: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target preflight
 	$(BUILD)/preflight simulate
 
 unit: build

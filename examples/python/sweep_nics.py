@@ -12,12 +12,20 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("sweep_nics.py: matplotlib is not installed (Debian: apt-get install "
+             "python3-matplotlib); the simulations need only the preflight module")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-import preflight  # noqa: E402
+try:
+    import preflight  # noqa: E402
+except ImportError:
+    sys.exit("sweep_nics.py: the preflight module is not on the path: build it (make build) and "
+             "run with PYTHONPATH=build/python")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIO = os.path.join(HERE, "..", "llama3-70b-h100.yaml")

@@ -90,6 +90,16 @@ std::string find_data_dir() {
   for (const char* candidate : {"../shared/data", "shared/data", "../../shared/data"}) {
     if (fs::exists(fs::path(candidate) / "vtrain")) return candidate;
   }
+  // Wherever it is run from: beside the checkout that holds the binary (build/preflight, or a
+  // test binary in build/), the checkout's sibling shared/data.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const char* up : {"../../shared/data", "../shared/data", "../../../shared/data"}) {
+      const fs::path candidate = (exe.parent_path() / up).lexically_normal();
+      if (fs::exists(candidate / "vtrain", ec)) return candidate.string();
+    }
+  }
   const fs::path beside_source = fs::path(PREFLIGHT_SOURCE_DIR) / ".." / "shared" / "data";
   return beside_source.lexically_normal().string();
 }
