@@ -983,11 +983,17 @@ StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
       return std::any_of(overrides.begin(), overrides.end(),
                          [&](const std::string& o) { return o.rfind(prefix, 0) == 0; });
     };
-    if (set("model.") && !(set("training.seq_len=") && set("training.global_batch="))) {
-      s->notes.push_back("training.seq_len " + std::to_string(s->training.seq_len) +
-                         " and global_batch " + std::to_string(s->training.global_batch) +
-                         " are the default scenario's (GPT-3 175B); set them for " + s->model.name +
-                         " (max_seq_len " + std::to_string(s->model.max_seq_len) + ")");
+    std::vector<std::string> kept;
+    if (!set("training.seq_len=")) kept.push_back("seq_len " + std::to_string(s->training.seq_len));
+    if (!set("training.global_batch=")) {
+      kept.push_back("global_batch " + std::to_string(s->training.global_batch));
+    }
+    if (set("model.") && !kept.empty()) {
+      const bool both = kept.size() == 2;
+      s->notes.push_back("training." + kept[0] + (both ? " and " + kept[1] + " are" : " is") +
+                         " the default scenario's (GPT-3 175B); set " + (both ? "them" : "it") +
+                         " for " + s->model.name + " (max_seq_len " +
+                         std::to_string(s->model.max_seq_len) + ")");
     }
   }
   return s;

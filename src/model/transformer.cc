@@ -359,6 +359,30 @@ double model_flops_per_iteration(const Scenario& s) {
   return 3.0 * forward;
 }
 
+double causal_model_flops_per_iteration(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  const int seq = s.training.seq_len;
+  const int64_t tokens = static_cast<int64_t>(s.training.global_batch) * seq;
+  // A causal query i attends to min(i, w) keys (w = the window, or the sequence): on average
+  // (w(w+1)/2 + (s − w)·w)/s of the w that the non-causal count charges.
+  auto causal_share = [&](int window) {
+    const double sl = seq;
+    const double w = window > 0 ? std::min<double>(window, sl) : sl;
+    return (w * (w + 1) / 2 + (sl - w) * w) / sl / w;
+  };
+  double saved = 0;  // forward attention-core FLOPs the non-causal count adds
+  for (int i = 0; i < m.layers; ++i) {
+    if (!m.has_attention(i)) continue;
+    const int window = attention_window(m, i);
+    saved += attention_core_forward_flops(m, tokens, seq, window) * (1 - causal_share(window));
+  }
+  if (m.mtp_layers > 0) {
+    saved += attention_core_forward_flops(m, tokens, seq, 0) * (1 - causal_share(0)) *
+             m.mtp_layers;
+  }
+  return model_flops_per_iteration(s) - 3.0 * saved;
+}
+
 std::vector<int> stage_layer_ids(const Scenario& s, int stage) {
   const ParallelismConfig& p = s.parallelism;
   std::vector<int> ids;

@@ -155,6 +155,11 @@ double layer_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, in
 // hybrid formula takes d_inner = 2h (docs/model.md §3).
 double model_flops_per_iteration(const Scenario& s);
 
+// The same with causal attention counted as run: each query's scores and values over the keys
+// before it (about half the non-causal count at long sequences; windows counted the same way).
+// What the kernels execute, so an MFU from it cannot exceed what the GEMMs reach.
+double causal_model_flops_per_iteration(const Scenario& s);
+
 // Model layers (0-based) on pipeline stage `stage`, chunk by chunk. With vpp 1 the stage holds
 // a consecutive range (stage_layers() gives the sizes); with vpp v, chunk c holds
 // [(c·p + stage)·L/(p·v), (c·p + stage + 1)·L/(p·v)) (Megatron's interleaved layout).

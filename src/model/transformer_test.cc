@@ -124,6 +124,25 @@ TEST(ModelFlops, MatchesNarayananEquation3) {
   EXPECT_NEAR(model_flops_per_iteration(*s) / want, 1.0, 1e-12);
 }
 
+TEST(ModelFlops, CausalCountChargesEachQueryItsEarlierKeys) {
+  // GPT-3 175B at s 2048: the non-causal core is 3·L·4·T·s·h; causal queries see (s+1)/2 keys
+  // on average, so the causal count is smaller by 3·L·4·T·h·(s − (s+1)/2).
+  StatusOr<Scenario> s = load_scenario_text("", "", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const double T = static_cast<double>(s->training.global_batch) * s->training.seq_len;
+  const double seq = s->training.seq_len, L = s->model.layers, h = s->model.hidden;
+  const double saved = 3 * L * 4 * T * h * (seq - (seq + 1) / 2);
+  EXPECT_NEAR(causal_model_flops_per_iteration(*s), model_flops_per_iteration(*s) - saved,
+              1e-9 * model_flops_per_iteration(*s));
+  // A window of 256 at s 2048: (256·257/2 + 1792·256)/2048 keys of the 256 charged.
+  StatusOr<Scenario> w = load_scenario_text("", "", {"model.sliding_window=256"});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const double keys = (256.0 * 257 / 2 + 1792.0 * 256) / 2048;
+  const double saved_w = 3 * L * 4 * T * h * (256 - keys);
+  EXPECT_NEAR(causal_model_flops_per_iteration(*w), model_flops_per_iteration(*w) - saved_w,
+              1e-9 * model_flops_per_iteration(*w));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Mixture of experts and MLA. Published totals and active counts against the presets; each
 // publisher counts "active" its own way: Mistral and Qwen include the input embedding table,

@@ -270,6 +270,7 @@ json report_to_json(const SimulationReport& r) {
            {"collectives_by_kind", by_kind},
            {"tokens_per_s", r.tokens_per_s},
            {"mfu", r.mfu},
+           {"mfu_causal", r.mfu_causal},
            {"mfu_convention",
             "model FLOPs = 3 x forward (GEMMs, non-causal attention, logits), Megatron-LM "
             "2021; divided by the dense peak of the training precision"},

@@ -102,6 +102,7 @@ std::string format_summary(const SimulationReport& r) {
       "MFU              %.1f %%  (model FLOPs = 3 x forward incl. attention and logits, "
       "Megatron 2021; peak %.0f TFLOP/s %s dense)",
       r.mfu * 100, r.peak_tflops, to_string(s.training.precision));
+  out += line("                 %.1f %% with causal attention counted as run", r.mfu_causal * 100);
   out += line("TFLOP/s per GPU  %.1f", r.tflops_per_gpu);
   if (!r.moe_layers.empty()) {
     double sum = 0, max = 0;

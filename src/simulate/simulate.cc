@@ -104,6 +104,8 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
   r.peak_tflops = s.cluster.gpu.peak_for(s.training.precision).teraflops();
   r.tflops_per_gpu = r.model_flops / r.iteration_time_s / gpus * 1e-12;
   r.mfu = r.tflops_per_gpu / r.peak_tflops;
+  r.mfu_causal = r.model_flops > 0 ? r.mfu * causal_model_flops_per_iteration(s) / r.model_flops
+                                   : 0;
   r.parameters = total_parameters(s.model, s.parallelism.tp, s.training.seq_len);
   r.active_parameters = active_parameters(s.model, s.parallelism.tp, s.training.seq_len);
   r.moe_layers = workload.moe_layers;

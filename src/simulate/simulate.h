@@ -26,6 +26,7 @@ struct SimulationReport {
   double tokens_per_s = 0;
   double model_flops = 0;     // per iteration, Megatron 2021 convention (3 × forward)
   double mfu = 0;             // model FLOPs / (time · GPUs · dense peak of the precision)
+  double mfu_causal = 0;      // the same with causal attention counted as run
   double tflops_per_gpu = 0;  // model FLOPs per second per GPU, in TFLOP/s
   double peak_tflops = 0;     // the dense peak MFU divides by
   int64_t parameters = 0;
