@@ -1,6 +1,7 @@
 #include "search/search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -272,12 +273,21 @@ StatusOr<SearchResult> merge_shares(const Scenario& base, const Enumeration& enu
   if (out.evaluated == 0) {
     const int64_t no_fit = out.rejected.count(kNoFit) ? out.rejected.at(kNoFit) : 0;
     if (no_fit == n) {
+      // The states and activations of the leanest strategy spread over more GPUs shrink about
+      // in proportion: a first guess of the GPU count, in whole nodes.
+      const double capacity = static_cast<double>(base.cluster.gpu.hbm_capacity.count());
+      const int gpn = std::max(1, base.cluster.gpus_per_node);
+      const int64_t gpus = base.cluster.total_gpus();
+      const int64_t guess =
+          (static_cast<int64_t>(std::ceil(gpus * least_peak / (0.9 * capacity))) + gpn - 1) /
+          gpn * gpn;
       return invalid_argument(
           "nothing fits: every one of the " + with_commas(n) + " valid strategies needs more " +
           "than the " + with_commas(base.cluster.gpu.hbm_capacity.count() >> 30) +
           " GiB of HBM per GPU (the least needs " +
           std::to_string(static_cast<int64_t>(least_peak / (1024.0 * 1024 * 1024) + 0.5)) +
-          " GiB); try more GPUs (--gpus), recompute, ZeRO or a smaller micro-batch (--space)");
+          " GiB); try more GPUs (about --gpus " + with_commas(std::max(guess, gpus + gpn)) +
+          " to start with), recompute, ZeRO or a smaller micro-batch (--space)");
     }
     return invalid_argument("no strategy simulates: " + top_reasons(out.rejected, 3));
   }

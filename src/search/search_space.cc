@@ -324,6 +324,15 @@ Enumeration enumerate_strategies(const Scenario& base, const SearchSpace& space)
     }
   }
 
+  auto has = [](const auto& v, auto x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  const bool dedupe_recompute =
+      has(recomputes, Recompute::kNone) && has(recomputes, Recompute::kSelective);
+  // The scenario's own choice of the two, when it is one of them.
+  const Recompute kept_recompute = base.parallelism.recompute == Recompute::kSelective
+                                       ? Recompute::kSelective
+                                       : Recompute::kNone;
+  const bool dedupe_optimizer = has(dos, 0) && has(dos, 1);
+
   Enumeration out;
   const int gpus = base.cluster.total_gpus();
   auto visit = [&](Strategy st, int64_t model_parallel) {
@@ -337,6 +346,25 @@ Enumeration enumerate_strategies(const Scenario& base, const SearchSpace& space)
       const std::string reason = divisibility(base, st, model_parallel);
       if (!reason.empty()) {
         ++out.rejected[reason];
+        continue;
+      }
+      // Knobs that change nothing here would only repeat a candidate (and its simulation):
+      // selective recompute with the fused attention core (nothing left to recompute) is
+      // recompute none, an optimizer sharded over a DP group of one is the replicated one. Of
+      // each such pair the space enumerates, the one the scenario names stays.
+      if (dedupe_recompute && base.training.flash_attention &&
+          (st.recompute == Recompute::kSelective || st.recompute == Recompute::kNone) &&
+          st.recompute != kept_recompute) {
+        ++out.rejected["same strategy as recompute " + std::string(to_string(kept_recompute)) +
+                       " (fused attention: nothing to recompute)"];
+        continue;
+      }
+      if (dedupe_optimizer && int64_t{st.dp} * st.cp <= 1 &&
+          st.distributed_optimizer != base.parallelism.distributed_optimizer) {
+        ++out.rejected["same strategy with the optimizer " +
+                       std::string(base.parallelism.distributed_optimizer ? "sharded"
+                                                                          : "replicated") +
+                       " (DP 1: nothing to shard over)"];
         continue;
       }
       const Status v = validate_scenario(apply_strategy(base, st));

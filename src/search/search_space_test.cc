@@ -83,6 +83,32 @@ TEST(EnumerateStrategies, CountsRejectionsByReason) {
   EXPECT_EQ(e.candidates[0].schedule, Schedule::kOneFOneB);
 }
 
+TEST(EnumerateStrategies, KnobsThatChangeNothingAreNotRepeated) {
+  // tp 8 × pp 1 on 8 GPUs is DP 1: the sharded optimizer is the replicated one; with the fused
+  // attention core selective recompute is recompute none. Of each pair the scenario's choice
+  // stays (kOneNode: recompute none, the replicated optimizer).
+  const Enumeration e = enumerate_strategies(
+      one_node(), space_of({"tp=8", "pp=1", "micro_batch=1", "recompute=none,selective",
+                            "distributed_optimizer=false,true", "schedule=1f1b"}));
+  EXPECT_EQ(e.combinations, 4);
+  ASSERT_EQ(e.candidates.size(), 1u);
+  EXPECT_EQ(e.candidates[0].recompute, Recompute::kNone);
+  EXPECT_FALSE(e.candidates[0].distributed_optimizer);
+  EXPECT_EQ(e.rejected.at("same strategy as recompute none (fused attention: nothing to "
+                          "recompute)"),
+            2);
+  EXPECT_EQ(e.rejected.at("same strategy with the optimizer replicated (DP 1: nothing to "
+                          "shard over)"),
+            1);
+  // Over DP 2 the sharded optimizer is a strategy of its own; without fused attention
+  // selective recompute is too.
+  const Enumeration d = enumerate_strategies(
+      one_node({"training.flash_attention=false"}),
+      space_of({"tp=4", "pp=1", "micro_batch=1", "recompute=none,selective",
+                "distributed_optimizer=false,true", "schedule=1f1b"}));
+  EXPECT_EQ(d.candidates.size(), 4u);
+}
+
 TEST(EnumerateStrategies, InterleavedPairsWithVirtualStagesOnly) {
   // vpp {1, 2} × schedule {1f1b, interleaved}: (1, 1f1b) and (2, interleaved), on pp 2.
   const Enumeration e = enumerate_strategies(

@@ -141,16 +141,17 @@ TEST(Search, CostObjectiveUsesThePrice) {
 }
 
 TEST(Search, MemoryRejectionsAreCounted) {
-  // GPT-3 175B on one node: TP 8 without pipeline stages cannot hold 175B parameters, with or
-  // without the distributed optimizer, on 1F1B or ZB-H1 (4 candidates).
+  // GPT-3 175B on one node: TP 8 without pipeline stages cannot hold 175B parameters, on 1F1B
+  // or ZB-H1 (2 candidates: at DP 1 the distributed optimizer is the replicated one).
   Scenario s = gpt3_13b(1, {"model.preset=gpt3-175b", "training.global_batch=8"});
   StatusOr<SearchResult> r =
       search(s, space_of({"tp=8", "pp=1", "micro_batch=1", "recompute=full"}), with_jobs(1));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(), HasSubstr("nothing fits: every one of the 4 valid strategies"));
-  EXPECT_THAT(r.status().message(), HasSubstr("80 GiB of HBM per GPU"));
-  EXPECT_THAT(r.status().message(), HasSubstr("try more GPUs"));
+  EXPECT_THAT(r.status().message(), HasSubstr("nothing fits: every one of the 2 valid strategies"));
+  EXPECT_THAT(r.status().message(), HasSubstr("80 GiB of HBM per GPU (the least needs 370 GiB)"));
+  // 8 GPUs × 370 / (0.9 × 80) = 41.1, in whole nodes of 8: 48.
+  EXPECT_THAT(r.status().message(), HasSubstr("try more GPUs (about --gpus 48 to start with)"));
 }
 
 TEST(Search, ErrorsSayWhatWasWrong) {
