@@ -2,8 +2,12 @@
 // [--jobs J] [--csv FILE] [--plot FILE.svg] [--report FILE.html]`: the cross product of hardware
 // or strategy changes, each point simulated (optionally with its best strategy re-searched), as a
 // table of speedups.
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include "cli/common.h"
@@ -111,6 +115,17 @@ int run(const SweepArgs& a) {
     for (const SweepAxis& axis : axes) varied.push_back(axis.key);
     options.find_strategy = make_finder(space, varied, *objective, a.jobs, a.top);
     options.jobs = 1;
+    if (isatty(fileno(stderr)) && !a.quiet) {
+      // A search per point takes seconds to minutes: say which point is being searched.
+      size_t points = 1;
+      for (const SweepAxis& axis : axes) points *= axis.values.size();
+      auto done = std::make_shared<std::atomic<size_t>>(0);
+      options.find_strategy = [finder = options.find_strategy, done,
+                               points](const Scenario& s) -> StatusOr<Scenario> {
+        std::fprintf(stderr, "sweep: searching point %zu of %zu...\n", ++*done, points);
+        return finder(s);
+      };
+    }
   } else if (!a.space.empty()) {
     return fail(invalid_argument("--space " + a.space[0] + ": only with --search"));
   }

@@ -1,4 +1,6 @@
 // `preflight validate [--dataset single|multi|FILE] [--cv K] [--calibrate] [--json FILE]`
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -129,6 +131,11 @@ int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) 
   }
   if (a.row > 0) return print_row_scenario(rows, a.row);
   ValidationOptions o;
+  if (isatty(fileno(stderr))) {
+    o.progress = [](const std::string& line) {
+      std::fprintf(stderr, "validate: %s...\n", line.c_str());
+    };
+  }
   o.folds = a.cv;
   o.calibrate = a.calibrate;
   o.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -307,6 +314,11 @@ int run(const ValidateArgs& a) {
     rows.insert(rows.end(), r->begin(), r->end());
   }
   ValidationOptions o;
+  if (isatty(fileno(stderr))) {
+    o.progress = [](const std::string& line) {
+      std::fprintf(stderr, "validate: %s...\n", line.c_str());
+    };
+  }
   o.folds = a.cv;
   o.calibrate = a.calibrate;
   o.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());

@@ -370,6 +370,11 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       list += (list.empty() ? "" : ",") + families[j];
     }
     for (int f = 0; f < k; ++f) {
+      if (options.progress) {
+        options.progress("fold " + std::to_string(f + 1) + " of " + std::to_string(k) +
+                         " (held out: " + result.fold_families[static_cast<size_t>(f)] +
+                         "): fitting the GPU and stack constants");
+      }
       std::vector<GpuFit> fits;
       for (const std::string& g : gpus) {
         std::vector<size_t> train;

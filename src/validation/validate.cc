@@ -233,6 +233,10 @@ StatusOr<ValidationResult> run_validation(const std::vector<DatasetRow>& rows,
       std::vector<size_t> train, test;
       for (size_t i = 0; i < rows.size(); ++i) (fold[i] == f ? test : train).push_back(i);
       if (test.empty()) continue;
+      if (options.progress) {
+        options.progress("fold " + std::to_string(f + 1) + " of " + std::to_string(options.folds) +
+                         ": fitting on " + std::to_string(train.size()) + " rows");
+      }
       const std::vector<double> c = fit(scenarios, rows, train, start, options);
       result.fold_constants.push_back(c);
       std::vector<Scenario> test_scenarios;

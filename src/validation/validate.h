@@ -7,6 +7,7 @@
 // cross-validated: each row is predicted by constants fitted without its fold.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ struct ValidationOptions {
   int jobs = 1;            // threads; results do not depend on it
   uint64_t seed = 1;       // fold assignment
   int max_evaluations = 120;
+  // Called before each cross-validation fold's fit with a line saying which (the CLI prints it
+  // on a terminal: a --cv run takes minutes); null: silent. Never changes a result.
+  std::function<void(const std::string&)> progress;
 };
 
 struct ValidationResult {
