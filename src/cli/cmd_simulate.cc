@@ -138,7 +138,8 @@ int run(const SimulateArgs& a) {
   if (!a.trace.empty()) {
     options.trace = a.trace_level == "kernels" ? TraceLevel::kKernels : TraceLevel::kBlocks;
   } else if (!a.report.empty()) {
-    options.trace = TraceLevel::kBlocks;  // the report's timeline
+    options.trace =
+        TraceLevel::kKernels;  // the report's timeline: every kernel, so exposed TP shows
   }
   StatusOr<SimulationReport> report = invalid_argument("unreachable");
   if (simai) {

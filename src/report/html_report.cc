@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,11 @@ namespace preflight {
 
 namespace {
 
-constexpr size_t kMaxRects = 5000;  // timeline spans drawn at most
+// Timeline spans drawn exactly per (stage, stream) lane; a lane with more is drawn as columns of
+// kBucketPx pixels, each column stacking the share of its time every category takes, so every
+// stage is drawn and a thin exposed communication shows as a thin band.
+constexpr size_t kLaneSpans = 400;
+constexpr double kBucketPx = 2.0;
 
 using html::esc;
 using html::fmt;
@@ -41,30 +46,89 @@ std::string timeline(const SimulationReport& r) {
   for (const TraceInterval& t : r.execution.trace) {
     if (t.stage >= 0 && static_cast<size_t>(t.stage) < stages) sorted.push_back(&t);
   }
-  std::stable_sort(sorted.begin(), sorted.end(), [](const TraceInterval* a, const TraceInterval* b) {
-    return a->start < b->start;
-  });
+  std::stable_sort(
+      sorted.begin(), sorted.end(),
+      [](const TraceInterval* a, const TraceInterval* b) { return a->start < b->start; });
   for (const TraceInterval* t : sorted) {
-    const size_t lane = static_cast<size_t>(t->stage) * 3 + static_cast<size_t>(std::clamp(t->stream, 0, 2));
+    const size_t lane =
+        static_cast<size_t>(t->stage) * 3 + static_cast<size_t>(std::clamp(t->stream, 0, 2));
     html::add_to_lane(lanes[lane], *t, px);
   }
+  // Per lane, the time each category takes in each column (for the lanes drawn as columns).
+  const size_t columns = static_cast<size_t>(std::ceil(plot_w / kBucketPx));
+  const size_t kinds = static_cast<size_t>(Category::kCpComm) + 1;
+  std::vector<std::vector<double>> busy(lanes.size());
+  for (size_t lane = 0; lane < lanes.size(); ++lane) {
+    if (lanes[lane].size() > kLaneSpans) busy[lane].assign(columns * kinds, 0.0);
+  }
+  const double bucket_s = kBucketPx / px;
+  for (const TraceInterval* t : sorted) {
+    const size_t lane =
+        static_cast<size_t>(t->stage) * 3 + static_cast<size_t>(std::clamp(t->stream, 0, 2));
+    if (busy[lane].empty()) continue;
+    double a = t->start.to_seconds();
+    const double e = t->end.to_seconds();
+    // Column by column (an integer walk: no rounding can stall it).
+    for (size_t col = std::min(columns - 1, static_cast<size_t>(std::max(0.0, a / bucket_s)));
+         col < columns && a < e; ++col) {
+      const double col_end =
+          col + 1 == columns ? e : std::min(e, static_cast<double>(col + 1) * bucket_s);
+      busy[lane][col * kinds + static_cast<size_t>(t->category)] += std::max(0.0, col_end - a);
+      a = std::max(a, col_end);
+    }
+  }
   std::string out = svg_open(width, height, "timeline");
-  size_t drawn = 0, skipped = 0;
+  bool columned = false;
   for (size_t st = 0; st < stages; ++st) {
     const double y0 = top + static_cast<double>(st) * row_h;
     out += "<g class=\"stage-row\">\n";
-    out += text(4, y0 + row_h / 2.0, "stage " + std::to_string(st) +
-                                         (static_cast<int>(st) == r.execution.critical_stage ? " *" : ""));
+    out += text(4, y0 + row_h / 2.0,
+                "stage " + std::to_string(st) +
+                    (static_cast<int>(st) == r.execution.critical_stage ? " *" : ""));
     out += rect(left, y0, plot_w, 3 * lane_h, "#ffffff");
     for (int stream = 0; stream < 3; ++stream) {
-      for (const html::LaneSpan& sp : lanes[st * 3 + static_cast<size_t>(stream)]) {
-        if (drawn >= kMaxRects) {
-          ++skipped;
-          continue;
+      const size_t lane = st * 3 + static_cast<size_t>(stream);
+      const double y = y0 + stream * lane_h;
+      if (busy[lane].empty()) {
+        for (const html::LaneSpan& sp : lanes[lane]) {
+          out += html::lane_rect(sp, left, px, y, lane_h - 1, html::category_color(sp.category));
         }
-        out += html::lane_rect(sp, left, px, y0 + stream * lane_h, lane_h - 1,
-                               html::category_color(sp.category));
-        ++drawn;
+        continue;
+      }
+      columned = true;
+      // Adjacent columns with the same shares (to a tenth of the lane) merge into one run.
+      const double h = lane_h - 1;
+      size_t c = 0;
+      while (c < columns) {
+        std::vector<int> tenths(kinds);
+        for (size_t k = 0; k < kinds; ++k) {
+          tenths[k] = static_cast<int>(std::lround(busy[lane][c * kinds + k] / bucket_s * 10));
+        }
+        size_t run = c + 1;
+        while (run < columns) {
+          bool same = true;
+          for (size_t k = 0; k < kinds && same; ++k) {
+            same = std::lround(busy[lane][run * kinds + k] / bucket_s * 10) == tenths[k];
+          }
+          if (!same) break;
+          ++run;
+        }
+        double yk = y + h;  // stack from the lane's bottom
+        for (size_t k = 0; k < kinds; ++k) {
+          double share = 0;
+          for (size_t j = c; j < run; ++j) share += busy[lane][j * kinds + k];
+          share /= bucket_s * static_cast<double>(run - c);
+          if (share * h < 0.25) continue;
+          const Category cat = static_cast<Category>(k);
+          yk -= share * h;
+          out +=
+              rect(left + static_cast<double>(c) * kBucketPx, yk,
+                   static_cast<double>(run - c) * kBucketPx, share * h, html::category_color(cat),
+                   std::string(html::category_name(cat)) + " " + fmt("%.0f", share * 100) +
+                       " % of " + fmt("%.3f", static_cast<double>(c) * bucket_s * 1e3) + "-" +
+                       fmt("%.3f", static_cast<double>(run) * bucket_s * 1e3) + " ms");
+        }
+        c = run;
       }
     }
     out += "</g>\n";
@@ -75,9 +139,10 @@ std::string timeline(const SimulationReport& r) {
   out += "</svg>\n";
   std::string note;
   if (r.execution.trace.empty()) note = "<p class=\"note\">No trace intervals were recorded.</p>\n";
-  if (skipped > 0) {
-    note = "<p class=\"note\">Timeline capped at " + std::to_string(kMaxRects) + " spans (" +
-           std::to_string(skipped) + " more not drawn).</p>\n";
+  if (columned) {
+    note = "<p class=\"note\">Lanes with more than " + std::to_string(kLaneSpans) +
+           " spans are drawn as columns of " + fmt("%.0f", kBucketPx) +
+           " px, each stacking the share of its time every category takes (hover for it).</p>\n";
   }
   return out + note;
 }
@@ -86,15 +151,19 @@ std::string timeline(const SimulationReport& r) {
 std::string breakdown(const SimulationReport& r) {
   const std::vector<StageResult>& st = r.execution.stages;
   if (st.empty()) return "<p class=\"note\">No stages.</p>\n";
-  const size_t crit = std::min(static_cast<size_t>(std::max(r.execution.critical_stage, 0)), st.size() - 1);
+  const size_t crit =
+      std::min(static_cast<size_t>(std::max(r.execution.critical_stage, 0)), st.size() - 1);
   const Breakdown& b = st[crit].breakdown;
-  return html::breakdown_chart(
-      "stage " + std::to_string(crit),
-      {{"compute", b.compute, "#4e79a7"},     {"host overhead", b.host_overhead, "#9c755f"},
-       {"TP comm", b.tp_comm, "#f28e2b"},     {"PP comm", b.pp_comm, "#59a14f"},
-       {"DP comm", b.dp_comm, "#e15759"},     {"EP comm", b.ep_comm, "#b07aa1"},
-       {"CP comm", b.cp_comm, "#76b7b2"},     {"optimizer", b.optimizer, "#edc948"},
-       {"bubble", b.bubble, "#bab0ac"}});
+  return html::breakdown_chart("stage " + std::to_string(crit),
+                               {{"compute", b.compute, "#4e79a7"},
+                                {"host overhead", b.host_overhead, "#9c755f"},
+                                {"TP comm", b.tp_comm, "#f28e2b"},
+                                {"PP comm", b.pp_comm, "#59a14f"},
+                                {"DP comm", b.dp_comm, "#e15759"},
+                                {"EP comm", b.ep_comm, "#b07aa1"},
+                                {"CP comm", b.cp_comm, "#76b7b2"},
+                                {"optimizer", b.optimizer, "#edc948"},
+                                {"bubble", b.bubble, "#bab0ac"}});
 }
 
 // 3. Memory per stage: stacked bars of weights/gradients/optimizer/activations/other, HBM line.
@@ -113,8 +182,8 @@ std::string memory(const SimulationReport& r) {
   const double py = plot_h / max_gib;
   const std::array<const char*, 5> names = {"weights", "gradients", "optimizer", "activations",
                                             "other"};
-  const std::array<const char*, 5> colors = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
-                                             "#bab0ac"};
+  // Colours of their own: the timeline's category colours mean communication kinds.
+  const std::array<const char*, 5> colors = {"#393b79", "#6b6ecf", "#8c6d31", "#e7ba52", "#cedb9c"};
   std::string out = svg_open(width, height, "memory");
   const double base = top + plot_h;
   out += line(left, base, left + plot_w, base, "#333");
@@ -136,8 +205,9 @@ std::string memory(const SimulationReport& r) {
       const double h = v[k] * py;
       if (h <= 0) continue;
       y -= h;
-      out += rect(x, y, bar_w, h, colors[k],
-                  "stage " + std::to_string(i) + " " + names[k] + ": " + fmt("%.2f", v[k]) + " GiB");
+      out +=
+          rect(x, y, bar_w, h, colors[k],
+               "stage " + std::to_string(i) + " " + names[k] + ": " + fmt("%.2f", v[k]) + " GiB");
     }
     if (m.size() <= 32 || i % (m.size() / 16) == 0) {
       out += text(x + bar_w / 2.0, base + 14, std::to_string(i), "middle");
@@ -177,8 +247,8 @@ std::string strategy(const SimulationReport& r) {
 
 std::string report_to_html(const SimulationReport& r) {
   const Scenario& s = r.scenario;
-  std::string out = html::page_open("Preflight: " + s.model.name, "Preflight simulation report") +
-                    "<dl>\n";
+  std::string out =
+      html::page_open("Preflight: " + s.model.name, "Preflight simulation report") + "<dl>\n";
   auto item = [&](const std::string& k, const std::string& v) { out += html::item(k, v); };
   item("model", s.model.name + " (" + fmt("%.1f", static_cast<double>(r.parameters) * 1e-9) +
                     "B parameters)");

@@ -62,6 +62,24 @@ TEST(HtmlReport, FlowNetworkDrawsTierUtilization) {
   expect_offline(html);
 }
 
+TEST(HtmlReport, LargeJobsDrawEveryStageAndTheirExposedTp) {
+  // The default scenario (16 stages, 192 micro-batches) at kernel level: lanes of thousands of
+  // spans become columns stacking each category's share; every stage is drawn and the TP
+  // collectives on the compute stream show.
+  StatusOr<Scenario> s = load_scenario_text("", "", {});
+  ASSERT_TRUE(s.ok());
+  SimulateOptions o;
+  o.trace = TraceLevel::kKernels;
+  StatusOr<SimulationReport> r = simulate(*s, o);
+  ASSERT_TRUE(r.ok());
+  const std::string html = report_to_html(*r);
+  EXPECT_EQ(count(html, "class=\"stage-row\""), 16u);
+  EXPECT_EQ(html.find("capped"), std::string::npos);
+  EXPECT_NE(html.find("drawn as columns of 2 px"), std::string::npos);
+  EXPECT_GT(count(html, "TP comm "), 100u);  // column titles: "TP comm 9 % of ..."
+  EXPECT_LT(html.size(), 8u << 20);          // a few MB, not one rect per kernel
+}
+
 TEST(HtmlReport, NoTraceStillRenders) {
   SimulationReport r = run({"model.preset=gpt3-1.7b", "cluster.nodes=1", "parallelism.tp=2",
                             "parallelism.pp=2", "parallelism.dp=2", "training.global_batch=8"});
