@@ -930,6 +930,7 @@ Status check_tree(const YAML::Node& n, const std::string& name, const std::strin
 // YAML indents with spaces; yaml-cpp reports a tab in the indentation as "illegal map value"
 // or the like. The hint names the tab when line `line` (0-based) of `text` has one.
 std::string tab_hint(const std::string& text, int line) {
+  if (line < 0) return "";  // no position known
   size_t start = 0;
   for (int i = 0; i < line && start != std::string::npos; ++i) {
     start = text.find('\n', start);

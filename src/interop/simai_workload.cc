@@ -136,7 +136,6 @@ Op comm_op(const std::string& name, const SimaiComm& c, bool wg) {
 
 }  // namespace
 
-
 StatusOr<Scenario> simai_scenario(const SimaiWorkload& w, const Scenario& s) {
   Scenario r = s;
   const int gpn = s.cluster.gpus_per_node;
@@ -148,9 +147,9 @@ StatusOr<Scenario> simai_scenario(const SimaiWorkload& w, const Scenario& s) {
   }
   const int64_t dp = gpus / tp_pp;
   if (dp % w.ep != 0) {
-    return invalid_argument("SimAI header: ep " + std::to_string(w.ep) +
-                            ": expected a divisor of dp = all_gpus/(tp·pp) = " +
-                            std::to_string(dp));
+    return invalid_argument(
+        "SimAI header: ep " + std::to_string(w.ep) +
+        ": expected a divisor of dp = all_gpus/(tp·pp) = " + std::to_string(dp));
   }
   if (gpn <= 0 || gpus % gpn != 0) {
     return invalid_argument("SimAI header: all_gpus " + std::to_string(gpus) +
@@ -178,8 +177,10 @@ StatusOr<Workload> simai_to_workload(const SimaiWorkload& w) {
   const int64_t steps_per_stage = 6 * int64_t{m} + static_cast<int64_t>(4 * first) + 4;
   if (int64_t{w.pp} * steps_per_stage > kMaxSteps) {
     return invalid_argument("SimAI workload: pp " + std::to_string(w.pp) + " stages × " +
-                            std::to_string(m) + " micro-batches is too large to simulate; "
-                            "expected at most " + std::to_string(kMaxSteps) + " steps in all");
+                            std::to_string(m) +
+                            " micro-batches is too large to simulate; "
+                            "expected at most " +
+                            std::to_string(kMaxSteps) + " steps in all");
   }
   Workload out;
   out.microbatches = m;
@@ -318,7 +319,8 @@ StatusOr<Workload> simai_to_workload(const SimaiWorkload& w) {
           if (stage > 0) p2p(StepKind::kRecv, stage - 1, tag(t.microbatch, stage, false), t);
           run(0, t);
           if (last && tail_fwd >= 0) run(tail_fwd, t);
-          if (stage < p - 1) p2p(StepKind::kSend, stage + 1, tag(t.microbatch, stage + 1, false), t);
+          if (stage < p - 1)
+            p2p(StepKind::kSend, stage + 1, tag(t.microbatch, stage + 1, false), t);
         } else {
           if (stage < p - 1) p2p(StepKind::kRecv, stage + 1, tag(t.microbatch, stage, true), t);
           if (last && tail_bwd >= 0) run(tail_bwd, t);
@@ -460,7 +462,8 @@ StatusOr<SimaiExport> workload_to_simai(const Scenario& s, const Workload& w,
   std::map<std::string, int> mb0_comms;  // micro-batch 0's collective steps, by name
   for (const Step& st : steps) {
     last_mb = std::max(last_mb, st.microbatch);
-    if (st.microbatch == 0 && (st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync)) {
+    if (st.microbatch == 0 &&
+        (st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync)) {
       ++mb0_comms[st.op.name];
     }
   }
@@ -606,12 +609,12 @@ std::string format_simai_summary(const SimulationReport& r, const std::string& f
   const ParallelismConfig& p = s.parallelism;
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "SimAI workload %s on %d x %s (%d nodes, %s network)\n"
+                "SimAI workload %s on %d x %s (%d node%s, %s network)\n"
                 "  tp %d, pp %d, dp %d, ep %d, %d micro-batches per iteration (1F1B)\n\n"
                 "iteration time   %.3f s\n",
-                file.c_str(), s.cluster.total_gpus(), s.cluster.gpu.name.c_str(),
-                s.cluster.nodes, s.simulation.network.c_str(), p.tp, p.pp, p.dp, p.ep,
-                r.microbatches, r.iteration_time_s);
+                file.c_str(), s.cluster.total_gpus(), s.cluster.gpu.name.c_str(), s.cluster.nodes,
+                s.cluster.nodes == 1 ? "" : "s", s.simulation.network.c_str(), p.tp, p.pp, p.dp,
+                p.ep, r.microbatches, r.iteration_time_s);
   return std::string(buf) + "\nSimAI EndToEnd columns (us):\n" +
          format_simai_columns(simai_columns(r.execution));
 }

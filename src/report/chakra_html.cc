@@ -261,7 +261,8 @@ std::string chakra_report_to_html(const ChakraReplayResult& r, const ChakraWorkl
   item("trace nodes", std::to_string(r.nodes));
   item("communicator groups", std::to_string(w.groups.size()));
   item("cluster", std::to_string(s.cluster.total_gpus()) + " x " + s.cluster.gpu.name + " (" +
-                      std::to_string(s.cluster.nodes) + " nodes, " + s.cluster.name + ")");
+                      std::to_string(s.cluster.nodes) +
+                      (s.cluster.nodes == 1 ? " node, " : " nodes, ") + s.cluster.name + ")");
   item("network", r.has_network_stats ? "flow-level" : "analytical");
   item("iteration time", fmt("%.6f", r.iteration_time.to_seconds()) + " s");
   item("critical rank", std::to_string(r.critical_rank) + " (finishes last)");

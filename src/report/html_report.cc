@@ -253,7 +253,8 @@ std::string report_to_html(const SimulationReport& r) {
   item("model", s.model.name + " (" + fmt("%.1f", static_cast<double>(r.parameters) * 1e-9) +
                     "B parameters)");
   item("cluster", std::to_string(s.cluster.total_gpus()) + " x " + s.cluster.gpu.name + " (" +
-                      std::to_string(s.cluster.nodes) + " nodes, " + s.cluster.name + ")");
+                      std::to_string(s.cluster.nodes) +
+                      (s.cluster.nodes == 1 ? " node, " : " nodes, ") + s.cluster.name + ")");
   item("strategy", strategy(r));
   item("iteration time", fmt("%.4f", r.iteration_time_s) + " s");
   item("tokens/s", fmt("%.0f", r.tokens_per_s));

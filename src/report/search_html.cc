@@ -18,7 +18,8 @@ std::string header(const Scenario& base, const SearchResult& r, const SearchHtml
   std::string out = "<dl>\n";
   out += html::item("model", base.model.name);
   out += html::item("cluster", with_commas(r.gpus) + " x " + base.cluster.gpu.name + " (" +
-                                   std::to_string(base.cluster.nodes) + " nodes, " +
+                                   std::to_string(base.cluster.nodes) +
+                                   (base.cluster.nodes == 1 ? " node, " : " nodes, ") +
                                    base.cluster.name + ")");
   out += html::item("training", "global batch " + with_commas(base.training.global_batch) + " x " +
                                     with_commas(base.training.seq_len) + " tokens");
