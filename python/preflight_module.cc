@@ -1,9 +1,10 @@
-// The Python module `preflight`: simulate, memory, search, collective and presets, each taking a
-// scenario dict or a YAML path (or None for the default scenario) and returning plain dicts with
-// the keys of the matching `preflight ... --json` output. The JSON comes from the same report
-// functions the CLI uses and is handed to Python's json.loads, so the keys agree by construction.
-// Errors raise preflight.Error with the CLI's one-line message (without its "preflight: error: "
-// prefix). The GIL is released while a scenario simulates or a search runs, so threads overlap.
+// The Python module `preflight`: simulate, memory, search, sweep, collective and presets, each
+// taking a scenario dict or a YAML path (or None for the default scenario; sweep: a path or None)
+// and returning plain dicts with the keys of the matching `preflight ... --json` output. The JSON
+// comes from the same report functions the CLI uses and is handed to Python's json.loads, so the
+// keys agree by construction. Errors raise preflight.Error with the CLI's one-line message (without
+// its "preflight: error: " prefix). The GIL is released while a scenario simulates or a search
+// runs, so threads overlap.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <yaml-cpp/yaml.h>
@@ -21,12 +22,16 @@
 #include "interop/chakra_replay.h"
 #include "memory/memory_model.h"
 #include "report/collective_table.h"
+#include "report/html_report.h"
 #include "report/report.h"
 #include "search/cost.h"
 #include "search/search.h"
 #include "search/search_base.h"
 #include "search/search_report.h"
 #include "simulate/simulate.h"
+#include "sweep/sweep.h"
+#include "sweep/sweep_report.h"
+#include "sweep/sweep_search.h"
 
 namespace py = pybind11;
 
@@ -47,8 +52,10 @@ T value_or_raise(StatusOr<T> v) {
   return std::move(*v);
 }
 
-py::object to_python(const nlohmann::json& j) {
-  return py::module_::import("json").attr("loads")(j.dump());
+template <typename Json>
+py::object to_python(const Json& j) {
+  return py::module_::import("json").attr("loads")(
+      j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 // A dict scenario over the default scenario: the sections the dict leaves out come from the
@@ -96,14 +103,121 @@ Scenario load(const py::object& scenario, const std::vector<std::string>& overri
   return value_or_raise(try_load(scenario, overrides));
 }
 
-py::object py_simulate(const py::object& scenario, const std::vector<std::string>& set) {
+// With `trace` and `report`, also writes the files `preflight simulate --trace FILE
+// --trace-level LEVEL --report FILE.html` writes, byte for byte.
+py::object py_simulate(const py::object& scenario, const std::vector<std::string>& set,
+                       const std::optional<std::string>& trace,
+                       const std::optional<std::string>& report_html,
+                       const std::string& trace_level) {
+  if (trace_level != "blocks" && trace_level != "kernels") {
+    raise(invalid_argument("trace_level " + trace_level + ": expected blocks or kernels"));
+  }
   const Scenario s = load(scenario, set);
+  SimulateOptions options;
+  if (trace) {
+    options.trace = trace_level == "kernels" ? TraceLevel::kKernels : TraceLevel::kBlocks;
+  } else if (report_html) {
+    options.trace = TraceLevel::kKernels;  // the report's timeline, as the CLI's
+  }
   StatusOr<SimulationReport> report = invalid_argument("");
+  Status written;
   {
     py::gil_scoped_release release;
-    report = simulate(s);
+    report = simulate(s, options);
+    if (report.ok() && trace) {
+      written = write_output(*trace, trace_to_json(*report).dump(
+                                         -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                         "\n");
+    }
+    if (report.ok() && written.ok() && report_html) {
+      written = write_output(*report_html, report_to_html(*report));
+    }
   }
-  return to_python(report_to_json(value_or_raise(std::move(report))));
+  const SimulationReport r = value_or_raise(std::move(report));
+  if (!written.ok()) raise(written);
+  return to_python(report_to_json(r));
+}
+
+// One value of a `vary` dict as the CLI would spell it: True -> "true", 100 -> "100".
+std::string axis_text(const py::handle& v) {
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? "true" : "false";
+  return py::str(v);
+}
+
+// `vary` as --vary specs: a list of "KEY=V1,V2,..." strings (or one string), or a dict
+// {KEY: [V1, V2, ...]} (a single value for a one-point axis).
+std::vector<std::string> vary_specs(const py::object& vary) {
+  std::vector<std::string> specs;
+  if (py::isinstance<py::str>(vary)) return {vary.cast<std::string>()};
+  if (py::isinstance<py::dict>(vary)) {
+    for (const auto& [key, values] : vary.cast<py::dict>()) {
+      std::string spec = py::str(key).cast<std::string>() + "=";
+      if (py::isinstance<py::str>(values) || !py::isinstance<py::iterable>(values)) {
+        spec += axis_text(values);
+      } else {
+        bool first = true;
+        for (const py::handle& v : values) {
+          spec += (first ? "" : ",") + axis_text(v);
+          first = false;
+        }
+      }
+      specs.push_back(spec);
+    }
+    return specs;
+  }
+  if (py::isinstance<py::list>(vary) || py::isinstance<py::tuple>(vary)) {
+    for (const py::handle& v : vary) {
+      if (!py::isinstance<py::str>(v)) {
+        throw py::type_error("vary: expected \"KEY=V1,V2,...\" strings or a dict {KEY: [values]}");
+      }
+      specs.push_back(v.cast<std::string>());
+    }
+    return specs;
+  }
+  throw py::type_error(
+      "vary: expected a list of \"KEY=V1,V2,...\" strings or a dict {KEY: [values]}");
+}
+
+// `preflight sweep [SCENARIO] --vary ... --set ... [--search --space ... --objective ... --top
+// ...] --jobs J --json -`: the JSON rows as a list of dicts.
+py::list py_sweep(const py::object& scenario, const py::object& vary,
+                  const std::vector<std::string>& set, bool search_each,
+                  const std::vector<std::string>& space_axes, const std::string& objective, int top,
+                  std::optional<int> jobs) {
+  if (!scenario.is_none() && !py::isinstance<py::str>(scenario)) {
+    throw py::type_error("scenario: expected a path to a YAML file or None");
+  }
+  const std::string path = scenario.is_none() ? "" : scenario.cast<std::string>();
+  std::vector<SweepAxis> axes;
+  for (const std::string& spec : vary_specs(vary)) {
+    axes.push_back(value_or_raise(parse_sweep_axis(spec)));
+  }
+  const int threads = jobs.value_or(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads < 1) raise(invalid_argument("jobs " + std::to_string(threads) + ": expected >= 1"));
+  if (top < 1) raise(invalid_argument("top " + std::to_string(top) + ": expected >= 1"));
+  SweepOptions options;
+  options.jobs = threads;
+  if (search_each) {
+    SearchSpace space;
+    for (const std::string& axis : space_axes) {
+      Status s = set_space_axis(&space, axis);
+      if (!s.ok()) raise(s);
+    }
+    std::vector<std::string> varied;
+    for (const SweepAxis& axis : axes) varied.push_back(axis.key);
+    // As the CLI: one point at a time, each search on every thread.
+    options.find_strategy = search_strategy_finder(
+        space, varied, value_or_raise(parse_objective(objective)), threads, top);
+    options.jobs = 1;
+  } else if (!space_axes.empty()) {
+    raise(invalid_argument("space " + space_axes[0] + ": only with search=True"));
+  }
+  StatusOr<SweepResult> result = invalid_argument("");
+  {
+    py::gil_scoped_release release;
+    result = run_sweep(path, set, axes, options);
+  }
+  return to_python(sweep_to_json(value_or_raise(std::move(result))));
 }
 
 py::object py_memory(const py::object& scenario, const std::vector<std::string>& set) {
@@ -264,9 +378,23 @@ PYBIND11_MODULE(preflight, m) {
   m.attr("Error") = py::handle(g_error);
   m.attr("__version__") = PREFLIGHT_VERSION;
   m.def("simulate", &py_simulate, py::arg("scenario") = py::none(), py::kw_only(),
-        py::arg("set") = std::vector<std::string>{},
+        py::arg("set") = std::vector<std::string>{}, py::arg("trace") = py::none(),
+        py::arg("report") = py::none(), py::arg("trace_level") = "blocks",
         "Simulates one training iteration: the `preflight simulate --json` document "
-        "(iteration_time_s, tokens_per_s, mfu, breakdown, memory, scenario, ...).");
+        "(iteration_time_s, tokens_per_s, mfu, breakdown, memory, scenario, ...). trace: also "
+        "write the Chrome trace-event file there (as --trace; trace_level blocks or kernels, as "
+        "--trace-level); report: also write the self-contained HTML report there (as --report).");
+  m.def("sweep", &py_sweep, py::arg("scenario") = py::none(), py::kw_only(), py::arg("vary"),
+        py::arg("set") = std::vector<std::string>{}, py::arg("search") = false,
+        py::arg("space") = std::vector<std::string>{}, py::arg("objective") = "time",
+        py::arg("top") = 10, py::arg("jobs") = py::none(),
+        "Simulates every combination of the vary values (as `preflight sweep`): a list with a "
+        "dict per point, the rows of `preflight sweep --json` (the varied keys, tp, pp, dp, cp, "
+        "ep, vpp, micro_batch, recompute, schedule, iteration_time_s, tokens_per_s, mfu, "
+        "tflops_per_gpu, peak_memory_bytes, hbm_bytes, fits, speedup, error). scenario: a YAML "
+        "path or None; vary: [\"KEY=V1,V2,...\", ...] as --vary, or {KEY: [V1, V2, ...]}; "
+        "search: re-search each point's strategy (space, objective, top as in search()); jobs: "
+        "threads (default: the CPU count).");
   m.def("memory", &py_memory, py::arg("scenario") = py::none(), py::kw_only(),
         py::arg("set") = std::vector<std::string>{},
         "Memory per GPU of every pipeline stage: the `preflight memory --json` document.");

@@ -239,3 +239,86 @@ def test_chakra_errors_raise_preflight_error(tmp_path):
         preflight.replay_chakra(str(tmp_path / "none"))
     with pytest.raises(preflight.Error, match=r"over the limit of 10 \(--max-nodes\)"):
         preflight.export_chakra(set=CHAKRA_JOB, prefix=str(tmp_path / "big"), max_nodes=10)
+
+
+# GPT-3 1.7B on one DGX A100 node: a sweep point simulates in milliseconds.
+SWEEP_SET = ["model.preset=gpt3-1.7b", "cluster.preset=dgx-a100", "cluster.nodes=1",
+             "parallelism.tp=1", "parallelism.pp=1", "parallelism.dp=auto",
+             "training.global_batch=16"]
+
+
+def test_simulate_writes_the_trace_and_report_the_cli_writes(tmp_path):
+    trace, report = tmp_path / "py.trace.json", tmp_path / "py.html"
+    r = preflight.simulate(EXAMPLE, trace=str(trace), report=str(report))
+    assert r["iteration_time_s"] > 0
+    cli_trace, cli_report = tmp_path / "cli.trace.json", tmp_path / "cli.html"
+    cli = run_cli("simulate", EXAMPLE, "-q", "--trace", str(cli_trace), "--report",
+                  str(cli_report))
+    assert cli.returncode == 0, cli.stderr
+    assert trace.read_bytes() == cli_trace.read_bytes()
+    assert report.read_bytes() == cli_report.read_bytes()
+    assert json.loads(trace.read_text())["traceEvents"]
+    assert report.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_simulate_report_alone_and_kernel_traces_match_the_cli(tmp_path):
+    report = tmp_path / "alone.html"
+    preflight.simulate(EXAMPLE, report=str(report))
+    cli = run_cli("simulate", EXAMPLE, "-q", "--report", str(tmp_path / "cli.html"))
+    assert cli.returncode == 0, cli.stderr
+    assert report.read_bytes() == (tmp_path / "cli.html").read_bytes()
+    blocks, kernels = tmp_path / "blocks.json", tmp_path / "kernels.json"
+    preflight.simulate(EXAMPLE, trace=str(blocks))
+    preflight.simulate(EXAMPLE, trace=str(kernels), trace_level="kernels")
+    assert len(kernels.read_bytes()) > len(blocks.read_bytes())
+    with pytest.raises(preflight.Error, match=r"^trace_level x: expected blocks or kernels$"):
+        preflight.simulate(EXAMPLE, trace=str(blocks), trace_level="x")
+    with pytest.raises(preflight.Error, match="cannot open for writing"):
+        preflight.simulate(EXAMPLE, trace=str(tmp_path / "no" / "such" / "dir.json"))
+
+
+def test_sweep_rows_are_the_cli_json_rows(tmp_path):
+    vary = ["cluster.nic_bandwidth=25Gbps,400Gbps", "training.micro_batch=1,2"]
+    rows = preflight.sweep(set=SWEEP_SET, vary=vary, jobs=1)
+    assert [(r["cluster.nic_bandwidth"], r["training.micro_batch"]) for r in rows] == [
+        ("25Gbps", 1), ("25Gbps", 2), ("400Gbps", 1), ("400Gbps", 2)]
+    assert rows[0]["speedup"] == 1.0 and rows[0]["error"] is None
+    assert all(r["fits"] and r["iteration_time_s"] > 0 for r in rows)
+    args = [a for v in vary for a in ("--vary", v)] + [a for s in SWEEP_SET for a in ("--set", s)]
+    out = tmp_path / "sweep.json"
+    cli = run_cli("sweep", *args, "--json", str(out))
+    assert cli.returncode == 0, cli.stderr
+    assert f"json written to {out}" in cli.stdout
+    assert rows == json.loads(out.read_text())
+    # Every field of the CSV, in its order.
+    csv = run_cli("sweep", *args, "--csv", "-")
+    assert list(rows[0]) == csv.stdout.splitlines()[0].split(",")
+
+
+def test_sweep_takes_a_dict_of_axes_and_a_path(tmp_path):
+    path = tmp_path / "small.yaml"
+    path.write_text("model: {preset: gpt3-1.7b}\ncluster: {preset: dgx-a100, nodes: 1}\n"
+                    "training: {global_batch: 16}\n")
+    rows = preflight.sweep(str(path), vary={"parallelism.tp": [1, 2],
+                                            "parallelism.sequence_parallel": [False]})
+    assert [(r["tp"], r["dp"]) for r in rows] == [(1, 8), (2, 4)]
+    assert rows[0]["parallelism.sequence_parallel"] == "false"
+
+
+def test_sweep_with_search_gives_each_point_its_best_strategy():
+    rows = preflight.sweep(set=SWEEP_SET, vary=["cluster.nic_bandwidth=100Gbps"], search=True,
+                           space=["tp=1,2", "pp=1", "micro_batch=1,2", "recompute=selective"],
+                           top=1, jobs=2)
+    assert len(rows) == 1 and rows[0]["error"] is None
+    assert rows[0]["tp"] in (1, 2) and rows[0]["micro_batch"] in (1, 2)
+
+
+def test_sweep_errors_raise_preflight_error():
+    with pytest.raises(preflight.Error, match=r"--vary cluster\.nic_bw=100Gbps"):
+        preflight.sweep(set=SWEEP_SET, vary=["cluster.nic_bw=100Gbps"])
+    with pytest.raises(preflight.Error, match=r"^space tp=1: only with search=True$"):
+        preflight.sweep(set=SWEEP_SET, vary=["cluster.nodes=1"], space=["tp=1"])
+    with pytest.raises(TypeError):
+        preflight.sweep({"model": {}}, vary=["cluster.nodes=1"])
+    with pytest.raises(TypeError):
+        preflight.sweep(vary=[1])

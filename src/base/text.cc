@@ -8,11 +8,15 @@
 namespace preflight {
 namespace {
 
-// Length of the UTF-8 sequence starting at s[i], or 0 when it is not valid there.
-size_t utf8_length(std::string_view s, size_t i) {
+// Length of the UTF-8 sequence starting at s[i], or 0 when it is not valid there; its code
+// point in `*code_point` when valid and asked for.
+size_t utf8_length(std::string_view s, size_t i, uint32_t* code_point = nullptr) {
   const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = b(i);
-  if (c < 0x80) return 1;
+  if (c < 0x80) {
+    if (code_point != nullptr) *code_point = c;
+    return 1;
+  }
   size_t n = 0;
   uint32_t cp = 0;
   if (c >= 0xC2 && c <= 0xDF) {
@@ -36,6 +40,7 @@ size_t utf8_length(std::string_view s, size_t i) {
       (cp >= 0xD800 && cp <= 0xDFFF)) {
     return 0;
   }
+  if (code_point != nullptr) *code_point = cp;
   return n;
 }
 
@@ -45,40 +50,39 @@ void append_hex(std::string* out, unsigned char c) {
   *out += buf;
 }
 
-std::string escape_all(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7F) {
-      append_hex(&out, c);
-    } else if (c >= 0x80) {
-      const size_t n = utf8_length(s, i);
-      if (n == 0) {
-        append_hex(&out, c);
-      } else {
-        out.append(s.substr(i, n));
-        i += n;
-        continue;
-      }
-    } else {
-      out += static_cast<char>(c);
+// Appends the printable form of the character at s[i] to `out`; returns the bytes it took.
+size_t escape_char(std::string_view s, size_t i, std::string* out) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  if (c == '\n') {
+    *out += "\\n";
+  } else if (c == '\r') {
+    *out += "\\r";
+  } else if (c == '\t') {
+    *out += "\\t";
+  } else if (c < 0x20 || c == 0x7F) {
+    append_hex(out, c);
+  } else if (c < 0x80) {
+    *out += static_cast<char>(c);
+  } else {
+    uint32_t cp = 0;
+    const size_t n = utf8_length(s, i, &cp);
+    if (n == 0) {
+      append_hex(out, c);
+      return 1;
     }
-    ++i;
+    // C1 controls (U+009B is a CSI to some terminals) and the bidirectional controls, which
+    // reorder how a terminal shows what follows them ("Trojan Source", CVE-2021-42574).
+    if (cp <= 0x9F || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+        (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(cp));
+      *out += buf;
+    } else {
+      out->append(s.substr(i, n));
+    }
+    return n;
   }
-  return out;
-}
-
-// Backs `at` up to the start of a UTF-8 sequence, so a cut never splits a character.
-size_t char_start(std::string_view s, size_t at) {
-  while (at > 0 && at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
-  return at;
+  return 1;
 }
 
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -103,11 +107,43 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }  // namespace
 
 std::string escape_for_message(std::string_view s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return escape_all(s);
-  const size_t head = char_start(s, max_bytes * 2 / 3);
-  const size_t tail = char_start(s, s.size() - max_bytes / 4);
-  return escape_all(s.substr(0, head)) + "...(" + std::to_string(tail - head) + " bytes)..." +
-         escape_all(s.substr(tail));
+  // The head: whole characters while their escapes fit, remembering where 2/3 of the budget
+  // was reached in case all of `s` does not fit.
+  std::string out;
+  std::string piece;
+  size_t i = 0;
+  size_t head_in = 0, head_out = 0;
+  while (i < s.size()) {
+    piece.clear();
+    const size_t n = escape_char(s, i, &piece);
+    if (out.size() + piece.size() > max_bytes) break;
+    out += piece;
+    i += n;
+    if (out.size() <= max_bytes * 2 / 3) head_in = i, head_out = out.size();
+  }
+  if (i == s.size()) return out;
+  out.resize(head_out);
+  // The tail: whole characters back from the end while their escapes fit in 1/4 of the budget.
+  std::vector<std::string> tail;
+  size_t tail_out = 0;
+  size_t j = s.size();
+  while (j > head_in) {
+    size_t k = j - 1;
+    while (k > head_in && j - k < 4 && (static_cast<unsigned char>(s[k]) & 0xC0) == 0x80) --k;
+    piece.clear();
+    if (escape_char(s, k, &piece) != j - k) {  // not one whole character: the last byte alone
+      k = j - 1;
+      piece.clear();
+      escape_char(s, k, &piece);
+    }
+    if (tail_out + piece.size() > max_bytes / 4) break;
+    tail_out += piece.size();
+    tail.push_back(piece);
+    j = k;
+  }
+  out += "...(" + std::to_string(j - head_in) + " bytes)...";
+  for (auto it = tail.rbegin(); it != tail.rend(); ++it) out += *it;
+  return out;
 }
 
 size_t invalid_utf8_at(std::string_view s) {

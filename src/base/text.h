@@ -10,8 +10,10 @@
 namespace preflight {
 
 // `s` as one printable line: \n, \r and \t as themselves escaped, other control bytes, DEL and
-// bytes that are not valid UTF-8 as \xNN (so no input can move the terminal's cursor or clear
-// it); longer than `max_bytes`, its middle is replaced by "...(N bytes)...".
+// bytes that are not valid UTF-8 as \xNN, C1 controls and bidirectional controls as \uNNNN (so
+// no input can move the terminal's cursor, clear it or reorder the text); when the escaped text
+// is longer than `max_bytes`, the middle of `s` is replaced by "...(N bytes)..." so that the
+// result stays under max_bytes + 32.
 std::string escape_for_message(std::string_view s, size_t max_bytes = 2000);
 
 // The offset of the first byte of `s` that is not part of valid UTF-8 (overlong forms,

@@ -28,6 +28,29 @@ TEST(EscapeForMessage, LongValuesKeepTheirEnds) {
   EXPECT_EQ(escape_for_message(std::string(100, 'y'), 2000), std::string(100, 'y'));
 }
 
+TEST(EscapeForMessage, C1AndBidiControlsBecomeEscapes) {
+  EXPECT_EQ(escape_for_message("a\xC2\x9B"
+                               "2J"),
+            "a\\u009B2J");                                       // C1's one-byte CSI
+  EXPECT_EQ(escape_for_message("x\xE2\x80\xAEy"), "x\\u202Ey");  // right-to-left override
+  EXPECT_EQ(escape_for_message("\xE2\x81\xA6"), "\\u2066");      // left-to-right isolate
+}
+
+TEST(EscapeForMessage, TheEscapedTextIsBounded) {
+  // 100,000 ESC bytes are 400,000 bytes escaped.
+  std::string e = escape_for_message(std::string(100'000, '\x1b'), 2000);
+  EXPECT_LT(e.size(), 2000u);
+  EXPECT_NE(e.find(" bytes)..."), std::string::npos);
+  EXPECT_EQ(escape_for_message(std::string(400, '\x01'), 2000).size(), 1600u);  // all of it
+  std::string arrows;
+  for (int i = 0; i < 5000; ++i) arrows += "\xe2\x86\x92";
+  e = escape_for_message(arrows, 2000);
+  EXPECT_EQ(invalid_utf8_at(e), std::string::npos);  // no cut splits a character
+  EXPECT_LT(e.size(), 2000u);
+  e = escape_for_message(std::string(3000, 'a') + "\x80\x80\x80\x80\x80", 2000);
+  EXPECT_EQ(e.substr(e.size() - 20), "\\x80\\x80\\x80\\x80\\x80");  // stray bytes
+}
+
 TEST(InvalidUtf8At, FindsTheFirstBadByte) {
   EXPECT_EQ(invalid_utf8_at("plain ascii"), std::string::npos);
   EXPECT_EQ(invalid_utf8_at("\xe2\x86\x92 ok"), std::string::npos);

@@ -1,7 +1,9 @@
-// `preflight simulate [SCENARIO.yaml] [--set k=v]... [--workload simai:FILE] [--json FILE]
-// [--trace FILE] [--report FILE.html]`
+// `preflight simulate [SCENARIO.yaml] [--set k=v]... [--gpus N] [--workload simai:FILE]
+// [--json FILE] [--csv FILE] [--trace FILE] [--report FILE.html] [--allow-oom]`
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "cli/common.h"
 #include "config/loader.h"
@@ -22,9 +24,49 @@ struct SimulateArgs {
   std::string trace;
   std::string report;  // HTML report
   std::string trace_level = "blocks";
+  std::string csv;       // a row per run, appended under one header
   std::string workload;  // "simai:FILE" or "chakra:PREFIX": run an imported workload
+  int gpus = 0;          // --gpus N: cluster.gpus=N with dp: auto
+  bool allow_oom = false;
   bool quiet = false;
 };
+
+// `--csv FILE`: the header and the row into a new or empty file, the row alone appended to a file
+// that already starts with the same header; '-' writes both to stdout.
+Status write_csv(const std::string& path, const SimulationReport& r) {
+  const std::string header = report_csv_header();
+  const std::string row = report_to_csv_row(r);
+  if (path == "-") return write_output(path, header + row);
+  std::string existing;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::stringstream ss;
+      ss << in.rdbuf();
+      existing = ss.str();
+    }
+  }
+  if (existing.empty()) return write_output(path, header + row);
+  if (existing.compare(0, header.size(), header) != 0) {
+    return invalid_argument(path +
+                            ": --csv: the file exists and does not start with simulate's CSV "
+                            "header: expected a file an earlier `simulate --csv` wrote, or a new "
+                            "path");
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  if (existing.back() != '\n') out << '\n';
+  out << row;
+  out.close();
+  if (!out) return invalid_argument(path + ": write failed");
+  return Status();
+}
+
+// Warnings go to stderr, one line each, after the summary.
+void print_warnings(const std::vector<std::string>& warnings, bool quiet) {
+  if (quiet) return;
+  std::fflush(stdout);
+  for (const std::string& w : warnings) std::fprintf(stderr, "preflight: warning: %s\n", w.c_str());
+}
 
 // For an imported workload only the scenario's cluster, collectives and network matter: the
 // workload header replaces its parallelism. When the scenario's own parallelism does not fit
@@ -119,7 +161,18 @@ int run_chakra(const SimulateArgs& a, const std::string& prefix) {
   return kExitOk;
 }
 
-int run(const SimulateArgs& a) {
+int run(const SimulateArgs& given) {
+  SimulateArgs a = given;
+  if (a.gpus > 0) {
+    // The job on N GPUs: the GPU count replaces the node count, and DP follows it unless --set
+    // names a DP of its own.
+    std::vector<std::string> o = {"cluster.gpus=" + std::to_string(a.gpus)};
+    const bool dp_given = std::any_of(a.overrides.begin(), a.overrides.end(), [](const auto& x) {
+      return x.rfind("parallelism.dp=", 0) == 0;
+    });
+    if (!dp_given) o.push_back("parallelism.dp=auto");
+    a.overrides.insert(a.overrides.begin(), o.begin(), o.end());
+  }
   if (a.workload.rfind("chakra:", 0) == 0) return run_chakra(a, a.workload.substr(7));
   const bool simai = !a.workload.empty();
   StatusOr<SimaiWorkload> imported = invalid_argument("unreachable");
@@ -188,11 +241,32 @@ int run(const SimulateArgs& a) {
     if (!s.ok()) return fail(s);
     if (!a.quiet && !json_to_stdout) std::printf("report written to %s\n", a.report.c_str());
   }
+  if (!a.csv.empty()) {
+    Status s = write_csv(a.csv, *report);
+    if (!s.ok()) return fail(s);
+    if (!a.quiet && !json_to_stdout && a.csv != "-") {
+      std::printf("csv row written to %s\n", a.csv.c_str());
+    }
+  }
+  if (!a.json.empty() && a.json != "-" && !a.quiet) {
+    std::printf("json written to %s\n", a.json.c_str());
+  }
+  print_warnings(report->warnings, a.quiet);
   if (!report->memory.fits && !report->memory.stages.empty()) {
     const StageMemory& lim = report->memory.stages[report->memory.limiting_stage];
+    if (a.allow_oom) {
+      if (!a.quiet) {
+        std::fprintf(stderr,
+                     "preflight: warning: does not fit: stage %d needs %.1f GiB of %.0f GiB HBM "
+                     "(--allow-oom: exit code 0)\n",
+                     lim.stage, lim.peak.to_gib(), lim.capacity.to_gib());
+      }
+      return kExitOk;
+    }
     std::fprintf(stderr,
                  "preflight: does not fit: stage %d needs %.1f GiB of %.0f GiB HBM (exit code "
-                 "3; `preflight memory` with the same scenario says what to change)\n",
+                 "3; `preflight memory` with the same scenario says what to change; --allow-oom "
+                 "exits 0)\n",
                  lim.stage, lim.peak.to_gib(), lim.capacity.to_gib());
     return kExitDoesNotFit;
   }
@@ -215,15 +289,22 @@ void add_simulate_command(CLI::App& app, int* exit_code) {
       "  preflight simulate --set model.preset=mixtral-8x7b --set cluster.preset=dgx-h100 \\\n"
       "      --set cluster.nodes=8 --set parallelism.tp=2 --set parallelism.pp=1 \\\n"
       "      --set parallelism.dp=32 --set parallelism.ep=8 --set parallelism.etp=1 \\\n"
+      "      --set training.seq_len=2048 --set training.global_batch=512 \\\n"
       "      --set model.moe.routing=zipf --set model.moe.zipf_exponent=1.2\n"
+      "LLaMA-3 8B on 16 H100s (DP follows the GPU count), a row appended to runs.csv:\n"
+      "  preflight simulate --set model.preset=llama3-8b --set cluster.preset=dgx-h100 \\\n"
+      "      --set parallelism.tp=2 --set parallelism.pp=1 --gpus 16 --csv runs.csv\n"
       "Parallelism keys: tp, pp, dp, cp (+cp_kind ring|a2a), ep (+etp), vpp, schedule "
       "(gpipe|1f1b|interleaved|zb_h1|zb_h2|dualpipe), sequence_parallel, recompute, "
       "distributed_optimizer, zero_stage, overlap switches; precision: bf16|fp16|fp8|"
       "fp8_blockwise|mxfp8|nvfp4.\n"
       "Scenario sections: model, cluster, training, parallelism, collectives, simulation (see "
       "README).\n"
+      "Warnings (a result that flatters: a perfectly balanced MoE router, a sequence past the "
+      "model's, TP across nodes, under 5 % memory headroom) go to stderr as 'preflight: "
+      "warning: ...' and into the JSON's \"warnings\".\n"
       "Exit codes: 0 ok, 2 bad input, 3 simulated but the strategy does not fit in GPU memory "
-      "(the outputs are still written), 1 internal error.");
+      "(the outputs are still written; --allow-oom exits 0), 1 internal error.");
   cmd->add_option("scenario", args->scenario, "Scenario YAML file (default: built-in scenario)");
   cmd->add_option("--set", args->overrides,
                   "Override a key: section.key=value (repeatable), e.g. parallelism.tp=4, "
@@ -243,6 +324,16 @@ void add_simulate_command(CLI::App& app, int* exit_code) {
                   "cluster from the scenario), or chakra:PREFIX (Chakra execution traces "
                   "PREFIX.<rank>.et, one per rank, and PREFIX.comm_group.json if present; the "
                   "cluster from the scenario, ranks filling nodes in order; docs/interop.md)");
+  cmd->add_option("--gpus", args->gpus,
+                  "Run the job on N GPUs: sets cluster.gpus=N (the node count follows) and "
+                  "parallelism.dp=auto unless --set gives a DP")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--csv", args->csv,
+                  "Append a row (scenario, strategy, time, tokens/s, MFU, breakdown, memory, "
+                  "warnings) to FILE, writing the header into a new file; '-' for stdout");
+  cmd->add_flag("--allow-oom", args->allow_oom,
+                "Exit 0 when the strategy does not fit in GPU memory (a warning instead of exit "
+                "code 3)");
   cmd->add_flag("--quiet,-q", args->quiet, "Print nothing but errors");
   cmd->callback([args, exit_code]() { *exit_code = run(*args); });
 }

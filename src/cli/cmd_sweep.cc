@@ -1,7 +1,7 @@
 // `preflight sweep [SCENARIO.yaml] --vary KEY=V1,V2,... [--vary ...] [--set k=v]... [--search]
-// [--jobs J] [--csv FILE] [--plot FILE.svg] [--report FILE.html]`: the cross product of hardware
-// or strategy changes, each point simulated (optionally with its best strategy re-searched), as a
-// table of speedups.
+// [--jobs J] [--csv FILE] [--json FILE] [--plot FILE.svg] [--report FILE.html]`: the cross
+// product of hardware or strategy changes, each point simulated (optionally with its best
+// strategy re-searched), as a table of speedups.
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include "search/search.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_report.h"
+#include "sweep/sweep_search.h"
 
 namespace preflight::cli {
 namespace {
@@ -30,6 +31,7 @@ struct SweepArgs {
   int top = 10;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string csv;
+  std::string json;
   std::string plot;
   std::string plot_metric = "iteration_time";
   std::string title;
@@ -47,47 +49,6 @@ std::string default_title(const SweepResult& r) {
     return s.model.name + " on " + gpus + " GPUs (" + s.cluster.name + ")";
   }
   return "preflight sweep";
-}
-
-// "parallelism.tp=4" when `key` is a search axis (a strategy knob): the point's own value, which
-// the search must keep; "" for the other keys (hardware, model, training).
-std::string pin(const std::string& key, const Scenario& s) {
-  const ParallelismConfig& p = s.parallelism;
-  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  std::string v;
-  if (key == "parallelism.tp") v = std::to_string(p.tp);
-  if (key == "parallelism.pp") v = std::to_string(p.pp);
-  if (key == "parallelism.cp") v = std::to_string(p.cp);
-  if (key == "parallelism.ep") v = std::to_string(p.ep);
-  if (key == "parallelism.vpp") v = std::to_string(p.vpp);
-  if (key == "parallelism.zero_stage") v = std::to_string(p.zero_stage);
-  if (key == "parallelism.recompute") v = to_string(p.recompute);
-  if (key == "parallelism.schedule") v = to_string(p.schedule);
-  if (key == "parallelism.sequence_parallel") v = flag(p.sequence_parallel);
-  if (key == "parallelism.distributed_optimizer") v = flag(p.distributed_optimizer);
-  if (key == "training.micro_batch") v = std::to_string(s.training.micro_batch);
-  return v.empty() ? "" : key + "=" + v;
-}
-
-// The best strategy of a point by `preflight search` over `space`, ranked by `objective`, its
-// candidates simulated on `jobs` threads, the best `top` again on the scenario's network when
-// that is the flow network. Varied keys that are search axes keep the point's value.
-StrategyFinder make_finder(const SearchSpace& space, const std::vector<std::string>& varied,
-                           Objective objective, int jobs, int top) {
-  return [space, varied, objective, jobs, top](const Scenario& s) -> StatusOr<Scenario> {
-    SearchSpace point_space = space;
-    for (const std::string& key : varied) {
-      const std::string assignment = pin(key, s);
-      if (!assignment.empty()) PREFLIGHT_RETURN_IF_ERROR(set_space_axis(&point_space, assignment));
-    }
-    SearchOptions o;
-    o.objective = objective;
-    o.jobs = jobs;
-    o.top_k = top;
-    PREFLIGHT_ASSIGN_OR_RETURN(SearchResult r, search(s, point_space, o));
-    if (r.results.empty()) return invalid_argument("search: no strategy fits");
-    return apply_strategy(s, r.results.front().strategy);
-  };
 }
 
 int run(const SweepArgs& a) {
@@ -113,7 +74,7 @@ int run(const SweepArgs& a) {
     // a sweep a handful of points.
     std::vector<std::string> varied;
     for (const SweepAxis& axis : axes) varied.push_back(axis.key);
-    options.find_strategy = make_finder(space, varied, *objective, a.jobs, a.top);
+    options.find_strategy = search_strategy_finder(space, varied, *objective, a.jobs, a.top);
     options.jobs = 1;
     if (isatty(fileno(stderr)) && !a.quiet) {
       // A search per point takes seconds to minutes: say which point is being searched.
@@ -129,12 +90,23 @@ int run(const SweepArgs& a) {
   } else if (!a.space.empty()) {
     return fail(invalid_argument("--space " + a.space[0] + ": only with --search"));
   }
+  if (a.csv == "-" && a.json == "-") {
+    return fail(invalid_argument("--json -: --csv - already writes to stdout; give one a file"));
+  }
   StatusOr<SweepResult> r = run_sweep(a.scenario, a.overrides, axes, options);
   if (!r.ok()) return fail(r.status());
-  if (!a.quiet && a.csv != "-") std::fputs(format_sweep_table(*r).c_str(), stdout);
+  const bool to_stdout = a.csv == "-" || a.json == "-";  // nothing else goes there
+  if (!a.quiet && !to_stdout) std::fputs(format_sweep_table(*r).c_str(), stdout);
   if (!a.csv.empty()) {
     Status s = write_output(a.csv, sweep_to_csv(*r));
     if (!s.ok()) return fail(s);
+  }
+  if (!a.json.empty()) {
+    Status s = write_output(
+        a.json,
+        sweep_to_json(*r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (!s.ok()) return fail(s);
+    if (!a.quiet && !to_stdout) std::printf("json written to %s\n", a.json.c_str());
   }
   if (!a.plot.empty()) {
     const std::string title = a.title.empty() ? default_title(*r) : a.title;
@@ -145,7 +117,7 @@ int run(const SweepArgs& a) {
     const std::string title = a.title.empty() ? default_title(*r) : a.title;
     Status s = write_output(a.report, sweep_to_html(*r, title));
     if (!s.ok()) return fail(s);
-    if (!a.quiet && a.csv != "-") std::printf("report written to %s\n", a.report.c_str());
+    if (!a.quiet && !to_stdout) std::printf("report written to %s\n", a.report.c_str());
   }
   return kExitOk;
 }
@@ -167,7 +139,8 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
       "      --search --plot nic.svg --csv nic.csv   # best strategy re-searched per point\n"
       "  preflight sweep examples/llama3-70b-h100.yaml --vary parallelism.pp=2,4,8 \\\n"
       "      --vary training.micro_batch=1,2 --plot-metric mfu --plot pp.svg\n"
-      "  preflight sweep --vary cluster.nic_bandwidth=100Gbps,400Gbps --report nic.html\n"
+      "  preflight sweep --vary cluster.nic_bandwidth=100Gbps,400Gbps --report nic.html \\\n"
+      "      --json nic.json   # the rows as JSON objects, the CSV's fields\n"
       "Each point must load: the scenario's strategy has to be valid on every point's cluster "
       "(with --search it is only the starting point). A value that fails at every point (an "
       "unknown key, a value without its unit) exits 2 naming it; a point that fails alone shows "
@@ -201,6 +174,9 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
                   "Threads (default: the CPU count); the output does not depend on it")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--csv", args->csv, "Write every point as CSV ('-': stdout)");
+  cmd->add_option("--json", args->json,
+                  "Write every point as a JSON array of objects with the CSV's fields, numbers "
+                  "as numbers, a failed point's figures null ('-': stdout)");
   cmd->add_option("--plot", args->plot,
                   "Write an SVG bar chart: a bar per point; with two or more keys the last one "
                   "is the legend");

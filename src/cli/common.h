@@ -29,6 +29,7 @@ void add_validate_command(CLI::App& app, int* exit_code);
 void add_topology_command(CLI::App& app, int* exit_code);
 void add_search_command(CLI::App& app, int* exit_code);
 void add_sweep_command(CLI::App& app, int* exit_code);
+void add_compare_command(CLI::App& app, int* exit_code);
 void add_export_command(CLI::App& app, int* exit_code);
 
 }  // namespace preflight::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "preflight 0.1.0");
   int exit_code = preflight::cli::kExitOk;
   preflight::cli::add_simulate_command(app, &exit_code);
+  preflight::cli::add_compare_command(app, &exit_code);
   preflight::cli::add_memory_command(app, &exit_code);
   preflight::cli::add_collective_command(app, &exit_code);
   preflight::cli::add_validate_command(app, &exit_code);

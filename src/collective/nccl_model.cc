@@ -9,6 +9,7 @@
 #include <cmath>
 #include <span>
 
+#include "base/text.h"
 #include "network/nvlink.h"
 
 namespace preflight::nccl {
@@ -336,7 +337,8 @@ StatusOr<States> parse_override(std::string_view spec, const char* env, const ch
   States st;
   st.fill(defaults);
   if (trim(spec).empty()) return st;
-  const std::string quoted = std::string(env) + "='" + std::string(spec) + "'";
+  // The names come from the scenario: shown escaped and shortened (one line, no terminal codes).
+  const std::string quoted = std::string(env) + "='" + escape_for_message(spec, 200) + "'";
   if (minor < 24 && spec.find_first_of(";:") != std::string_view::npos)
     return invalid_argument(quoted + ": per-function syntax needs NCCL 2.24+");
   for (std::string_view part : split(spec, ';')) {
@@ -347,7 +349,7 @@ StatusOr<States> parse_override(std::string_view spec, const char* env, const ch
       only = find_name(trim(part.substr(0, colon)), kCollNames, kNumColls);
       if (only < 0)
         return invalid_argument(quoted + ": unknown collective '" +
-                                std::string(trim(part.substr(0, colon))) + "'");
+                                escape_for_message(trim(part.substr(0, colon)), 100) + "'");
       part = trim(part.substr(colon + 1));
     }
     const bool exclude = !part.empty() && part.front() == '^';
@@ -359,8 +361,8 @@ StatusOr<States> parse_override(std::string_view spec, const char* env, const ch
       if (tok.empty()) continue;
       const int i = find_name(tok, names, n_names);
       if (i < 0)
-        return invalid_argument(quoted + ": unknown " + what + " '" + std::string(tok) + "'" +
-                                " for NCCL 2." + std::to_string(minor));
+        return invalid_argument(quoted + ": unknown " + what + " '" + escape_for_message(tok, 100) +
+                                "'" + " for NCCL 2." + std::to_string(minor));
       s[i] = exclude ? 0 : 1;
     }
     for (int c = 0; c < kNumColls; ++c)

@@ -206,6 +206,12 @@ Status read_mamba(const YAML::Node& node, const std::string& source, ModelConfig
   a.state = r.required_int("state");
   a.groups = r.required_int("groups");
   a.conv_kernel = r.get_int("conv_kernel", 4);
+  // causal-conv1d, the kernel Mamba-2 runs, takes widths 2 to 4; the mixer costs the conv as a
+  // memory-bound pass, which a far wider one is not (its model FLOPs passed the GPU's peak).
+  if (r.status().ok() && a.conv_kernel > 4) {
+    r.fail("conv_kernel", std::to_string(a.conv_kernel) +
+                              ": expected at most 4 (causal-conv1d's widths are 2 to 4)");
+  }
   a.chunk = r.get_int("chunk", 128);
   return r.finish();
 }
@@ -240,6 +246,13 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   m->name = r.get_string("name", "custom");
   m->description = r.get_string("description", "");
   m->layers = r.required_int("layers");
+  // The deepest trained LLMs have a few hundred layers (Llama 3 405B: 126); the workload holds
+  // every layer's ops, so a billion layers took a minute to simulate.
+  constexpr int kMaxLayers = 10'000;
+  if (m->layers > kMaxLayers) {
+    r.fail("layers",
+           std::to_string(m->layers) + ": expected at most " + std::to_string(kMaxLayers));
+  }
   m->hidden = r.required_int("hidden");
   m->heads = r.required_int("heads");
   m->kv_heads = r.get_int("kv_heads", m->heads);
@@ -302,12 +315,14 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   g->architecture = r.get_string("architecture", "unknown");
   g->sm_count = r.required_int("sm_count");
   if (!r.has("hbm_capacity")) r.fail("hbm_capacity", "missing key: expected a size such as 80GiB");
-  g->hbm_capacity = r.get_bytes("hbm_capacity", Bytes());
+  // No GPU package holds 16 TiB (B300: 288 GB), and the memory model's sums stay in int64.
+  g->hbm_capacity = r.get_bytes("hbm_capacity", Bytes(), "16TiB");
   if (!r.has("hbm_bandwidth")) {
     r.fail("hbm_bandwidth", "missing key: expected a bandwidth such as 2039GB/s");
   }
-  g->hbm_bandwidth = r.get_bandwidth("hbm_bandwidth", Bandwidth());
-  g->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", Bandwidth());
+  // No memory or link is faster than 100 TB/s (B300's HBM3e: 8 TB/s; NVLink 5: 1.8 TB/s).
+  g->hbm_bandwidth = r.get_bandwidth("hbm_bandwidth", Bandwidth(), "100TB/s");
+  g->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", Bandwidth(), "100TB/s");
   // NVLink 2-4 carry 25 GB/s per link and direction, NVLink 5 50 GB/s: A100 12, H100 18 links.
   {
     const bool blackwell = g->architecture == "blackwell";
@@ -319,12 +334,23 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   g->mxfp8 = r.get_bool("mxfp8", g->architecture == "blackwell");
   YamlReader peak(node["peak"], source, path + ".peak");
   r.skip("peak");
-  g->peak_fp32 = peak.get_flop_rate("fp32", FlopRate());
-  g->peak_tf32 = peak.get_flop_rate("tf32", FlopRate());
-  g->peak_fp16 = peak.get_flop_rate("fp16", FlopRate());
-  g->peak_bf16 = peak.get_flop_rate("bf16", FlopRate());
-  g->peak_fp8 = peak.get_flop_rate("fp8", FlopRate());
-  g->peak_fp4 = peak.get_flop_rate("fp4", FlopRate());
+  // A peak is 0 (no such tensor cores) or a real chip's: at least 1 TFLOPS, so that no kernel's
+  // time overflows, and at most 1000 PFLOPS (B300's dense FP4: 15 PFLOPS).
+  auto rate = [&](const char* key) {
+    const FlopRate f = peak.get_flop_rate(key, FlopRate(), "1000PFLOPS");
+    if (f.flops_per_second() > 0 && f.teraflops() < 1) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%gTFLOPS", f.teraflops());
+      peak.fail(key, std::string(buf) + ": expected 0 (no such tensor cores) or at least 1TFLOPS");
+    }
+    return f;
+  };
+  g->peak_fp32 = rate("fp32");
+  g->peak_tf32 = rate("tf32");
+  g->peak_fp16 = rate("fp16");
+  g->peak_bf16 = rate("bf16");
+  g->peak_fp8 = rate("fp8");
+  g->peak_fp4 = rate("fp4");
   PREFLIGHT_RETURN_IF_ERROR(peak.finish());
   if (g->peak_fp16.flops_per_second() <= 0 && g->peak_bf16.flops_per_second() <= 0) {
     return invalid_argument(source + ": " + path +
@@ -342,8 +368,10 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
       cal.get_double("attention_backward_ratio", c.attention_backward_ratio, 0.05, 2.0);
   c.ssd_efficiency = cal.get_double("ssd_efficiency", c.ssd_efficiency, 0.005, 1.0);
   c.launch_overhead_given = cal.has("launch_overhead");
-  c.launch_overhead = cal.get_time("launch_overhead", c.launch_overhead);
-  c.kernel_gap = cal.get_time("kernel_gap", c.kernel_gap);
+  // Host and device costs are microseconds; none takes a second (and sums of them stay in
+  // SimTime's 2^63 ps).
+  c.launch_overhead = cal.get_time("launch_overhead", c.launch_overhead, "1s");
+  c.kernel_gap = cal.get_time("kernel_gap", c.kernel_gap, "1s");
   if (cal.has("nvlink_busbw")) {
     cal.fail(
         "nvlink_busbw",
@@ -351,12 +379,13 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
         "NCCL's per-link speed (scaled by cluster.nvlink_bandwidth); set nvlinks or "
         "cluster.nvlink_bandwidth instead");
   }
-  c.collective_latency = cal.get_time("collective_latency", c.collective_latency);
-  c.collective_step_latency = cal.get_time("collective_step_latency", c.collective_step_latency);
+  c.collective_latency = cal.get_time("collective_latency", c.collective_latency, "1s");
+  c.collective_step_latency =
+      cal.get_time("collective_step_latency", c.collective_step_latency, "1s");
   c.collective_midsize_penalty =
       cal.get_double("collective_midsize_penalty", c.collective_midsize_penalty, 0, 10);
   c.collective_midsize_bytes =
-      cal.get_bytes("collective_midsize_bytes", c.collective_midsize_bytes);
+      cal.get_bytes("collective_midsize_bytes", c.collective_midsize_bytes, "16TiB");
   c.comm_sm_interference = cal.get_double("comm_sm_interference", c.comm_sm_interference, 0, 4);
   PREFLIGHT_RETURN_IF_ERROR(cal.finish());
   return r.finish();
@@ -413,8 +442,9 @@ Status read_topology(const YAML::Node& node, const std::string& source, ClusterC
   }
   t.planes = r.get_int("planes", 2, 1);
   t.nvl_domain = r.get_int("nvl_domain", 72, 1);
-  t.link_latency = r.get_time("link_latency", t.link_latency);
-  t.nvlink_latency = r.get_time("nvlink_latency", t.nvlink_latency);
+  // A hop through a switch takes about a microsecond; none takes a second.
+  t.link_latency = r.get_time("link_latency", t.link_latency, "1s");
+  t.nvlink_latency = r.get_time("nvlink_latency", t.nvlink_latency, "1s");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   if (t.kind == "nvl72" && int64_t{c->nodes} * c->gpus_per_node % t.nvl_domain != 0) {
     return invalid_argument(
@@ -496,10 +526,12 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
       }
     }
   }
-  c->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", c->gpu.nvlink_bandwidth);
-  c->nic_bandwidth = r.get_bandwidth("nic_bandwidth", Bandwidth::gigabits_per_second(200));
+  // No link is faster than 100 TB/s (NVLink 5: 1.8 TB/s per GPU; a NIC: 800 Gb/s).
+  c->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", c->gpu.nvlink_bandwidth, "100TB/s");
+  c->nic_bandwidth =
+      r.get_bandwidth("nic_bandwidth", Bandwidth::gigabits_per_second(200), "100TB/s");
   c->nic_efficiency = r.get_double("nic_efficiency", 0.96, 0.01, 1.0);
-  c->network_latency = r.get_time("network_latency", c->network_latency);
+  c->network_latency = r.get_time("network_latency", c->network_latency, "1s");
   c->gpu_hour_price = r.get_double("gpu_hour_price", 0, 0, 1e6);
   static const std::vector<std::string> kCpus = {"intel", "amd", "arm"};
   c->cpu_vendor = kCpus[r.get_choice("cpu_vendor", 0, kCpus)];
@@ -546,13 +578,14 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
   r.skip("preset");
   k->name = r.get_string("name", "custom");
   k->description = r.get_string("description", "");
-  k->launch_overhead = r.get_time("launch_overhead", k->launch_overhead);
-  k->collective_call_overhead = r.get_time("collective_call_overhead", k->collective_call_overhead);
+  k->launch_overhead = r.get_time("launch_overhead", k->launch_overhead, "1s");
+  k->collective_call_overhead =
+      r.get_time("collective_call_overhead", k->collective_call_overhead, "1s");
   k->attention_kernel = static_cast<AttentionKernel>(
       r.get_choice("attention_kernel", 0, {"cudnn", "flash2", "unfused"}));
   k->fused_grouped_gemm = r.get_choice("grouped_gemm", 0, {"per_expert", "fused"}) == 1;
   k->expert_launch_overhead_given = r.has("expert_launch_overhead");
-  k->expert_launch_overhead = r.get_time("expert_launch_overhead", k->expert_launch_overhead);
+  k->expert_launch_overhead = r.get_time("expert_launch_overhead", k->expert_launch_overhead, "1s");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   const SimTime one_second = SimTime::seconds(1.0);
   if (k->launch_overhead > one_second || k->collective_call_overhead > one_second ||
@@ -623,7 +656,8 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
       r.get_bool("flash_attention", t->stack.attention_kernel != AttentionKernel::kUnfused);
   t->optimizer_bytes_per_param =
       r.get_double("optimizer_bytes_per_param", t->optimizer_bytes_per_param, 0, 1000);
-  t->framework_overhead = r.get_bytes("framework_overhead", t->framework_overhead);
+  // No GPU holds 16 TiB (cluster.gpu.hbm_capacity's bound).
+  t->framework_overhead = r.get_bytes("framework_overhead", t->framework_overhead, "16TiB");
   t->allocator_fragmentation =
       r.get_double("allocator_fragmentation", t->allocator_fragmentation, 0, 1);
   t->packed_sequence_length = r.get_int("packed_sequence_length", 0, 0);
@@ -668,7 +702,8 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   p->overlap_p2p = r.get_bool("overlap_p2p", false);
   p->overlap_grad_reduce = r.get_bool("overlap_grad_reduce", false);
   p->overlap_moe_comm = r.get_bool("overlap_moe_comm", false);
-  p->grad_bucket_size = r.get_bytes("grad_bucket_size", p->grad_bucket_size);
+  // No GPU holds 16 TiB (cluster.gpu.hbm_capacity's bound).
+  p->grad_bucket_size = r.get_bytes("grad_bucket_size", p->grad_bucket_size, "16TiB");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   if (p->vpp > 1 && !r.has("schedule")) p->schedule = Schedule::kInterleaved;
   return Status();
@@ -782,8 +817,61 @@ Status read_simulation(const YAML::Node& node, const std::string& source, Simula
   return r.finish();
 }
 
-// Scenario::notes, and the one adjustment Megatron makes itself: sequence parallelism is
-// turned off at TP 1 (megatron/training/arguments.py), not an error.
+// Scenario::defaults: the keys that define the job (its batch, precision, strategy and overlap
+// switches, the MoE router, the network rung) that the scenario and --set left out, each with
+// the value the loader took. Keys that only tune a model (calibration, buffers) are not listed.
+void list_defaults(const YAML::Node& root, Scenario* s) {
+  const TrainingConfig& t = s->training;
+  const ParallelismConfig& p = s->parallelism;
+  const bool moe = s->model.moe.enabled();
+  auto num = [](int64_t v) { return std::to_string(v); };
+  auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
+  struct Key {
+    const char* section;
+    const char* key;
+    std::string value;
+    bool listed;
+  };
+  const Key keys[] = {
+      {"training", "seq_len", num(t.seq_len), true},
+      {"training", "micro_batch", num(t.micro_batch), true},
+      {"training", "precision", to_string(t.precision), true},
+      {"training", "stack", t.stack.name, true},
+      {"training", "cuda_graphs", t.cuda_graphs ? "full" : "none", true},
+      {"parallelism", "tp", num(p.tp), true},
+      {"parallelism", "pp", num(p.pp), true},
+      {"parallelism", "dp", num(p.dp), true},
+      {"parallelism", "cp", num(p.cp), true},
+      {"parallelism", "ep", num(p.ep), moe},
+      {"parallelism", "etp", num(s->expert_tp()), moe},
+      {"parallelism", "vpp", num(p.vpp), true},
+      {"parallelism", "schedule", to_string(p.schedule), true},
+      {"parallelism", "sequence_parallel", yes(p.sequence_parallel), true},
+      {"parallelism", "recompute", to_string(p.recompute), true},
+      {"parallelism", "distributed_optimizer", yes(p.distributed_optimizer), true},
+      {"parallelism", "zero_stage", num(p.zero_stage), true},
+      {"parallelism", "tp_comm_overlap", yes(p.tp_comm_overlap), p.tp > 1},
+      {"parallelism", "overlap_grad_reduce", yes(p.overlap_grad_reduce), true},
+      {"parallelism", "overlap_param_gather", yes(p.overlap_param_gather), true},
+      {"parallelism", "overlap_p2p", yes(p.overlap_p2p), p.pp > 1},
+      {"parallelism", "overlap_moe_comm", yes(p.overlap_moe_comm), moe},
+      {"simulation", "network", s->simulation.network, true},
+  };
+  for (const Key& k : keys) {
+    const YAML::Node section = root[k.section];
+    const bool given = section && section.IsMap() && section[k.key];
+    if (k.listed && !given) s->defaults.emplace_back(std::string(k.section) + "." + k.key, k.value);
+  }
+  const YAML::Node model = root["model"];
+  const bool routing_given =
+      model && model.IsMap() && model["moe"] && model["moe"].IsMap() && model["moe"]["routing"];
+  if (moe && !routing_given) {
+    s->defaults.emplace_back("model.moe.routing", to_string(s->model.moe.routing));
+  }
+}
+
+// Scenario::notes and Scenario::warnings, and the one adjustment Megatron makes itself: sequence
+// parallelism is turned off at TP 1 (megatron/training/arguments.py), not an error.
 void add_notes(const YAML::Node& root, Scenario* s) {
   ParallelismConfig& p = s->parallelism;
   if (p.sequence_parallel && p.tp == 1) {
@@ -792,23 +880,23 @@ void add_notes(const YAML::Node& root, Scenario* s) {
   }
   const ModelConfig& m = s->model;
   if (s->training.seq_len > m.max_seq_len) {
-    s->notes.push_back("training.seq_len " + std::to_string(s->training.seq_len) +
-                       " is longer than the model's max_seq_len " + std::to_string(m.max_seq_len) +
-                       " (positions it was not built for)");
+    s->warnings.push_back("training.seq_len " + std::to_string(s->training.seq_len) +
+                          " is longer than the model's max_seq_len " +
+                          std::to_string(m.max_seq_len) + " (positions it was not built for)");
   }
   const YAML::Node model = root["model"];
   const bool routing_given =
       model && model.IsMap() && model["moe"] && model["moe"].IsMap() && model["moe"]["routing"];
   if (m.moe.enabled() && p.ep > 0 && !routing_given && m.moe.routing == MoeRouting::kUniform) {
-    s->notes.push_back(
+    s->warnings.push_back(
         "model.moe.routing: uniform, a perfectly balanced router (the best case: every EP rank "
         "gets the mean load); set dirichlet or zipf for a real router's skew");
   }
   const int per_node = s->cluster.gpus_per_node;
   if (p.tp > per_node && s->cluster.nodes > 1) {
-    s->notes.push_back("TP " + std::to_string(p.tp) + " spans " +
-                       std::to_string((p.tp + per_node - 1) / per_node) +
-                       " nodes: its collectives cross the NICs");
+    s->warnings.push_back("TP " + std::to_string(p.tp) + " spans " +
+                          std::to_string((p.tp + per_node - 1) / per_node) +
+                          " nodes: its collectives cross the NICs");
   }
 }
 
@@ -876,6 +964,7 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
     }
     s.parallelism.dp = static_cast<int>(gpus / tp_cp_pp);
   }
+  list_defaults(root, &s);
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s).with_prefix(source + ": "));
   return s;
 }
@@ -969,33 +1058,42 @@ StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
                             ": expected a mapping with sections model, cluster, training, "
                             "parallelism, simulation");
   }
+  const YAML::Node default_model = root["model"];
+  const std::string default_preset = text.empty() && default_model.IsMap() &&
+                                             default_model["preset"].IsScalar()
+                                         ? default_model["preset"].Scalar()
+                                         : "";
   for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
   if (!overrides.empty()) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, "--set", ""));
+  auto set = [&](const char* prefix) {
+    return std::any_of(overrides.begin(), overrides.end(),
+                       [&](const std::string& o) { return o.rfind(prefix, 0) == 0; });
+  };
+  // The default scenario is GPT-3 175B's job at its 2,048 tokens. Another model brings its own
+  // pre-training sequence length (the preset's max_seq_len, which each preset sources) unless
+  // --set gives one; the global batch stays the default scenario's, with a note.
+  const bool other_model = text.empty() && set("model.");
+  if (other_model && !set("training.seq_len=") && root["training"].IsMap()) {
+    root["training"].remove("seq_len");
+  }
   StatusOr<Scenario> s = invalid_argument("unreachable");
   try {
     s = build(root, name);
   } catch (const YAML::Exception& e) {
     return invalid_argument(name + ": malformed value: " + e.msg);
   }
-  if (s.ok() && text.empty()) {
-    // The default scenario is GPT-3 175B's job: another model keeps its batch and sequence
-    // unless they are set too.
-    auto set = [&](const char* prefix) {
-      return std::any_of(overrides.begin(), overrides.end(),
-                         [&](const std::string& o) { return o.rfind(prefix, 0) == 0; });
-    };
-    std::vector<std::string> kept;
-    if (!set("training.seq_len=")) kept.push_back("seq_len " + std::to_string(s->training.seq_len));
+  if (s.ok() && other_model && s->model.name != default_preset) {
+    std::string note;
+    if (!set("training.seq_len=")) {
+      note = "training.seq_len " + std::to_string(s->training.seq_len) + " is " + s->model.name +
+             "'s pre-training length (model.max_seq_len)";
+    }
     if (!set("training.global_batch=")) {
-      kept.push_back("global_batch " + std::to_string(s->training.global_batch));
+      note += (note.empty() ? "" : "; ") + std::string("training.global_batch ") +
+              std::to_string(s->training.global_batch) +
+              " is the default scenario's (GPT-3 175B): set it for " + s->model.name;
     }
-    if (set("model.") && !kept.empty()) {
-      const bool both = kept.size() == 2;
-      s->notes.push_back("training." + kept[0] + (both ? " and " + kept[1] + " are" : " is") +
-                         " the default scenario's (GPT-3 175B); set " + (both ? "them" : "it") +
-                         " for " + s->model.name + " (max_seq_len " +
-                         std::to_string(s->model.max_seq_len) + ")");
-    }
+    if (!note.empty()) s->notes.push_back(note);
   }
   return s;
 }

@@ -834,35 +834,78 @@ TEST(LoadScenarioText, SequenceParallelIsOffAtTp1AsInMegatron) {
   EXPECT_EQ(s->notes[0], "sequence parallelism is off at TP 1 (as Megatron turns it off)");
 }
 
-TEST(LoadScenarioText, NotesSayWhatFlattersTheResult) {
-  // Another model on the default scenario keeps GPT-3's batch and sequence: said.
+TEST(LoadScenarioText, AnotherModelOnTheDefaultScenarioBringsItsSequenceLength) {
+  // The model's pre-training length (max_seq_len) unless --set gives one; the batch is kept and
+  // the note says so.
   StatusOr<Scenario> s = load("", {"model.preset=llama3-8b", "parallelism.pp=1"});
   ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.seq_len, 8192);
+  EXPECT_EQ(s->training.global_batch, 1536);
   ASSERT_EQ(s->notes.size(), 1u);
   EXPECT_EQ(s->notes[0],
-            "training.seq_len 2048 and global_batch 1536 are the default scenario's (GPT-3 "
-            "175B); set them for llama3-8b (max_seq_len 8192)");
-  // Past the model's max_seq_len; a balanced router left as the default; TP across nodes.
-  s = load(kSmall, {"training.seq_len=4096"});
+            "training.seq_len 8192 is llama3-8b's pre-training length (model.max_seq_len); "
+            "training.global_batch 1536 is the default scenario's (GPT-3 175B): set it for "
+            "llama3-8b");
+  s = load("", {"model.preset=llama3-8b", "parallelism.pp=1", "training.seq_len=4096",
+                "training.global_batch=128"});
   ASSERT_TRUE(s.ok()) << s.status().message();
-  ASSERT_EQ(s->notes.size(), 1u);
-  EXPECT_EQ(s->notes[0],
+  EXPECT_EQ(s->training.seq_len, 4096);
+  EXPECT_TRUE(s->notes.empty());
+  // The default scenario's own model keeps its 2,048 tokens, without a note.
+  s = load("", {"model.dropout=false"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.seq_len, 2048);
+  EXPECT_TRUE(s->notes.empty());
+}
+
+TEST(LoadScenarioText, DefaultsListTheJobKeysNotGiven) {
+  StatusOr<Scenario> s = load(kSmall);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  auto value_of = [&](const std::string& key) -> std::string {
+    for (const auto& [k, v] : s->defaults) {
+      if (k == key) return v;
+    }
+    return "<given>";
+  };
+  // Set by the scenario: not listed.
+  EXPECT_EQ(value_of("parallelism.tp"), "<given>");
+  EXPECT_EQ(value_of("parallelism.pp"), "<given>");
+  EXPECT_EQ(value_of("training.micro_batch"), "1");
+  // Left out: listed with the value taken.
+  EXPECT_EQ(value_of("parallelism.vpp"), "1");
+  EXPECT_EQ(value_of("simulation.network"), "analytical");
+  EXPECT_EQ(value_of("model.moe.routing"), "<given>");  // not a MoE model
+  s = load(kSmall,
+           {"parallelism.vpp=2", "model.preset=mixtral-8x7b", "parallelism.ep=8",
+            "parallelism.etp=1", "training.seq_len=2048", "parallelism.sequence_parallel=true"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(value_of("parallelism.vpp"), "<given>");
+  EXPECT_EQ(value_of("model.moe.routing"), "uniform");
+}
+
+TEST(LoadScenarioText, WarningsSayWhatFlattersTheResult) {
+  // Past the model's max_seq_len; a balanced router left as the default; TP across nodes.
+  StatusOr<Scenario> s = load(kSmall, {"training.seq_len=4096"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->warnings.size(), 1u);
+  EXPECT_EQ(s->warnings[0],
             "training.seq_len 4096 is longer than the model's max_seq_len 2048 "
             "(positions it was not built for)");
   s = load(kSmall, {"model.preset=mixtral-8x7b", "parallelism.ep=8", "parallelism.etp=1",
                     "training.seq_len=2048", "parallelism.sequence_parallel=true"});
   ASSERT_TRUE(s.ok()) << s.status().message();
-  ASSERT_EQ(s->notes.size(), 1u);
-  EXPECT_EQ(s->notes[0].rfind("model.moe.routing: uniform, a perfectly balanced router", 0), 0u);
+  ASSERT_EQ(s->warnings.size(), 1u);
+  EXPECT_EQ(s->warnings[0].rfind("model.moe.routing: uniform, a perfectly balanced router", 0), 0u);
   s = load(kSmall, {"model.preset=mixtral-8x7b", "parallelism.ep=8", "parallelism.etp=1",
                     "training.seq_len=2048", "parallelism.sequence_parallel=true",
                     "model.moe.routing=uniform"});
   ASSERT_TRUE(s.ok());
-  EXPECT_TRUE(s->notes.empty());  // chosen, not defaulted
+  EXPECT_TRUE(s->warnings.empty());  // chosen, not defaulted
   s = load(kSmall, {"parallelism.tp=16", "parallelism.pp=8", "model.heads=96"});
   ASSERT_TRUE(s.ok()) << s.status().message();
-  ASSERT_EQ(s->notes.size(), 1u);
-  EXPECT_EQ(s->notes[0], "TP 16 spans 2 nodes: its collectives cross the NICs");
+  ASSERT_EQ(s->warnings.size(), 1u);
+  EXPECT_EQ(s->warnings[0], "TP 16 spans 2 nodes: its collectives cross the NICs");
+  EXPECT_TRUE(s->notes.empty());
 }
 
 TEST(LoadScenarioText, MultiNodeClusterNeedsNics) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -416,6 +417,14 @@ struct Scenario {
   // Megatron would, a default that flatters the result, a value past the model's limits): one
   // sentence each, printed by the summary and in the JSON report's "notes".
   std::vector<std::string> notes;
+  // What makes the result look better than a real job would, or runs the model past what it was
+  // built for (a sequence beyond its max_seq_len, a perfectly balanced MoE router, TP across
+  // nodes): one sentence each, printed on stderr by the CLI and in the JSON's "warnings".
+  std::vector<std::string> warnings;
+  // The job-defining keys (training.*, parallelism.*, model.moe.routing, simulation.network) the
+  // scenario and --set left out, with the value the loader took for each: the summary names
+  // them, the JSON lists them under "defaults".
+  std::vector<std::pair<std::string, std::string>> defaults;
   ModelConfig model;
   ClusterConfig cluster;
   TrainingConfig training;

@@ -26,7 +26,65 @@ std::string one_line(const std::string& s) {
   return out;
 }
 
+// The innermost live KeyRecorder of this thread, or null.
+thread_local KeyRecorder* active_recorder = nullptr;
+
 }  // namespace
+
+const char* to_string(KeyKind kind) {
+  switch (kind) {
+    case KeyKind::kInt:
+      return "int";
+    case KeyKind::kIntOrAuto:
+      return "int_or_auto";
+    case KeyKind::kUint64:
+      return "uint64";
+    case KeyKind::kDouble:
+      return "double";
+    case KeyKind::kBool:
+      return "bool";
+    case KeyKind::kString:
+      return "string";
+    case KeyKind::kChoice:
+      return "choice";
+    case KeyKind::kBytes:
+      return "bytes";
+    case KeyKind::kBandwidth:
+      return "bandwidth";
+    case KeyKind::kTime:
+      return "time";
+    case KeyKind::kFlopRate:
+      return "flop_rate";
+    case KeyKind::kDoubleList:
+      return "double_list";
+    case KeyKind::kSkipped:
+      return "skipped";
+  }
+  return "unknown";
+}
+
+KeyRecorder::KeyRecorder() : outer_(active_recorder) { active_recorder = this; }
+
+KeyRecorder::~KeyRecorder() { active_recorder = outer_; }
+
+void KeyRecorder::record(const std::string& path, KeyKind kind,
+                         const std::vector<std::string>* choices) {
+  auto [it, fresh] = index_.emplace(path, keys_.size());
+  if (!fresh && !(keys_[it->second].kind == KeyKind::kSkipped && kind != KeyKind::kSkipped)) {
+    return;
+  }
+  RecordedKey key{path, kind, choices != nullptr ? *choices : std::vector<std::string>{}};
+  if (fresh) {
+    keys_.push_back(std::move(key));
+  } else {
+    keys_[it->second] = std::move(key);
+  }
+}
+
+void YamlReader::record(const std::string& key, KeyKind kind,
+                        const std::vector<std::string>* choices) const {
+  if (active_recorder != nullptr) active_recorder->record(key_path(key), kind, choices);
+}
 
 YamlReader::YamlReader(YAML::Node node, std::string source, std::string path)
     : node_(std::move(node)), source_(std::move(source)), path_(std::move(path)) {
@@ -48,7 +106,10 @@ void YamlReader::fail(const std::string& key, const std::string& message) {
   status_ = invalid_argument(one_line(source_ + ": " + key_path(key) + ": " + message));
 }
 
-void YamlReader::skip(const std::string& key) { known_.insert(key); }
+void YamlReader::skip(const std::string& key) {
+  record(key, KeyKind::kSkipped);
+  known_.insert(key);
+}
 
 bool YamlReader::scalar(const std::string& key, std::string* out) {
   known_.insert(key);
@@ -63,6 +124,7 @@ bool YamlReader::scalar(const std::string& key, std::string* out) {
 }
 
 int YamlReader::get_int(const std::string& key, int fallback, int min_value) {
+  record(key, KeyKind::kInt);
   std::string s;
   if (!scalar(key, &s)) return fallback;
   errno = 0;
@@ -80,6 +142,7 @@ int YamlReader::get_int(const std::string& key, int fallback, int min_value) {
 }
 
 int YamlReader::get_int_or_auto(const std::string& key, int auto_value, int min_value) {
+  record(key, KeyKind::kIntOrAuto);
   std::string s;
   if (!scalar(key, &s) || s == "auto") return auto_value;
   errno = 0;
@@ -93,6 +156,7 @@ int YamlReader::get_int_or_auto(const std::string& key, int auto_value, int min_
 }
 
 int YamlReader::required_int(const std::string& key, int min_value) {
+  record(key, KeyKind::kInt);
   if (!has(key)) {
     known_.insert(key);
     fail(key, "missing key: expected an integer >= " + std::to_string(min_value));
@@ -102,6 +166,7 @@ int YamlReader::required_int(const std::string& key, int min_value) {
 }
 
 uint64_t YamlReader::get_uint64(const std::string& key, uint64_t fallback) {
+  record(key, KeyKind::kUint64);
   std::string s;
   if (!scalar(key, &s)) return fallback;
   errno = 0;
@@ -116,6 +181,7 @@ uint64_t YamlReader::get_uint64(const std::string& key, uint64_t fallback) {
 
 double YamlReader::get_double(const std::string& key, double fallback, double min_value,
                               double max_value) {
+  record(key, KeyKind::kDouble);
   std::string s;
   if (!scalar(key, &s)) return fallback;
   char* end = nullptr;
@@ -135,6 +201,7 @@ double YamlReader::get_double(const std::string& key, double fallback, double mi
 
 std::vector<double> YamlReader::get_double_list(const std::string& key, double min_value,
                                                 double max_value) {
+  record(key, KeyKind::kDoubleList);
   std::vector<double> out;
   known_.insert(key);
   if (!status_.ok() || !node_ || !node_.IsMap()) return out;
@@ -171,6 +238,7 @@ std::vector<double> YamlReader::get_double_list(const std::string& key, double m
 }
 
 bool YamlReader::get_bool(const std::string& key, bool fallback) {
+  record(key, KeyKind::kBool);
   std::string s;
   if (!scalar(key, &s)) return fallback;
   if (s == "true" || s == "yes" || s == "on") return true;
@@ -180,6 +248,7 @@ bool YamlReader::get_bool(const std::string& key, bool fallback) {
 }
 
 std::string YamlReader::get_string(const std::string& key, const std::string& fallback) {
+  record(key, KeyKind::kString);
   std::string s;
   if (!scalar(key, &s)) return fallback;
   return s;
@@ -187,6 +256,7 @@ std::string YamlReader::get_string(const std::string& key, const std::string& fa
 
 int YamlReader::get_choice(const std::string& key, int fallback,
                            const std::vector<std::string>& choices) {
+  record(key, KeyKind::kChoice, &choices);
   std::string s;
   if (!scalar(key, &s)) return fallback;
   for (size_t i = 0; i < choices.size(); ++i) {
@@ -198,48 +268,48 @@ int YamlReader::get_choice(const std::string& key, int fallback,
   return fallback;
 }
 
-SimTime YamlReader::get_time(const std::string& key, SimTime fallback) {
+// A value with a unit, parsed by `parse`, at most `max_value` (parsed the same way) when given.
+template <typename T, typename Parse>
+T YamlReader::get_unit(const std::string& key, T fallback, std::string_view max_value,
+                       Parse parse) {
   std::string s;
   if (!scalar(key, &s)) return fallback;
-  StatusOr<SimTime> v = parse_time(s);
+  StatusOr<T> v = parse(s);
   if (!v.ok()) {
     fail(key, v.status().message());
     return fallback;
+  }
+  if (!max_value.empty()) {
+    StatusOr<T> max = parse(max_value);
+    PREFLIGHT_CHECK(max.ok());
+    if (*max < *v) {
+      fail(key, quote(s) + ": expected at most " + std::string(max_value));
+      return fallback;
+    }
   }
   return *v;
 }
 
-Bytes YamlReader::get_bytes(const std::string& key, Bytes fallback) {
-  std::string s;
-  if (!scalar(key, &s)) return fallback;
-  StatusOr<Bytes> v = parse_bytes(s);
-  if (!v.ok()) {
-    fail(key, v.status().message());
-    return fallback;
-  }
-  return *v;
+SimTime YamlReader::get_time(const std::string& key, SimTime fallback, std::string_view max_value) {
+  record(key, KeyKind::kTime);
+  return get_unit(key, fallback, max_value, parse_time);
 }
 
-Bandwidth YamlReader::get_bandwidth(const std::string& key, Bandwidth fallback) {
-  std::string s;
-  if (!scalar(key, &s)) return fallback;
-  StatusOr<Bandwidth> v = parse_bandwidth(s);
-  if (!v.ok()) {
-    fail(key, v.status().message());
-    return fallback;
-  }
-  return *v;
+Bytes YamlReader::get_bytes(const std::string& key, Bytes fallback, std::string_view max_value) {
+  record(key, KeyKind::kBytes);
+  return get_unit(key, fallback, max_value, parse_bytes);
 }
 
-FlopRate YamlReader::get_flop_rate(const std::string& key, FlopRate fallback) {
-  std::string s;
-  if (!scalar(key, &s)) return fallback;
-  StatusOr<FlopRate> v = parse_flop_rate(s);
-  if (!v.ok()) {
-    fail(key, v.status().message());
-    return fallback;
-  }
-  return *v;
+Bandwidth YamlReader::get_bandwidth(const std::string& key, Bandwidth fallback,
+                                    std::string_view max_value) {
+  record(key, KeyKind::kBandwidth);
+  return get_unit(key, fallback, max_value, parse_bandwidth);
+}
+
+FlopRate YamlReader::get_flop_rate(const std::string& key, FlopRate fallback,
+                                   std::string_view max_value) {
+  record(key, KeyKind::kFlopRate);
+  return get_unit(key, fallback, max_value, parse_flop_rate);
 }
 
 Status YamlReader::finish() {

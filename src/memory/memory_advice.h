@@ -10,11 +10,12 @@
 
 namespace preflight {
 
-// One line per applicable change for the limiting stage of `m` (empty when it fits), most
-// effective first: sharding the optimizer states or the whole model states over DP (with the
-// GiB each saves), more model parallelism when the model states alone exceed HBM (the factor
-// they need), and, when activations are a large share, recompute, sequence parallelism, a
-// smaller micro-batch or a schedule that holds fewer micro-batches.
+// What makes a strategy that does not fit fit, computed: each change is applied to the scenario
+// and the memory model run again. One line per change that fits, least disruptive first (at
+// most four), each with the resulting peak and the --set overrides that make it: the distributed
+// optimizer, ZeRO-3, full recompute, micro-batch 1, CP / TP / PP ×2, ×4, ×8 taken from DP, then
+// more GPUs holding the same DP with a deeper pipeline. When no single change fits, pairs of a
+// saving and a split; when nothing fits, the closest change. Empty when `m` fits.
 std::vector<std::string> memory_advice(const Scenario& s, const MemoryReport& m);
 
 }  // namespace preflight

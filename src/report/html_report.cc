@@ -8,6 +8,7 @@
 
 #include "report/html_charts.h"
 #include "report/html_page.h"
+#include "search/search_report.h"
 
 namespace preflight {
 
@@ -257,9 +258,13 @@ std::string report_to_html(const SimulationReport& r) {
                       (s.cluster.nodes == 1 ? " node, " : " nodes, ") + s.cluster.name + ")");
   item("strategy", strategy(r));
   item("iteration time", fmt("%.4f", r.iteration_time_s) + " s");
-  item("tokens/s", fmt("%.0f", r.tokens_per_s));
-  item("MFU", fmt("%.1f", 100 * r.mfu) + "%");
+  item("tokens/s", with_commas(std::llround(r.tokens_per_s)));
+  item("MFU", fmt("%.1f", 100 * r.mfu) + "% (causal attention as run; " +
+                  fmt("%.1f", 100 * r.mfu_2021) + "% by Megatron's 2021 count)");
   out += "</dl>\n";
+  for (const std::string& w : r.warnings) {
+    out += "<p class=\"note\">warning: " + html::esc(w) + "</p>\n";
+  }
   out += "<h2>Iteration timeline per pipeline stage</h2>\n" + legend() +
          "<p class=\"note\">Lanes per stage: compute stream, TP/PP communication, DP "
          "communication; gaps are idle time. * marks the critical stage.</p>\n" +

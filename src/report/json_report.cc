@@ -265,17 +265,23 @@ json report_to_json(const SimulationReport& r) {
     }
     network["tier_load"] = tier_load;
   }
+  json defaults = json::object();
+  for (const auto& [key, value] : r.scenario.defaults) defaults[key] = value;
   json out{{"iteration_time_s", r.iteration_time_s},
            {"network", network},
            {"collectives_by_kind", by_kind},
            {"tokens_per_s", r.tokens_per_s},
            {"mfu", r.mfu},
-           {"mfu_causal", r.mfu_causal},
            {"mfu_convention",
-            "model FLOPs = 3 x forward (GEMMs, non-causal attention, logits), Megatron-LM "
-            "2021; divided by the dense peak of the training precision"},
+            "model FLOPs = 3 x forward (GEMMs, attention counted causally as the kernels run "
+            "it, logits); divided by the dense peak of the training precision"},
+           {"mfu_2021", r.mfu_2021},
+           {"mfu_2021_convention",
+            "model FLOPs = 3 x forward (GEMMs, non-causal attention, logits), Megatron-LM 2021"},
            {"tflops_per_gpu", r.tflops_per_gpu},
+           {"tflops_per_gpu_2021", r.tflops_per_gpu_2021},
            {"model_flops_per_iteration", r.model_flops},
+           {"model_flops_per_iteration_2021", r.model_flops_2021},
            {"peak_tflops_per_gpu", r.peak_tflops},
            {"parameters", r.parameters},
            {"microbatches", r.microbatches},
@@ -284,6 +290,8 @@ json report_to_json(const SimulationReport& r) {
            {"stages", stages},
            {"memory", memory_to_json(r.memory)},
            {"notes", r.scenario.notes},
+           {"warnings", r.warnings},
+           {"defaults", defaults},
            {"scenario", scenario_to_json(r.scenario)}};
   if (!r.moe_layers.empty()) {
     // Expert routing per MoE layer: the busiest EP rank's tokens over the mean (what sets the

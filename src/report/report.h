@@ -30,6 +30,11 @@ nlohmann::json memory_to_json(const MemoryReport& m);
 // in flight, buffers, framework, transient, peak, HBM, headroom, fits).
 std::string format_memory_table(const MemoryReport& m);
 
+// `simulate --csv`: the header line and one run's row (scenario, strategy, iteration time,
+// tokens/s, MFU, the critical stage's breakdown, peak memory, fits, warnings), newline-ended.
+std::string report_csv_header();
+std::string report_to_csv_row(const SimulationReport& r);
+
 // Writes `text` to `path`, or stdout when `path` is "-". Errors name the path.
 Status write_output(const std::string& path, const std::string& text);
 

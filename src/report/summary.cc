@@ -1,10 +1,12 @@
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
 
 #include "memory/memory_advice.h"
 #include "report/report.h"
+#include "search/search_report.h"
 
 namespace preflight {
 namespace {
@@ -17,19 +19,6 @@ std::string line(const char* fmt, ...) {
   std::vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   return std::string(buf) + "\n";
-}
-
-std::string with_commas(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  std::string s(buf);
-  std::string out;
-  int n = 0;
-  for (int i = static_cast<int>(s.size()) - 1; i >= 0; --i) {
-    out.insert(out.begin(), s[i]);
-    if (++n % 3 == 0 && i > 0 && s[i - 1] != '-') out.insert(out.begin(), ',');
-  }
-  return out;
 }
 
 // "16 nodes", "1 node", or, where the job uses part of each NVLink domain, "2 NVLink domains x 64
@@ -87,6 +76,25 @@ std::string format_summary(const SimulationReport& r) {
               p.distributed_optimizer ? ", distributed optimizer" : "",
               p.overlap_grad_reduce ? ", overlapped grad reduce" : "");
   for (const std::string& n : s.notes) out += line("note             %s", n.c_str());
+  if (!s.defaults.empty()) {
+    // "defaults         training.micro_batch 1, training.precision bf16, ...", wrapped.
+    std::string text = "defaults         ";
+    size_t width = text.size();
+    for (size_t k = 0; k < s.defaults.size(); ++k) {
+      const std::string item =
+          s.defaults[k].first + " " + s.defaults[k].second + (k + 1 < s.defaults.size() ? "," : "");
+      if (width + item.size() + 1 > 100 && width > 17) {
+        text += "\n                 ";
+        width = 17;
+      } else if (width > 17) {
+        text += " ";
+        ++width;
+      }
+      text += item;
+      width += item.size();
+    }
+    out += text + "\n";
+  }
   if (s.model.is_hybrid()) {
     const std::string& pattern = s.model.hybrid_pattern;
     auto count = [&](char c) {
@@ -97,13 +105,15 @@ std::string format_summary(const SimulationReport& r) {
   }
   out += "\n";
   out += line("iteration time   %.3f s", r.iteration_time_s);
-  out += line("throughput       %s tokens/s", with_commas(r.tokens_per_s).c_str());
+  out += line("throughput       %s tokens/s", with_commas(std::llround(r.tokens_per_s)).c_str());
   out += line(
-      "MFU              %.1f %%  (model FLOPs = 3 x forward incl. attention and logits, "
-      "Megatron 2021; peak %.0f TFLOP/s %s dense)",
+      "MFU              %.1f %%  (model FLOPs = 3 x forward incl. causal attention as run and "
+      "logits; peak %.0f TFLOP/s %s dense)",
       r.mfu * 100, r.peak_tflops, to_string(s.training.precision));
-  out += line("                 %.1f %% with causal attention counted as run", r.mfu_causal * 100);
-  out += line("TFLOP/s per GPU  %.1f", r.tflops_per_gpu);
+  out += line("                 %.1f %% by Megatron's 2021 count (attention non-causal)",
+              r.mfu_2021 * 100);
+  out += line("TFLOP/s per GPU  %.1f  (%.1f by the 2021 count)", r.tflops_per_gpu,
+              r.tflops_per_gpu_2021);
   if (!r.moe_layers.empty()) {
     double sum = 0, max = 0;
     for (const MoeLayerStats& l : r.moe_layers) {
@@ -176,13 +186,19 @@ std::string format_summary(const SimulationReport& r) {
     out += "\n";
     out += line("collectives per GPU of stage %d (NCCL's choice: algorithm/protocol x channels):",
                 r.execution.critical_stage);
-    out += line("  %-24s %-15s %-16s %8s %10s %10s", "name", "kind", "algorithm", "count",
+    // The name column is as wide as the longest name (at least 24), so long names stay aligned.
+    int width = 24;
+    for (const CollectiveStats& c : crit.collectives) {
+      if (c.count > 0)
+        width = std::max(width, static_cast<int>(std::min<size_t>(c.name.size(), 64)));
+    }
+    out += line("  %-*s %-15s %-16s %8s %10s %10s", width, "name", "kind", "algorithm", "count",
                 "time (s)", "busBw GB/s");
     for (const CollectiveStats& c : crit.collectives) {
       if (c.count == 0) continue;
       const std::string algo = c.algorithm + (c.protocol.empty() ? "" : "/" + c.protocol) +
                                (c.channels > 0 ? " x" + std::to_string(c.channels) : "");
-      out += line("  %-24s %-15s %-16s %8lld %10.3f %10.1f", c.name.c_str(), c.kind.c_str(),
+      out += line("  %-*s %-15s %-16s %8lld %10.3f %10.1f", width, c.name.c_str(), c.kind.c_str(),
                   algo.c_str(), static_cast<long long>(c.count), c.time.to_seconds(), c.busbw_gbps);
     }
   }

@@ -1,9 +1,10 @@
 #include "search/search.h"
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -17,6 +18,12 @@ namespace {
 
 constexpr const char* kCheapNetwork = "analytical";
 constexpr const char* kNoFit = "memory: does not fit";
+
+std::string gib_text(Bytes b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", b.to_gib());
+  return buf;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -54,15 +61,19 @@ int64_t peak_of(const MemoryReport& m) {
   return peak;
 }
 
+// A strategy fits when every stage leaves at least `headroom` of its HBM free.
 Outcome evaluate(const Scenario& base, const Strategy& st, const std::string& network,
-                 bool check_memory) {
+                 bool check_memory, Bytes headroom) {
   Outcome o;
   Scenario s = apply_strategy(base, st);
   s.simulation.network = network;
   if (check_memory) {
     const MemoryReport m = estimate_memory(s);
     o.peak_bytes = peak_of(m);
-    if (!m.fits) {
+    const bool roomy = std::all_of(m.stages.begin(), m.stages.end(), [&](const StageMemory& x) {
+      return x.headroom.count() >= headroom.count();
+    });
+    if (!m.fits || !roomy) {
       o.kind = Outcome::kNoFit;
       return o;
     }
@@ -216,7 +227,8 @@ std::string evaluate_share(const Scenario& base, const std::vector<Strategy>& ca
   int64_t done = 0;
   parallel_for(share, options.jobs, [&](int64_t k) {
     const int64_t i = rank + k * size;
-    outcomes[k] = evaluate(base, candidates[i], kCheapNetwork, /*check_memory=*/true);
+    outcomes[k] =
+        evaluate(base, candidates[i], kCheapNetwork, /*check_memory=*/true, options.headroom);
     outcomes[k].index = i;
     if (options.on_progress) {
       std::lock_guard<std::mutex> lock(progress_mu);
@@ -278,13 +290,16 @@ StatusOr<SearchResult> merge_shares(const Scenario& base, const Enumeration& enu
       const double capacity = static_cast<double>(base.cluster.gpu.hbm_capacity.count());
       const int gpn = std::max(1, base.cluster.gpus_per_node);
       const int64_t gpus = base.cluster.total_gpus();
+      const double usable =
+          std::max(0.5 * capacity, capacity - static_cast<double>(options.headroom.count()));
       const int64_t guess =
-          (static_cast<int64_t>(std::ceil(gpus * least_peak / (0.9 * capacity))) + gpn - 1) /
-          gpn * gpn;
+          (static_cast<int64_t>(std::ceil(gpus * least_peak / (0.9 * usable))) + gpn - 1) / gpn *
+          gpn;
       return invalid_argument(
           "nothing fits: every one of the " + with_commas(n) + " valid strategies needs more " +
           "than the " + with_commas(base.cluster.gpu.hbm_capacity.count() >> 30) +
-          " GiB of HBM per GPU (the least needs " +
+          " GiB of HBM per GPU less the " + gib_text(options.headroom) +
+          " --headroom (the least needs " +
           std::to_string(static_cast<int64_t>(least_peak / (1024.0 * 1024 * 1024) + 0.5)) +
           " GiB); try more GPUs (about --gpus " + with_commas(std::max(guess, gpus + gpn)) +
           " to start with), recompute, ZeRO or a smaller micro-batch (--space)");
@@ -300,7 +315,8 @@ StatusOr<SearchResult> merge_shares(const Scenario& base, const Enumeration& enu
     const int k = static_cast<int>(std::min<int64_t>(options.top_k, out.evaluated));
     std::vector<Outcome> again(k);
     parallel_for(k, options.jobs, [&](int64_t i) {
-      again[i] = evaluate(base, out.results[i].strategy, network, /*check_memory=*/false);
+      again[i] = evaluate(base, out.results[i].strategy, network, /*check_memory=*/false,
+                          options.headroom);
     });
     for (int i = 0; i < k; ++i) {
       if (again[i].kind != Outcome::kOk) continue;  // keeps its analytical figures

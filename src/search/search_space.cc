@@ -86,7 +86,11 @@ std::vector<int> default_vpp(const Scenario& s, int pp) {
 
 std::vector<int> default_cp(const Scenario& s) {
   std::vector<int> out{s.parallelism.cp};
-  if (s.training.seq_len >= 16384) out.insert(out.end(), {1, 2, 4, 8});
+  // From 8K tokens context parallelism can pay: the attention core is s/6h of a layer's GEMM
+  // FLOPs (non-causal count; a third at h 4,096, a sixth at h 8,192) and its activations grow
+  // with s, so splitting the sequence competes with TP and PP (Megatron's long-context recipes
+  // use CP 2 from 8K).
+  if (s.training.seq_len >= 8192) out.insert(out.end(), {1, 2, 4, 8});
   return sorted_unique(out);
 }
 

@@ -52,7 +52,7 @@ Scenario apply_strategy(const Scenario& base, const Strategy& st);
 //   tp          divisors of cluster.gpus_per_node up to 8 that divide model.heads
 //   pp          divisors of model.layers (with uneven first/last stages in the scenario: every
 //               pp from 2 on for which the rest of the layers split evenly)
-//   cp          {1, 2, 4, 8} when training.seq_len >= 16K, else {1}
+//   cp          {1, 2, 4, 8} when training.seq_len >= 8K, else {1}
 //   ep          divisors of model.moe.experts for an MoE model, else {1}
 //   vpp         1, and for pp >= 2 the powers of two from 2 on that divide layers/pp
 //   micro_batch {1, 2, 4, 8}

@@ -102,10 +102,10 @@ TEST(EnumerateStrategies, KnobsThatChangeNothingAreNotRepeated) {
             1);
   // Over DP 2 the sharded optimizer is a strategy of its own; without fused attention
   // selective recompute is too.
-  const Enumeration d = enumerate_strategies(
-      one_node({"training.flash_attention=false"}),
-      space_of({"tp=4", "pp=1", "micro_batch=1", "recompute=none,selective",
-                "distributed_optimizer=false,true", "schedule=1f1b"}));
+  const Enumeration d =
+      enumerate_strategies(one_node({"training.flash_attention=false"}),
+                           space_of({"tp=4", "pp=1", "micro_batch=1", "recompute=none,selective",
+                                     "distributed_optimizer=false,true", "schedule=1f1b"}));
   EXPECT_EQ(d.candidates.size(), 4u);
 }
 
@@ -123,9 +123,9 @@ TEST(EnumerateStrategies, InterleavedPairsWithVirtualStagesOnly) {
 }
 
 TEST(EnumerateStrategies, ContextAndExpertAxesFollowTheScenario) {
-  // seq 16K opens cp {1, 2, 4, 8}; a dense model keeps ep at 1.
+  // seq 8K opens cp {1, 2, 4, 8}; a dense model keeps ep at 1.
   const Enumeration e =
-      enumerate_strategies(one_node({"training.seq_len=16384"}),
+      enumerate_strategies(one_node({"training.seq_len=8192"}),
                            space_of({"tp=1", "pp=1", "micro_batch=1", "recompute=full",
                                      "distributed_optimizer=true", "schedule=1f1b"}));
   EXPECT_EQ(e.combinations, 4);
@@ -133,6 +133,12 @@ TEST(EnumerateStrategies, ContextAndExpertAxesFollowTheScenario) {
   EXPECT_EQ(e.candidates[3].cp, 8);
   EXPECT_EQ(e.candidates[3].dp, 1);
   EXPECT_EQ(e.candidates[3].ep, 1);
+  // Below 8K, CP stays the scenario's.
+  const Enumeration shorter =
+      enumerate_strategies(one_node({"training.seq_len=4096"}),
+                           space_of({"tp=1", "pp=1", "micro_batch=1", "recompute=full",
+                                     "distributed_optimizer=true", "schedule=1f1b"}));
+  EXPECT_EQ(shorter.combinations, 1);
 }
 
 TEST(ApplyStrategy, TurnsOffCompanionSwitchesTheStrategyCannotHave) {

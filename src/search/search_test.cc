@@ -42,6 +42,30 @@ SearchOptions with_jobs(int jobs) {
   return o;
 }
 
+TEST(Search, HeadroomRejectsStrategiesThatLeaveTooLittleHbmFree) {
+  SearchOptions none = with_jobs(2);
+  none.headroom = Bytes(0);
+  StatusOr<SearchResult> all = search(gpt3_13b(1), space_of(kSmall), none);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  // A headroom just under the tightest winner's free memory drops it and keeps the roomier ones.
+  int64_t tightest = 0;
+  for (const StrategyResult& x : all->results) tightest = std::max(tightest, x.peak_bytes);
+  const Bytes hbm = gpt3_13b(1).cluster.gpu.hbm_capacity;
+  SearchOptions some = none;
+  some.headroom = Bytes(hbm.count() - tightest + 1);
+  StatusOr<SearchResult> roomy = search(gpt3_13b(1), space_of(kSmall), some);
+  ASSERT_TRUE(roomy.ok()) << roomy.status().message();
+  EXPECT_LT(roomy->evaluated, all->evaluated);
+  for (const StrategyResult& x : roomy->results) {
+    EXPECT_GE(hbm.count() - x.peak_bytes, some.headroom.count());
+  }
+  // A headroom no strategy leaves: nothing fits, and the error names the headroom.
+  some.headroom = Bytes(hbm.count() - 1);
+  StatusOr<SearchResult> none_fit = search(gpt3_13b(1), space_of(kSmall), some);
+  ASSERT_FALSE(none_fit.ok());
+  EXPECT_THAT(none_fit.status().message(), HasSubstr("--headroom"));
+}
+
 TEST(Search, RanksByIterationTimeThenStrategyKey) {
   StatusOr<SearchResult> r = search(gpt3_13b(1), space_of(kSmall), with_jobs(2));
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -149,8 +173,10 @@ TEST(Search, MemoryRejectionsAreCounted) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(), HasSubstr("nothing fits: every one of the 2 valid strategies"));
-  EXPECT_THAT(r.status().message(), HasSubstr("80 GiB of HBM per GPU (the least needs 370 GiB)"));
-  // 8 GPUs × 370 / (0.9 × 80) = 41.1, in whole nodes of 8: 48.
+  EXPECT_THAT(
+      r.status().message(),
+      HasSubstr("80 GiB of HBM per GPU less the 2.0 GiB --headroom (the least needs 370 GiB)"));
+  // 8 GPUs × 370 / (0.9 × (80 − 2)) = 42.2, in whole nodes of 8: 48.
   EXPECT_THAT(r.status().message(), HasSubstr("try more GPUs (about --gpus 48 to start with)"));
 }
 

@@ -1,6 +1,7 @@
 #include "simulate/simulate.h"
 
 #include <chrono>
+#include <cstdio>
 
 #include "collective/collective_model.h"
 #include "compute/compute_model.h"
@@ -14,6 +15,36 @@ namespace preflight {
 
 namespace {
 
+// SimulationReport::warnings that come from the run, not the scenario.
+void add_run_warnings(SimulationReport* r) {
+  const Scenario& s = r->scenario;
+  char buf[320];
+  if (r->memory.fits && !r->memory.stages.empty()) {
+    // Under 5 % of HBM free: the caching allocator's fragmentation varies from run to run by
+    // about that much (docs/memory.md §5), so such a job may still run out of memory.
+    const StageMemory& lim = r->memory.stages[r->memory.limiting_stage];
+    const double share = lim.headroom.to_gib() / lim.capacity.to_gib();
+    if (share < 0.05) {
+      std::snprintf(buf, sizeof buf,
+                    "memory headroom %.1f GiB is under 5 %% of the %.0f GiB HBM (stage %d): "
+                    "allocator fragmentation and NCCL buffers may still make it run out of memory",
+                    lim.headroom.to_gib(), lim.capacity.to_gib(), lim.stage);
+      r->warnings.emplace_back(buf);
+    }
+  }
+  // No MFU can pass the fraction of peak the GPU's GEMMs sustain; the 2021 count (non-causal
+  // attention) can at long sequences, which says the count, not the GPU, is generous.
+  const double ceiling = s.cluster.gpu.calibration.gemm_efficiency;
+  if (r->mfu_2021 > ceiling) {
+    std::snprintf(buf, sizeof buf,
+                  "MFU by Megatron's 2021 count (%.1f %%) is above the %.1f %% of peak the GPU's "
+                  "GEMMs sustain: that count includes the attention work causal kernels skip; the "
+                  "MFU as run is %.1f %%",
+                  r->mfu_2021 * 100, ceiling * 100, r->mfu * 100);
+    r->warnings.emplace_back(buf);
+  }
+}
+
 // Builds the compute, network and collective models for `s`, executes `workload` and derives
 // the figures. An imported workload has no model of ours behind it: no memory estimate and no
 // model FLOPs (MFU, TFLOP/s, parameters stay 0).
@@ -22,6 +53,7 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
                                         std::chrono::steady_clock::time_point wall_start) {
   SimulationReport r;
   r.scenario = s;
+  r.warnings = s.warnings;
   std::unique_ptr<ComputeModel> compute =
       make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
   // The network: its figures plan collectives; the flow backend also carries the traffic.
@@ -100,12 +132,14 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return r;
   }
-  r.model_flops = model_flops_per_iteration(s);
+  r.model_flops = causal_model_flops_per_iteration(s);
+  r.model_flops_2021 = model_flops_per_iteration(s);
   r.peak_tflops = s.cluster.gpu.peak_for(s.training.precision).teraflops();
   r.tflops_per_gpu = r.model_flops / r.iteration_time_s / gpus * 1e-12;
+  r.tflops_per_gpu_2021 = r.model_flops_2021 / r.iteration_time_s / gpus * 1e-12;
   r.mfu = r.tflops_per_gpu / r.peak_tflops;
-  r.mfu_causal = r.model_flops > 0 ? r.mfu * causal_model_flops_per_iteration(s) / r.model_flops
-                                   : 0;
+  r.mfu_2021 = r.tflops_per_gpu_2021 / r.peak_tflops;
+  add_run_warnings(&r);
   r.parameters = total_parameters(s.model, s.parallelism.tp, s.training.seq_len);
   r.active_parameters = active_parameters(s.model, s.parallelism.tp, s.training.seq_len);
   r.moe_layers = workload.moe_layers;

@@ -24,11 +24,21 @@ struct SimulationReport {
   MemoryReport memory;  // per-stage memory; a strategy that does not fit still gets a time
   double iteration_time_s = 0;
   double tokens_per_s = 0;
-  double model_flops = 0;     // per iteration, Megatron 2021 convention (3 × forward)
+  // Model FLOPs per iteration: 3 × forward of the GEMMs, the attention core and the logits,
+  // with causal attention counted as the kernels run it (each query against the keys before
+  // it), Preflight's convention (docs/model.md §2). The *_2021 fields count the attention core
+  // non-causally, as Megatron-LM's 2021 convention and its logs do; at long sequences that count
+  // can pass what the GPU can do.
+  double model_flops = 0;
   double mfu = 0;             // model FLOPs / (time · GPUs · dense peak of the precision)
-  double mfu_causal = 0;      // the same with causal attention counted as run
   double tflops_per_gpu = 0;  // model FLOPs per second per GPU, in TFLOP/s
-  double peak_tflops = 0;     // the dense peak MFU divides by
+  double model_flops_2021 = 0;
+  double mfu_2021 = 0;
+  double tflops_per_gpu_2021 = 0;
+  double peak_tflops = 0;  // the dense peak MFU divides by
+  // What makes this result look better than a real job would (the scenario's warnings, then
+  // the run's: memory headroom under 5 %, an MFU above the GPU's sustained GEMM efficiency).
+  std::vector<std::string> warnings;
   int64_t parameters = 0;
   int64_t active_parameters = 0;  // per token (MoE: top-k routed + shared experts)
   // MoE models: the expert routing of each MoE layer (workload/expert_routing.h).

@@ -35,11 +35,17 @@ TEST(Simulate, ThroughputFiguresFollowFromIterationTime) {
   EXPECT_EQ(t, r->execution.iteration_time.to_seconds());
   // tokens/s = global_batch · seq_len / T = 32·2048 / T.
   EXPECT_DOUBLE_EQ(r->tokens_per_s, 32.0 * 2048 / t);
-  // MFU = model FLOPs / (T · GPUs · peak), model FLOPs = 72·B·s·l·h²(1 + s/6h + V/12lh).
-  EXPECT_DOUBLE_EQ(r->model_flops, model_flops_per_iteration(s));
+  // MFU = model FLOPs / (T · GPUs · peak), model FLOPs with causal attention as run; the 2021
+  // count (72·B·s·l·h²(1 + s/6h + V/12lh)) counts the attention core non-causally, so it is
+  // larger.
+  EXPECT_DOUBLE_EQ(r->model_flops, causal_model_flops_per_iteration(s));
+  EXPECT_DOUBLE_EQ(r->model_flops_2021, model_flops_per_iteration(s));
+  EXPECT_LT(r->model_flops, r->model_flops_2021);
   EXPECT_DOUBLE_EQ(r->peak_tflops, 312);  // A100 dense bf16
   EXPECT_NEAR(r->tflops_per_gpu, r->model_flops / t / 32 / 1e12, 1e-9);
+  EXPECT_NEAR(r->tflops_per_gpu_2021, r->model_flops_2021 / t / 32 / 1e12, 1e-9);
   EXPECT_NEAR(r->mfu, r->model_flops / (t * 32 * 312e12), 1e-12);
+  EXPECT_NEAR(r->mfu_2021, r->model_flops_2021 / (t * 32 * 312e12), 1e-12);
   EXPECT_NEAR(r->mfu, r->tflops_per_gpu / r->peak_tflops, 1e-12);
   EXPECT_GT(r->mfu, 0.0);
   EXPECT_LT(r->mfu, 1.0);  // no faster than the hardware

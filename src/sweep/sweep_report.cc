@@ -1,8 +1,11 @@
 #include "sweep/sweep_report.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 namespace preflight {
@@ -39,6 +42,25 @@ std::string csv_field(const std::string& s) {
 }
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// "64", "-2", "1.5", "1e9": the whole text is a finite number.
+bool is_number(const std::string& s) {
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  char* end = nullptr;
+  const double x = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(x) && s.find_first_of("xXnN") == s.npos;
+}
+
+// The value as JSON: an integer, another number, or the text itself.
+nlohmann::ordered_json axis_value(const std::string& s, bool numeric) {
+  if (!numeric) return s;
+  if (s.find_first_of(".eE") == std::string::npos) {
+    errno = 0;
+    const long long v = std::strtoll(s.c_str(), nullptr, 10);
+    if (errno == 0) return static_cast<int64_t>(v);
+  }
+  return std::strtod(s.c_str(), nullptr);
+}
 
 }  // namespace
 
@@ -123,6 +145,45 @@ std::string sweep_to_csv(const SweepResult& r) {
            (std::isfinite(p.speedup) ? fmt("%.6f", p.speedup) : std::string()) + ",\n";
   }
   return out;
+}
+
+nlohmann::ordered_json sweep_to_json(const SweepResult& r) {
+  using json = nlohmann::ordered_json;
+  std::vector<bool> numeric;
+  for (const SweepAxis& a : r.axes) {
+    numeric.push_back(std::all_of(a.values.begin(), a.values.end(), is_number));
+  }
+  json rows = json::array();
+  for (const SweepPoint& p : r.points) {
+    json row = json::object();
+    for (size_t k = 0; k < r.axes.size() && k < p.values.size(); ++k) {
+      row[r.axes[k].key] = axis_value(p.values[k], numeric[k]);
+    }
+    const bool ok = p.status.ok();
+    const ParallelismConfig& q = p.scenario.parallelism;
+    auto number = [ok](double x) { return ok && std::isfinite(x) ? json(x) : json(nullptr); };
+    auto integer = [ok](int64_t x) { return ok ? json(x) : json(nullptr); };
+    row["tp"] = integer(q.tp);
+    row["pp"] = integer(q.pp);
+    row["dp"] = integer(q.dp);
+    row["cp"] = integer(q.cp);
+    row["ep"] = integer(q.ep);
+    row["vpp"] = integer(q.vpp);
+    row["micro_batch"] = integer(p.scenario.training.micro_batch);
+    row["recompute"] = ok ? json(to_string(q.recompute)) : json(nullptr);
+    row["schedule"] = ok ? json(to_string(q.schedule)) : json(nullptr);
+    row["iteration_time_s"] = number(p.iteration_time_s);
+    row["tokens_per_s"] = number(p.tokens_per_s);
+    row["mfu"] = number(p.mfu);
+    row["tflops_per_gpu"] = number(p.tflops_per_gpu);
+    row["peak_memory_bytes"] = integer(p.peak_bytes);
+    row["hbm_bytes"] = integer(p.hbm_bytes);
+    row["fits"] = ok ? json(p.fits) : json(nullptr);
+    row["speedup"] = number(p.speedup);
+    row["error"] = ok ? json(nullptr) : json(p.status.message());
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 StatusOr<SweepMetric> parse_sweep_metric(const std::string& name) {

@@ -1,7 +1,8 @@
-// Writers for a SweepResult: the terminal table, the CSV file and the bar chart of one metric.
-// Pure functions of the result (deterministic text).
+// Writers for a SweepResult: the terminal table, the CSV file, the JSON rows and the bar chart
+// of one metric. Pure functions of the result (deterministic text).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/status.h"
@@ -19,6 +20,13 @@ std::string format_sweep_table(const SweepResult& r);
 // recompute, schedule, iteration_time_s, tokens_per_s, mfu, tflops_per_gpu, peak_memory_bytes,
 // hbm_bytes, fits, speedup, error. Fields with a comma or quote are quoted (RFC 4180).
 std::string sweep_to_csv(const SweepResult& r);
+
+// The CSV's rows as a JSON array of objects with the CSV's fields: a varied key's values are
+// numbers when all of that key's values are, strings otherwise; tp ... micro_batch,
+// peak_memory_bytes and hbm_bytes integers, the figures numbers, fits a boolean, recompute and
+// schedule strings, error null. A failed point has null figures and its error; speedup is null
+// when the point or the first one failed. Every object has every field, in the CSV's order.
+nlohmann::ordered_json sweep_to_json(const SweepResult& r);
 
 // What a sweep chart plots.
 enum class SweepMetric { kIterationTime, kTokensPerSecond, kMfu };

@@ -127,6 +127,44 @@ TEST(RunSweep, APointThatFailsAloneKeepsItsErrorAndTheOthersRun) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
 }
 
+TEST(SweepJson, RowsHaveTheCsvFieldsWithNumbersAsNumbers) {
+  SweepOptions o;
+  StatusOr<SweepResult> r = run_sweep("", kBase,
+                                      {axis("parallelism.tp=2,4"), axis("parallelism.dp=4,2"),
+                                       axis("cluster.nic_bandwidth=100Gbps,400Gbps")},
+                                      o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const nlohmann::ordered_json j = sweep_to_json(*r);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 8u);
+  // The fields of the CSV header, in its order.
+  std::string fields;
+  for (const auto& [k, v] : j[0].items()) fields += (fields.empty() ? "" : ",") + k;
+  const std::string csv = sweep_to_csv(*r);
+  EXPECT_EQ(fields, csv.substr(0, csv.find('\n')));
+  // TP 2 · PP 2 · DP 4 runs on the 16 GPUs; TP 2 · DP 2 needs 8 and fails with its error.
+  const auto& ok = j[1];
+  EXPECT_EQ(ok["parallelism.tp"], 2);  // all values are numbers: a number
+  EXPECT_EQ(ok["cluster.nic_bandwidth"], "400Gbps");
+  EXPECT_EQ(ok["tp"], 2);
+  EXPECT_EQ(ok["dp"], 4);
+  EXPECT_EQ(ok["recompute"], to_string(r->points[1].scenario.parallelism.recompute));
+  EXPECT_EQ(ok["iteration_time_s"].get<double>(), r->points[1].iteration_time_s);
+  EXPECT_EQ(ok["speedup"].get<double>(), r->points[1].speedup);
+  EXPECT_TRUE(ok["peak_memory_bytes"].is_number_integer());
+  EXPECT_EQ(ok["peak_memory_bytes"], r->points[1].peak_bytes);
+  EXPECT_EQ(ok["fits"], true);
+  EXPECT_TRUE(ok["error"].is_null());
+  const auto& failed = j[2];
+  EXPECT_EQ(failed["parallelism.dp"], 2);
+  ASSERT_FALSE(r->points[2].status.ok());
+  EXPECT_TRUE(failed["iteration_time_s"].is_null());
+  EXPECT_TRUE(failed["speedup"].is_null());
+  EXPECT_TRUE(failed["tp"].is_null());
+  EXPECT_EQ(failed["error"], r->points[2].status.message());
+  EXPECT_EQ(failed.size(), ok.size());
+}
+
 TEST(RunSweep, DpAutoScalesWithTheNodeCountAndTp) {
   // dp: auto = GPUs / (tp · pp): 1, 2, 4 nodes of 8 at TP 2 · PP 2 give DP 2, 4, 8; an explicit
   // dp (kBase's 4) loads on 2 nodes only.

@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0
 failed=0
-commands=(simulate memory collective presets validate topology search sweep "export simai"
+commands=(simulate compare memory collective presets validate topology search sweep "export simai"
           "export chakra")
 for c in "${commands[@]}"; do
   # shellcheck disable=SC2086
