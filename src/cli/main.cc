@@ -56,8 +56,30 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "preflight: error: %s (see `preflight --help`)\n",
-                 preflight::escape_for_message(e.what()).c_str());
+    // An unknown flag of a command: the closest of that command's flags, and its own help.
+    std::string hint;
+    std::string help = "preflight --help";
+    const std::string what = e.what();
+    const CLI::App* sub = nullptr;
+    if (argc > 1 && argv[1][0] != '-') {
+      for (const CLI::App* c : app.get_subcommands({})) {
+        if (c->get_name() == argv[1]) sub = c;
+      }
+    }
+    if (sub != nullptr) {
+      help = "preflight " + sub->get_name() + " --help";
+      const size_t at = what.find("--");
+      if (what.find("not expected") != std::string::npos && at != std::string::npos) {
+        const std::string flag = what.substr(at, what.find_first_of(" ,", at) - at);
+        std::vector<std::string> flags;
+        for (const CLI::Option* o : sub->get_options()) {
+          for (const std::string& n : o->get_lnames()) flags.push_back("--" + n);
+        }
+        hint = preflight::did_you_mean(flag, flags);
+      }
+    }
+    std::fprintf(stderr, "preflight: error: %s%s (see `%s`)\n",
+                 preflight::escape_for_message(what).c_str(), hint.c_str(), help.c_str());
     return preflight::cli::kExitBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "preflight: internal error: %s\n",

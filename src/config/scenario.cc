@@ -7,6 +7,15 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+// " (e.g. 1000 or 1008)": the multiples of `unit` nearest `value`, for an error's fix.
+std::string nearest_multiples(int64_t value, int64_t unit) {
+  if (unit <= 0) return "";
+  const int64_t below = value / unit * unit;
+  const int64_t above = below + unit;
+  if (below <= 0) return " (e.g. " + str(above) + ")";
+  return " (e.g. " + str(below) + " or " + str(above) + ")";
+}
+
 }  // namespace
 
 FlopRate GpuConfig::peak_for(Precision p) const {
@@ -292,7 +301,10 @@ Status validate_scenario(const Scenario& s) {
         "parallelism: tp·" + cp + "pp·dp = " + str(p.tp) + "·" + cp_value + str(p.pp) + "·" +
         str(p.dp) + " = " + (overflow ? "over 2^63" : str(all)) +
         ": expected the cluster's GPU count, " + str(gpus) + " (" + str(s.cluster.nodes) +
-        " nodes × " + str(s.cluster.gpus_per_node) + "), or dp: auto");
+        " nodes × " + str(s.cluster.gpus_per_node) + "), or dp: auto" +
+        (overflow ? std::string()
+                  : " (--set parallelism.dp=auto, or --set cluster.gpus=" + str(all) +
+                        " for this strategy)"));
   }
   if (m.heads % p.tp != 0) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
@@ -378,7 +390,8 @@ Status validate_scenario(const Scenario& s) {
   if (t.global_batch % (int64_t{t.micro_batch} * p.dp) != 0) {
     return invalid_argument("training.global_batch: " + str(t.global_batch) +
                             ": expected a multiple of micro_batch × dp = " + str(t.micro_batch) +
-                            " × " + str(p.dp) + " = " + str(int64_t{t.micro_batch} * p.dp));
+                            " × " + str(p.dp) + " = " + str(int64_t{t.micro_batch} * p.dp) +
+                            nearest_multiples(t.global_batch, int64_t{t.micro_batch} * p.dp));
   }
   if (s.num_microbatches() > 100000) {
     return invalid_argument("training.global_batch: " + str(t.global_batch) + " gives " +

@@ -69,6 +69,27 @@ expect_bad bad-set "key.path=value" "$bin" simulate --set parallelism.tp
 expect_bad unknown-key "model.hiddn" "$bin" simulate --set model.hiddn=4
 expect_bad unknown-key-suggests "did you mean 'hidden'" "$bin" simulate --set model.hiddn=4
 expect_bad unknown-command "unknown command 'simulat' (did you mean 'simulate'?)" "$bin" simulat
+expect_bad unknown-flag-suggests "(did you mean '--json'?) (see \`preflight simulate --help\`)" "$bin" simulate --jsn out.json
+expect_bad headroom-bounded "--headroom: 90GiB: expected a size below the GPU's HBM" "$bin" search --headroom 90GiB
+expect_bad gpus-bounded "--gpus" "$bin" simulate --gpus 0
+# Warnings on stderr (a balanced router left as the default), exit 0; --allow-oom exits 0.
+"$bin" simulate --set model.preset=mixtral-8x7b --set cluster.preset=dgx-h100 --set cluster.nodes=8 \
+  --set parallelism.tp=2 --set parallelism.pp=1 --set parallelism.ep=8 --set parallelism.etp=1 \
+  --set training.seq_len=2048 --set training.global_batch=256 --json "$tmp/moe.json" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "^preflight: warning: model.moe.routing: uniform, a perfectly balanced" "$tmp/err" &&
+  grep -q '"warnings": \[' "$tmp/moe.json" && grep -q '"model.moe.routing": "uniform"' "$tmp/moe.json"; then
+  passed=$((passed + 1)); else echo "FAIL warnings: exit $rc, $(cat "$tmp/err")"; failed=$((failed + 1)); fi
+"$bin" simulate --set cluster.nodes=1 --set parallelism.tp=1 --set parallelism.pp=1 \
+  --set parallelism.dp=8 --set training.global_batch=8 --allow-oom >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "warning: does not fit" "$tmp/err"; then passed=$((passed + 1)); else
+  echo "FAIL --allow-oom: exit $rc"; failed=$((failed + 1)); fi
+# simulate --csv: a header, then a row per run.
+rm -f "$tmp/runs.csv"
+for tp in 4 8; do "$bin" simulate --set parallelism.tp=$tp -q --csv "$tmp/runs.csv"; done
+if [ "$(wc -l <"$tmp/runs.csv")" -eq 3 ] && head -1 "$tmp/runs.csv" | grep -q "^scenario,model,gpu,gpus"; then
+  passed=$((passed + 1)); else echo "FAIL simulate --csv: $(cat "$tmp/runs.csv")"; failed=$((failed + 1)); fi
 printf 'model:\n\tpreset: gpt3-175b\n' >"$tmp/tab.yaml"
 expect_bad tab-indent "a tab in the indentation of line 2" "$bin" simulate "$tmp/tab.yaml"
 printf 'model:\n  preset: gpt3-1.7b\nmodel:\n  preset: gpt3-13b\n' >"$tmp/dup.yaml"
