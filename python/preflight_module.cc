@@ -80,6 +80,14 @@ StatusOr<std::string> dict_scenario_text(const py::dict& scenario) {
     if (std::string(section) == "parallelism" && given["cluster"]) continue;
     if (defaults[section]) merged[section] = defaults[section];
   }
+  // Another model than the default's brings its own pre-training sequence length (its
+  // max_seq_len), as `--set model.preset=...` on the default scenario does; the JSON's
+  // "defaults" names it.
+  if (given["model"] && !given["training"] && merged["training"].IsMap()) {
+    YAML::Node training = YAML::Clone(merged["training"]);
+    training.remove("seq_len");
+    merged["training"] = training;
+  }
   YAML::Emitter out;
   out << YAML::DoubleQuoted << YAML::Flow << merged;
   return std::string(out.c_str());
@@ -225,7 +233,7 @@ py::object py_memory(const py::object& scenario, const std::vector<std::string>&
   nlohmann::json j;
   {
     py::gil_scoped_release release;
-    j = memory_to_json(estimate_memory(s));
+    j = memory_to_json(s, estimate_memory(s));
   }
   j["scenario"] = scenario_to_json(s);
   return to_python(j);

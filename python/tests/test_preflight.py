@@ -54,6 +54,9 @@ def test_simulate_dict_takes_omitted_sections_from_the_default_scenario():
     r = preflight.simulate(SMALL)
     # training comes from the default scenario; parallelism is the loader's (DP over 8 GPUs).
     assert r["scenario"]["training"]["global_batch"] == 1536
+    # ... but the model brings its own pre-training sequence length, named among the defaults.
+    assert r["scenario"]["training"]["seq_len"] == 8192
+    assert r["defaults"]["training.seq_len"] == "8192"
     p = r["scenario"]["parallelism"]
     assert (p["tp"], p["pp"], p["dp"]) == (1, 1, 8)
 

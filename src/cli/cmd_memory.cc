@@ -47,7 +47,7 @@ int run(const MemoryArgs& a) {
     }
   }
   if (!a.json.empty()) {
-    nlohmann::json j = memory_to_json(m);
+    nlohmann::json j = memory_to_json(*scenario, m);
     j["scenario"] = scenario_to_json(*scenario);
     Status s = write_output(a.json,
                             j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

@@ -35,7 +35,7 @@ struct SearchArgs {
   std::string csv;
   std::string json;
   std::string report;  // HTML report
-  std::string headroom = "2GiB";
+  std::string headroom = "auto";
   bool quiet = false;
 };
 
@@ -140,14 +140,17 @@ int run(const SearchArgs& a) {
     if (!t.ok()) return root ? fail(t.status()) : kExitBadInput;
     token_budget = *t;
   }
-  StatusOr<Bytes> headroom = parse_bytes(a.headroom);
-  if (!headroom.ok() || headroom->count() < 0 ||
-      headroom->count() >= base->cluster.gpu.hbm_capacity.count()) {
-    return root ? fail(invalid_argument(
-                      "--headroom: " + escape_for_message(a.headroom) +
-                      ": expected a size below the GPU's HBM, e.g. 2GiB or 0GiB" +
-                      (headroom.ok() ? "" : " (" + headroom.status().message() + ")")))
-                : kExitBadInput;
+  Bytes headroom(-1);  // auto: the GPU's recommended headroom
+  if (a.headroom != "auto") {
+    StatusOr<Bytes> h = parse_bytes(a.headroom);
+    if (!h.ok() || h->count() < 0 || h->count() >= base->cluster.gpu.hbm_capacity.count()) {
+      return root ? fail(invalid_argument(
+                        "--headroom: " + escape_for_message(a.headroom) +
+                        ": expected auto or a size below the GPU's HBM, e.g. 4GiB or 0GiB" +
+                        (h.ok() ? "" : " (" + h.status().message() + ")")))
+                  : kExitBadInput;
+    }
+    headroom = *h;
   }
   const bool to_stdout = a.json == "-" || a.csv == "-";
   ProgressBar bar(root && !a.quiet && isatty(2));
@@ -155,7 +158,7 @@ int run(const SearchArgs& a) {
   options.objective = *objective;
   options.jobs = a.jobs;
   options.top_k = a.top;
-  options.headroom = *headroom;
+  options.headroom = headroom;
   options.group = group.get();
   options.on_progress = [&bar](int64_t done, int64_t total) { bar.update(done, total); };
   StatusOr<SearchResult> r = search(*base, space, options);
@@ -262,9 +265,9 @@ void add_search_command(CLI::App& app, int* exit_code) {
                   "by reason, the ranked table of the --top best, and a chart of every simulated "
                   "strategy, tokens/s against memory per GPU, with the Pareto front and HBM line");
   cmd->add_option("--headroom", args->headroom,
-                  "HBM every strategy must leave free per GPU (default 2GiB; the peak is an "
-                  "estimate and a real job's moves with fragmentation and NCCL buffers); 0GiB "
-                  "admits a strategy that just fits");
+                  "HBM every strategy must leave free per GPU, e.g. 4GiB (default auto: 2.5 % of "
+                  "HBM, at least 2 GiB; the peak is an estimate and a real job's moves with "
+                  "fragmentation and NCCL buffers); 0GiB admits a strategy that just fits");
   cmd->add_flag("--quiet,-q", args->quiet, "Print nothing but errors");
   cmd->callback([args, exit_code]() { *exit_code = run(*args); });
 }

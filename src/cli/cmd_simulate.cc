@@ -1,5 +1,6 @@
 // `preflight simulate [SCENARIO.yaml] [--set k=v]... [--gpus N] [--workload simai:FILE]
 // [--json FILE] [--csv FILE] [--trace FILE] [--report FILE.html] [--allow-oom]`
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -251,18 +252,18 @@ int run(const SimulateArgs& given) {
   if (!a.json.empty() && a.json != "-" && !a.quiet) {
     std::printf("json written to %s\n", a.json.c_str());
   }
-  print_warnings(report->warnings, a.quiet);
-  if (!report->memory.fits && !report->memory.stages.empty()) {
+  const bool oom = !report->memory.fits && !report->memory.stages.empty();
+  std::vector<std::string> warnings = report->warnings;
+  if (oom && !a.allow_oom) {  // said below, as the error it is without --allow-oom
+    warnings.erase(
+        std::remove_if(warnings.begin(), warnings.end(),
+                       [](const std::string& w) { return w.rfind("does not fit", 0) == 0; }),
+        warnings.end());
+  }
+  print_warnings(warnings, a.quiet);
+  if (oom) {
     const StageMemory& lim = report->memory.stages[report->memory.limiting_stage];
-    if (a.allow_oom) {
-      if (!a.quiet) {
-        std::fprintf(stderr,
-                     "preflight: warning: does not fit: stage %d needs %.1f GiB of %.0f GiB HBM "
-                     "(--allow-oom: exit code 0)\n",
-                     lim.stage, lim.peak.to_gib(), lim.capacity.to_gib());
-      }
-      return kExitOk;
-    }
+    if (a.allow_oom) return kExitOk;
     std::fprintf(stderr,
                  "preflight: does not fit: stage %d needs %.1f GiB of %.0f GiB HBM (exit code "
                  "3; `preflight memory` with the same scenario says what to change; --allow-oom "

@@ -486,6 +486,10 @@ double largest_backward(const Scenario& sc, const LayerKinds& k, const std::vect
 
 }  // namespace
 
+Bytes recommended_headroom(Bytes hbm) {
+  return Bytes(std::max(Bytes::gib(2).count(), hbm.count() / 40));
+}
+
 int effective_zero_stage(const Scenario& s) {
   return std::max(s.parallelism.zero_stage, s.parallelism.distributed_optimizer ? 1 : 0);
 }

@@ -85,4 +85,10 @@ Bytes model_state_bytes(const Scenario& s, int64_t params);
 // The ZeRO stage in effect: parallelism.zero_stage, at least 1 with distributed_optimizer.
 int effective_zero_stage(const Scenario& s);
 
+// The HBM a strategy should leave free on a GPU of `hbm`: 2.5 % of it, at least 2 GiB. The peak
+// is an estimate, and a real job's moves by about that much with the caching allocator's
+// fragmentation and NCCL's buffers (docs/memory.md §5). `search` rejects strategies that leave
+// less (its default --headroom) and `simulate` warns of them.
+Bytes recommended_headroom(Bytes hbm);
+
 }  // namespace preflight

@@ -288,7 +288,7 @@ json report_to_json(const SimulationReport& r) {
            {"critical_stage", e.critical_stage},
            {"breakdown", breakdown_json(crit.breakdown)},
            {"stages", stages},
-           {"memory", memory_to_json(r.memory)},
+           {"memory", memory_to_json(r.scenario, r.memory)},
            {"notes", r.scenario.notes},
            {"warnings", r.warnings},
            {"defaults", defaults},

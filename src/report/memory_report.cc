@@ -1,13 +1,14 @@
 #include <cstdio>
 #include <string>
 
+#include "memory/memory_advice.h"
 #include "report/report.h"
 
 namespace preflight {
 
 using nlohmann::json;
 
-json memory_to_json(const MemoryReport& m) {
+json memory_to_json(const Scenario& scenario, const MemoryReport& m) {
   json stages = json::array();
   json peaks = json::array();
   for (const StageMemory& s : m.stages) {
@@ -34,7 +35,8 @@ json memory_to_json(const MemoryReport& m) {
   return json{{"fits", m.fits},
               {"limiting_stage", m.limiting_stage},
               {"peak_bytes_per_stage", peaks},
-              {"stages", stages}};
+              {"stages", stages},
+              {"advice", memory_advice(scenario, m)}};
 }
 
 std::string format_memory_table(const MemoryReport& m) {

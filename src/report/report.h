@@ -23,8 +23,9 @@ nlohmann::json report_to_json(const SimulationReport& r);
 // Chrome trace-event JSON: a process per pipeline stage (rank class), a thread per stream.
 nlohmann::json trace_to_json(const SimulationReport& r);
 
-// Memory per pipeline stage (`preflight memory --json`, and `memory` in the simulate JSON).
-nlohmann::json memory_to_json(const MemoryReport& m);
+// Memory per pipeline stage (`preflight memory --json`, and `memory` in the simulate JSON), with
+// "advice": the changes that would make a strategy that does not fit fit (memory_advice.h).
+nlohmann::json memory_to_json(const Scenario& s, const MemoryReport& m);
 
 // A table of memory per stage in GiB (weights, gradients, optimizer, activations, micro-batches
 // in flight, buffers, framework, transient, peak, HBM, headroom, fits).

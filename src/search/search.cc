@@ -25,6 +25,12 @@ std::string gib_text(Bytes b) {
   return buf;
 }
 
+// SearchOptions::headroom, the GPU's recommended one when negative.
+Bytes headroom_of(const Scenario& base, const SearchOptions& options) {
+  return options.headroom.count() < 0 ? recommended_headroom(base.cluster.gpu.hbm_capacity)
+                                      : options.headroom;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -227,8 +233,8 @@ std::string evaluate_share(const Scenario& base, const std::vector<Strategy>& ca
   int64_t done = 0;
   parallel_for(share, options.jobs, [&](int64_t k) {
     const int64_t i = rank + k * size;
-    outcomes[k] =
-        evaluate(base, candidates[i], kCheapNetwork, /*check_memory=*/true, options.headroom);
+    outcomes[k] = evaluate(base, candidates[i], kCheapNetwork, /*check_memory=*/true,
+                           headroom_of(base, options));
     outcomes[k].index = i;
     if (options.on_progress) {
       std::lock_guard<std::mutex> lock(progress_mu);
@@ -290,15 +296,15 @@ StatusOr<SearchResult> merge_shares(const Scenario& base, const Enumeration& enu
       const double capacity = static_cast<double>(base.cluster.gpu.hbm_capacity.count());
       const int gpn = std::max(1, base.cluster.gpus_per_node);
       const int64_t gpus = base.cluster.total_gpus();
-      const double usable =
-          std::max(0.5 * capacity, capacity - static_cast<double>(options.headroom.count()));
+      const double usable = std::max(
+          0.5 * capacity, capacity - static_cast<double>(headroom_of(base, options).count()));
       const int64_t guess =
           (static_cast<int64_t>(std::ceil(gpus * least_peak / (0.9 * usable))) + gpn - 1) / gpn *
           gpn;
       return invalid_argument(
           "nothing fits: every one of the " + with_commas(n) + " valid strategies needs more " +
           "than the " + with_commas(base.cluster.gpu.hbm_capacity.count() >> 30) +
-          " GiB of HBM per GPU less the " + gib_text(options.headroom) +
+          " GiB of HBM per GPU less the " + gib_text(headroom_of(base, options)) +
           " --headroom (the least needs " +
           std::to_string(static_cast<int64_t>(least_peak / (1024.0 * 1024 * 1024) + 0.5)) +
           " GiB); try more GPUs (about --gpus " + with_commas(std::max(guess, gpus + gpn)) +
@@ -316,7 +322,7 @@ StatusOr<SearchResult> merge_shares(const Scenario& base, const Enumeration& enu
     std::vector<Outcome> again(k);
     parallel_for(k, options.jobs, [&](int64_t i) {
       again[i] = evaluate(base, out.results[i].strategy, network, /*check_memory=*/false,
-                          options.headroom);
+                          headroom_of(base, options));
     });
     for (int i = 0; i < k; ++i) {
       if (again[i].kind != Outcome::kOk) continue;  // keeps its analytical figures

@@ -32,8 +32,9 @@ struct SearchOptions {
   int top_k = 10;  // the best K are re-evaluated at the configured network; an error below 1
   // HBM each strategy must leave free on every GPU (`--headroom`): the memory model's peak is an
   // estimate, and a real job's varies with the allocator's fragmentation and NCCL's buffers by a
-  // few GiB (docs/memory.md §5), so a strategy at 79.8 of 80 GiB is a gamble. 2 GiB by default.
-  Bytes headroom = Bytes::gib(2);
+  // few GiB, so a strategy at 79.8 of 80 GiB is a gamble. Negative (the default): the
+  // recommended_headroom() of the GPU (memory/memory_model.h), 2 GiB on an 80 GB GPU.
+  Bytes headroom = Bytes(-1);
   // Called after each candidate of this process's share with (done, share size), from the worker
   // thread that finished it; calls never overlap.
   std::function<void(int64_t, int64_t)> on_progress;

@@ -5,6 +5,7 @@
 
 #include "collective/collective_model.h"
 #include "compute/compute_model.h"
+#include "memory/memory_model.h"
 #include "model/transformer.h"
 #include "network/flow/flow_transport.h"
 #include "network/network_backend.h"
@@ -19,16 +20,22 @@ namespace {
 void add_run_warnings(SimulationReport* r) {
   const Scenario& s = r->scenario;
   char buf[320];
-  if (r->memory.fits && !r->memory.stages.empty()) {
-    // Under 5 % of HBM free: the caching allocator's fragmentation varies from run to run by
-    // about that much (docs/memory.md §5), so such a job may still run out of memory.
+  if (!r->memory.stages.empty()) {
     const StageMemory& lim = r->memory.stages[r->memory.limiting_stage];
-    const double share = lim.headroom.to_gib() / lim.capacity.to_gib();
-    if (share < 0.05) {
+    const Bytes least = recommended_headroom(lim.capacity);
+    if (!r->memory.fits) {
+      std::snprintf(
+          buf, sizeof buf,
+          "does not fit: stage %d needs %.1f GiB of %.0f GiB HBM; the time assumes it ran",
+          lim.stage, lim.peak.to_gib(), lim.capacity.to_gib());
+      r->warnings.emplace_back(buf);
+    } else if (lim.headroom.count() < least.count()) {
+      // Less free than a real job's peak varies by (memory/memory_model.h).
       std::snprintf(buf, sizeof buf,
-                    "memory headroom %.1f GiB is under 5 %% of the %.0f GiB HBM (stage %d): "
-                    "allocator fragmentation and NCCL buffers may still make it run out of memory",
-                    lim.headroom.to_gib(), lim.capacity.to_gib(), lim.stage);
+                    "memory headroom %.1f GiB is under %.1f GiB (2.5 %% of the %.0f GiB HBM, at "
+                    "least 2 GiB; stage %d): allocator fragmentation and NCCL buffers may still "
+                    "make it run out of memory",
+                    lim.headroom.to_gib(), least.to_gib(), lim.capacity.to_gib(), lim.stage);
       r->warnings.emplace_back(buf);
     }
   }

@@ -70,7 +70,7 @@ expect_bad unknown-key "model.hiddn" "$bin" simulate --set model.hiddn=4
 expect_bad unknown-key-suggests "did you mean 'hidden'" "$bin" simulate --set model.hiddn=4
 expect_bad unknown-command "unknown command 'simulat' (did you mean 'simulate'?)" "$bin" simulat
 expect_bad unknown-flag-suggests "(did you mean '--json'?) (see \`preflight simulate --help\`)" "$bin" simulate --jsn out.json
-expect_bad headroom-bounded "--headroom: 90GiB: expected a size below the GPU's HBM" "$bin" search --headroom 90GiB
+expect_bad headroom-bounded "--headroom: 90GiB: expected auto or a size below the GPU's HBM" "$bin" search --headroom 90GiB
 expect_bad gpus-bounded "--gpus" "$bin" simulate --gpus 0
 # Warnings on stderr (a balanced router left as the default), exit 0; --allow-oom exits 0.
 "$bin" simulate --set model.preset=mixtral-8x7b --set cluster.preset=dgx-h100 --set cluster.nodes=8 \
