@@ -11,11 +11,76 @@
 #include <sstream>
 
 #include "base/text.h"
+#include "config/loader_sections.h"
 #include "config/pipeline_layout.h"
 #include "config/presets.h"
 #include "config/yaml_reader.h"
 
 namespace preflight {
+namespace loader_internal {
+
+// Writes `over` into `base`: mappings merge key by key (recursively), anything else replaces.
+void deep_merge(YAML::Node base, const YAML::Node& over) {
+  for (const auto& kv : over) {
+    const std::string key = kv.first.Scalar();
+    YAML::Node current = base[key];
+    if (kv.second.IsMap() && current && current.IsMap() && !kv.second["preset"]) {
+      deep_merge(current, kv.second);
+    } else {
+      base[key] = YAML::Clone(kv.second);
+    }
+  }
+}
+
+// Merges section `node` over its preset (`kind`), if it names one. Inline keys win; nested
+// mappings (e.g. a cluster's `gpu.calibration`) merge key by key.
+StatusOr<YAML::Node> resolve_preset(const YAML::Node& node, const std::string& kind,
+                                    const std::string& source, const std::string& path) {
+  if (!node || node.IsNull()) return YAML::Node(YAML::NodeType::Map);
+  // yaml-cpp's operator= writes through to the referenced node; reset() rebinds the handle.
+  YAML::Node section;
+  section.reset(node);
+  if (node.IsScalar()) {  // `gpu: A100-SXM4-80GB` is shorthand for {preset: A100-SXM4-80GB}
+    YAML::Node map(YAML::NodeType::Map);
+    map["preset"] = node.Scalar();
+    section.reset(map);
+  }
+  if (!section.IsMap()) {
+    return invalid_argument(source + ": " + path + ": expected a mapping or a preset name");
+  }
+  if (!section["preset"]) return YAML::Clone(section);
+  if (!section["preset"].IsScalar()) {
+    return invalid_argument(source + ": " + path + ".preset: expected a preset name");
+  }
+  StatusOr<YAML::Node> preset = find_preset(kind, section["preset"].Scalar());
+  if (!preset.ok()) {
+    return invalid_argument(source + ": " + path + ".preset: " + preset.status().message());
+  }
+  YAML::Node merged = YAML::Clone(*preset);
+  YAML::Node inline_keys(YAML::NodeType::Map);
+  for (const auto& kv : section) {
+    if (kv.first.Scalar() != "preset") inline_keys[kv.first.Scalar()] = kv.second;
+  }
+  // A scalar `gpu: NAME` in the preset becomes {preset: NAME} so inline GPU keys merge into it.
+  for (const auto& kv : inline_keys) {
+    YAML::Node current = merged[kv.first.Scalar()];
+    if (kv.second.IsMap() && current && current.IsScalar()) {
+      YAML::Node m(YAML::NodeType::Map);
+      m["preset"] = current.Scalar();
+      merged[kv.first.Scalar()] = m;
+    }
+  }
+  deep_merge(merged, inline_keys);
+  return merged;
+}
+
+}  // namespace loader_internal
+
+using loader_internal::read_cluster;
+using loader_internal::read_model;
+using loader_internal::resolve_cluster;
+using loader_internal::resolve_preset;
+
 namespace {
 
 // Errors are one line: control bytes that come from the input (a block-scalar preset name, a
@@ -78,491 +143,6 @@ Status apply_override(YAML::Node root, const std::string& assignment) {
     chain.back().remove(keys[1] == "gpus" ? "nodes" : "gpus");
   }
   return Status();
-}
-
-// Writes `over` into `base`: mappings merge key by key (recursively), anything else replaces.
-void deep_merge(YAML::Node base, const YAML::Node& over) {
-  for (const auto& kv : over) {
-    const std::string key = kv.first.Scalar();
-    YAML::Node current = base[key];
-    if (kv.second.IsMap() && current && current.IsMap() && !kv.second["preset"]) {
-      deep_merge(current, kv.second);
-    } else {
-      base[key] = YAML::Clone(kv.second);
-    }
-  }
-}
-
-// Merges section `node` over its preset (`kind`), if it names one. Inline keys win; nested
-// mappings (e.g. a cluster's `gpu.calibration`) merge key by key.
-StatusOr<YAML::Node> resolve_preset(const YAML::Node& node, const std::string& kind,
-                                    const std::string& source, const std::string& path) {
-  if (!node || node.IsNull()) return YAML::Node(YAML::NodeType::Map);
-  // yaml-cpp's operator= writes through to the referenced node; reset() rebinds the handle.
-  YAML::Node section;
-  section.reset(node);
-  if (node.IsScalar()) {  // `gpu: A100-SXM4-80GB` is shorthand for {preset: A100-SXM4-80GB}
-    YAML::Node map(YAML::NodeType::Map);
-    map["preset"] = node.Scalar();
-    section.reset(map);
-  }
-  if (!section.IsMap()) {
-    return invalid_argument(source + ": " + path + ": expected a mapping or a preset name");
-  }
-  if (!section["preset"]) return YAML::Clone(section);
-  if (!section["preset"].IsScalar()) {
-    return invalid_argument(source + ": " + path + ".preset: expected a preset name");
-  }
-  StatusOr<YAML::Node> preset = find_preset(kind, section["preset"].Scalar());
-  if (!preset.ok()) {
-    return invalid_argument(source + ": " + path + ".preset: " + preset.status().message());
-  }
-  YAML::Node merged = YAML::Clone(*preset);
-  YAML::Node inline_keys(YAML::NodeType::Map);
-  for (const auto& kv : section) {
-    if (kv.first.Scalar() != "preset") inline_keys[kv.first.Scalar()] = kv.second;
-  }
-  // A scalar `gpu: NAME` in the preset becomes {preset: NAME} so inline GPU keys merge into it.
-  for (const auto& kv : inline_keys) {
-    YAML::Node current = merged[kv.first.Scalar()];
-    if (kv.second.IsMap() && current && current.IsScalar()) {
-      YAML::Node m(YAML::NodeType::Map);
-      m["preset"] = current.Scalar();
-      merged[kv.first.Scalar()] = m;
-    }
-  }
-  deep_merge(merged, inline_keys);
-  return merged;
-}
-
-// model.moe: absent or `experts: 0` is a dense model.
-Status read_moe(const YAML::Node& node, const std::string& source, ModelConfig* m) {
-  YamlReader r(node, source, "model.moe");
-  MoeConfig& e = m->moe;
-  e.experts = r.get_int("experts", 0, 0);
-  if (e.experts == 0) return r.finish();
-  e.top_k = r.required_int("top_k");
-  e.expert_ffn_hidden = r.required_int("expert_ffn_hidden");
-  e.shared_experts = r.get_int("shared_experts", 0, 0);
-  e.shared_expert_ffn_hidden = r.get_int("shared_expert_ffn_hidden", e.expert_ffn_hidden);
-  e.dense_layers = r.get_int("dense_layers", 0, 0);
-  e.layer_interval = r.get_int("layer_interval", 1);
-  e.capacity_factor = r.get_double("capacity_factor", 0, 0, 1000);
-  e.routing = static_cast<MoeRouting>(
-      r.get_choice("routing", 0, {"uniform", "zipf", "dirichlet", "loads"}));
-  e.zipf_exponent = r.get_double("zipf_exponent", e.zipf_exponent, 0, 100);
-  e.dirichlet_alpha = r.get_double("dirichlet_alpha", e.dirichlet_alpha, 1e-6, 1e9);
-  if (r.has("loads")) {
-    e.loads = r.get_double_list("loads", 0, 1e18);
-    if (r.status().ok() && e.routing != MoeRouting::kLoads) {
-      r.fail("loads", "given, but model.moe.routing is " + std::string(to_string(e.routing)) +
-                          ": expected routing: loads");
-    }
-  }
-  static const std::vector<std::string> kDispatchers = {"alltoall", "allgather", "flex"};
-  const int dispatcher = r.get_choice("dispatcher", 0, kDispatchers);
-  e.allgather_dispatcher = dispatcher == 1;
-  e.flex_dispatcher = dispatcher == 2;
-  e.group_topk = r.get_int("group_topk", 0, 0);
-  e.fp8_dispatch = r.get_choice("dispatch_precision", 0, {"bf16", "fp8"}) == 1;
-  e.router_aux_loss = r.get_double("router_aux_loss", 0, 0, 1e6);
-  e.latent_size = r.get_int("latent_size", 0, 0);
-  PREFLIGHT_RETURN_IF_ERROR(r.finish());
-  if (e.group_topk > 0 && e.allgather_dispatcher) {
-    return invalid_argument(source + ": model.moe.group_topk: " + std::to_string(e.group_topk) +
-                            ": node-limited routing needs dispatcher: alltoall (the all-gather "
-                            "dispatcher sends every token to every rank)");
-  }
-  if (e.top_k > e.experts) {
-    return invalid_argument(source + ": model.moe.top_k: " + std::to_string(e.top_k) +
-                            ": expected at most model.moe.experts (" + std::to_string(e.experts) +
-                            ")");
-  }
-  if (e.routing == MoeRouting::kLoads) {
-    double total = 0;
-    for (double v : e.loads) total += v;
-    if (e.loads.empty() || !(total > 0)) {
-      return invalid_argument(source +
-                              ": model.moe.loads: expected a list of per-expert loads with a "
-                              "positive sum, e.g. [3, 1, 1, 1]");
-    }
-  }
-  if (e.dense_layers >= m->layers) {
-    return invalid_argument(source + ": model.moe.dense_layers: " + std::to_string(e.dense_layers) +
-                            ": expected fewer than model.layers (" + std::to_string(m->layers) +
-                            ")");
-  }
-  return Status();
-}
-
-// model.mamba: the Mamba-2 mixer of a hybrid model's M layers; absent = none. conv_kernel and
-// chunk default to Megatron-Core's MambaMixer (d_conv 4, chunk_size 128).
-Status read_mamba(const YAML::Node& node, const std::string& source, ModelConfig* m) {
-  YamlReader r(node, source, "model.mamba");
-  if (!node || node.IsNull()) return r.finish();
-  MambaConfig& a = m->mamba;
-  a.heads = r.required_int("heads");
-  a.head_dim = r.required_int("head_dim");
-  a.state = r.required_int("state");
-  a.groups = r.required_int("groups");
-  a.conv_kernel = r.get_int("conv_kernel", 4);
-  // causal-conv1d, the kernel Mamba-2 runs, takes widths 2 to 4; the mixer costs the conv as a
-  // memory-bound pass, which a far wider one is not (its model FLOPs passed the GPU's peak).
-  if (r.status().ok() && a.conv_kernel > 4) {
-    r.fail("conv_kernel", std::to_string(a.conv_kernel) +
-                              ": expected at most 4 (causal-conv1d's widths are 2 to 4)");
-  }
-  a.chunk = r.get_int("chunk", 128);
-  return r.finish();
-}
-
-// model.mla: absent = ordinary (GQA/MHA) attention.
-Status read_mla(const YAML::Node& node, const std::string& source, ModelConfig* m) {
-  YamlReader r(node, source, "model.mla");
-  MlaConfig& a = m->mla;
-  a.q_lora_rank = r.get_int("q_lora_rank", 0, 0);
-  a.kv_lora_rank = r.get_int("kv_lora_rank", 0, 0);
-  a.qk_nope_head_dim = r.get_int("qk_nope_head_dim", 0, 0);
-  a.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 0, 0);
-  a.v_head_dim = r.get_int("v_head_dim", 0, 0);
-  PREFLIGHT_RETURN_IF_ERROR(r.finish());
-  if (!a.enabled() &&
-      (a.q_lora_rank > 0 || a.qk_nope_head_dim > 0 || a.qk_rope_head_dim > 0 || a.v_head_dim > 0)) {
-    return invalid_argument(source +
-                            ": model.mla.kv_lora_rank: missing: expected a positive latent rank "
-                            "when other MLA dimensions are given");
-  }
-  if (a.enabled() && m->kv_heads != m->heads) {
-    return invalid_argument(source + ": model.kv_heads: " + std::to_string(m->kv_heads) +
-                            ": MLA has one K/V per head; expected model.heads (" +
-                            std::to_string(m->heads) + ")");
-  }
-  return Status();
-}
-
-Status read_model(const YAML::Node& node, const std::string& source, ModelConfig* m) {
-  YamlReader r(node, source, "model");
-  r.skip("preset");
-  m->name = r.get_string("name", "custom");
-  m->description = r.get_string("description", "");
-  m->layers = r.required_int("layers");
-  // The deepest trained LLMs have a few hundred layers (Llama 3 405B: 126); the workload holds
-  // every layer's ops, so a billion layers took a minute to simulate.
-  constexpr int kMaxLayers = 10'000;
-  if (m->layers > kMaxLayers) {
-    r.fail("layers",
-           std::to_string(m->layers) + ": expected at most " + std::to_string(kMaxLayers));
-  }
-  m->hidden = r.required_int("hidden");
-  m->heads = r.required_int("heads");
-  m->kv_heads = r.get_int("kv_heads", m->heads);
-  // The default ffn_hidden, 4·hidden, must stay within get_int's bound of 1e9.
-  constexpr int kMaxHiddenForDefaultFfn = 250'000'000;
-  if (m->hidden > kMaxHiddenForDefaultFfn && !r.has("ffn_hidden")) {
-    r.fail("hidden", std::to_string(m->hidden) + ": expected at most " +
-                         std::to_string(kMaxHiddenForDefaultFfn) +
-                         " unless model.ffn_hidden is given");
-  }
-  m->ffn_hidden = r.get_int("ffn_hidden", 4 * std::min(m->hidden, kMaxHiddenForDefaultFfn));
-  m->vocab = r.required_int("vocab");
-  // relu2 (Hugging Face's name) and squared_relu are the same non-gated squared ReLU.
-  const int activation = r.get_choice("activation", 0, {"gelu", "swiglu", "relu2", "squared_relu"});
-  m->activation = activation >= 2 ? Activation::kSquaredRelu : static_cast<Activation>(activation);
-  m->norm = static_cast<Norm>(r.get_choice("norm", 0, {"layernorm", "rmsnorm"}));
-  m->position_embedding = static_cast<PositionEmbedding>(
-      r.get_choice("position_embedding", 0, {"learned", "rope", "alibi", "none"}));
-  m->tied_embeddings = r.get_bool("tied_embeddings", true);
-  m->linear_bias = r.get_bool("linear_bias", true);
-  m->dropout = r.get_bool("dropout", true);
-  m->max_seq_len = r.get_int("max_seq_len", 2048);
-  m->head_dim_override = r.get_int("head_dim", 0, 0);
-  m->sliding_window = r.get_int("sliding_window", 0, 0);
-  m->sliding_window_pattern = r.get_int("sliding_window_pattern", 0, 0);
-  m->attention_sinks = r.get_bool("attention_sinks", false);
-  m->mtp_layers = r.get_int("mtp_layers", 0, 0);
-  m->mtp_repeated_layer = r.get_bool("mtp_repeated_layer", false);
-  m->hybrid_pattern = r.get_string("hybrid_pattern", "");
-  if (r.has("hybrid_pattern") && m->hybrid_pattern.empty()) {
-    r.fail("hybrid_pattern", "'': expected one of M * - E per layer, e.g. \"M-M*-\"");
-  }
-  r.skip("moe");
-  r.skip("mla");
-  r.skip("mamba");
-  PREFLIGHT_RETURN_IF_ERROR(r.finish());
-  PREFLIGHT_RETURN_IF_ERROR(read_moe(node["moe"], source, m));
-  PREFLIGHT_RETURN_IF_ERROR(read_mla(node["mla"], source, m));
-  PREFLIGHT_RETURN_IF_ERROR(read_mamba(node["mamba"], source, m));
-  PREFLIGHT_RETURN_IF_ERROR(validate_hybrid_model(*m).with_prefix(source + ": "));
-  if (m->head_dim_override == 0 && m->hidden % m->heads != 0) {
-    return invalid_argument(source + ": model.heads: " + std::to_string(m->heads) +
-                            ": expected a divisor of model.hidden (" + std::to_string(m->hidden) +
-                            ")");
-  }
-  if (m->heads % m->kv_heads != 0) {
-    return invalid_argument(source + ": model.kv_heads: " + std::to_string(m->kv_heads) +
-                            ": expected a divisor of model.heads (" + std::to_string(m->heads) +
-                            ")");
-  }
-  return Status();
-}
-
-Status read_gpu(const YAML::Node& node, const std::string& source, const std::string& path,
-                GpuConfig* g) {
-  YamlReader r(node, source, path);
-  r.skip("preset");
-  g->name = r.get_string("name", "custom");
-  g->description = r.get_string("description", "");
-  g->architecture = r.get_string("architecture", "unknown");
-  g->sm_count = r.required_int("sm_count");
-  if (!r.has("hbm_capacity")) r.fail("hbm_capacity", "missing key: expected a size such as 80GiB");
-  // No GPU package holds 16 TiB (B300: 288 GB), and the memory model's sums stay in int64.
-  g->hbm_capacity = r.get_bytes("hbm_capacity", Bytes(), "16TiB");
-  if (!r.has("hbm_bandwidth")) {
-    r.fail("hbm_bandwidth", "missing key: expected a bandwidth such as 2039GB/s");
-  }
-  // No memory or link is faster than 100 TB/s (B300's HBM3e: 8 TB/s; NVLink 5: 1.8 TB/s).
-  g->hbm_bandwidth = r.get_bandwidth("hbm_bandwidth", Bandwidth(), "100TB/s");
-  g->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", Bandwidth(), "100TB/s");
-  // NVLink 2-4 carry 25 GB/s per link and direction, NVLink 5 50 GB/s: A100 12, H100 18 links.
-  {
-    const bool blackwell = g->architecture == "blackwell";
-    const double per_link = blackwell ? 50e9 : 25e9;
-    const int derived = static_cast<int>(g->nvlink_bandwidth.bytes_per_second() / per_link + 0.5);
-    g->nvlinks = r.get_int("nvlinks", derived, 0);
-  }
-  g->nvls = r.get_bool("nvls", g->architecture == "hopper" || g->architecture == "blackwell");
-  g->mxfp8 = r.get_bool("mxfp8", g->architecture == "blackwell");
-  YamlReader peak(node["peak"], source, path + ".peak");
-  r.skip("peak");
-  // A peak is 0 (no such tensor cores) or a real chip's: at least 1 TFLOPS, so that no kernel's
-  // time overflows, and at most 1000 PFLOPS (B300's dense FP4: 15 PFLOPS).
-  auto rate = [&](const char* key) {
-    const FlopRate f = peak.get_flop_rate(key, FlopRate(), "1000PFLOPS");
-    if (f.flops_per_second() > 0 && f.teraflops() < 1) {
-      char buf[48];
-      std::snprintf(buf, sizeof buf, "%gTFLOPS", f.teraflops());
-      peak.fail(key, std::string(buf) + ": expected 0 (no such tensor cores) or at least 1TFLOPS");
-    }
-    return f;
-  };
-  g->peak_fp32 = rate("fp32");
-  g->peak_tf32 = rate("tf32");
-  g->peak_fp16 = rate("fp16");
-  g->peak_bf16 = rate("bf16");
-  g->peak_fp8 = rate("fp8");
-  g->peak_fp4 = rate("fp4");
-  PREFLIGHT_RETURN_IF_ERROR(peak.finish());
-  if (g->peak_fp16.flops_per_second() <= 0 && g->peak_bf16.flops_per_second() <= 0) {
-    return invalid_argument(source + ": " + path +
-                            ".peak: expected a positive fp16 or bf16 rate such as 312TFLOPS");
-  }
-  YamlReader cal(node["calibration"], source, path + ".calibration");
-  r.skip("calibration");
-  GpuCalibration& c = g->calibration;
-  c.gemm_efficiency = cal.get_double("gemm_efficiency", c.gemm_efficiency, 0.01, 1.0);
-  c.gemm_k_overhead = cal.get_double("gemm_k_overhead", c.gemm_k_overhead, 0, 4096);
-  c.memory_efficiency = cal.get_double("memory_efficiency", c.memory_efficiency, 0.01, 1.0);
-  c.attention_efficiency =
-      cal.get_double("attention_efficiency", c.attention_efficiency, 0.01, 1.0);
-  c.attention_backward_ratio =
-      cal.get_double("attention_backward_ratio", c.attention_backward_ratio, 0.05, 2.0);
-  c.ssd_efficiency = cal.get_double("ssd_efficiency", c.ssd_efficiency, 0.005, 1.0);
-  c.launch_overhead_given = cal.has("launch_overhead");
-  // Host and device costs are microseconds; none takes a second (and sums of them stay in
-  // SimTime's 2^63 ps).
-  c.launch_overhead = cal.get_time("launch_overhead", c.launch_overhead, "1s");
-  c.kernel_gap = cal.get_time("kernel_gap", c.kernel_gap, "1s");
-  if (cal.has("nvlink_busbw")) {
-    cal.fail(
-        "nvlink_busbw",
-        "removed: in-node bandwidth now comes from NCCL's topology model, gpu.nvlinks links at "
-        "NCCL's per-link speed (scaled by cluster.nvlink_bandwidth); set nvlinks or "
-        "cluster.nvlink_bandwidth instead");
-  }
-  c.collective_latency = cal.get_time("collective_latency", c.collective_latency, "1s");
-  c.collective_step_latency =
-      cal.get_time("collective_step_latency", c.collective_step_latency, "1s");
-  c.collective_midsize_penalty =
-      cal.get_double("collective_midsize_penalty", c.collective_midsize_penalty, 0, 10);
-  c.collective_midsize_bytes =
-      cal.get_bytes("collective_midsize_bytes", c.collective_midsize_bytes, "16TiB");
-  c.comm_sm_interference = cal.get_double("comm_sm_interference", c.comm_sm_interference, 0, 4);
-  PREFLIGHT_RETURN_IF_ERROR(cal.finish());
-  return r.finish();
-}
-
-// "2:1" (or "2") -> 2. Returns 0 when malformed or not positive.
-double parse_ratio(const std::string& text) {
-  const size_t colon = text.find(':');
-  const std::string a = text.substr(0, colon);
-  const std::string b = colon == std::string::npos ? "1" : text.substr(colon + 1);
-  auto number = [](const std::string& t) {
-    if (t.empty() || t.size() > 32) return 0.0;
-    char* end = nullptr;
-    const double v = std::strtod(t.c_str(), &end);
-    return *end == '\0' && v > 0 && v < 1e6 ? v : 0.0;
-  };
-  const double num = number(a), den = number(b);
-  return num > 0 && den > 0 ? num / den : 0;
-}
-
-// cluster.topology: a mapping, or a kind alone (`topology: fat_tree`). Cross-checks that need the
-// builder (radix vs. node count) happen in build_topology().
-Status read_topology(const YAML::Node& node, const std::string& source, ClusterConfig* c) {
-  YAML::Node section;
-  section.reset(node);
-  if (node && node.IsScalar()) {
-    YAML::Node map(YAML::NodeType::Map);
-    map["kind"] = node.Scalar();
-    section.reset(map);
-  }
-  YamlReader r(section, source, "cluster.topology");
-  TopologyConfig& t = c->topology;
-  static const std::vector<std::string> kKinds = {
-      "nvswitch", "rail_optimized", "spine_leaf", "fat_tree", "hpn", "nvl72"};
-  t.kind = kKinds[r.get_choice("kind", c->nodes == 1 ? 0 : 1, kKinds)];
-  if (r.has("oversubscription")) {
-    const std::string text = r.get_string("oversubscription", "1:1");
-    t.oversubscription = parse_ratio(text);
-    if (r.status().ok() && t.oversubscription < 1) {
-      r.fail("oversubscription",
-             "'" + text + "': expected a ratio down:up >= 1 such as 1:1 or 2:1");
-    }
-  }
-  t.su_nodes = r.get_int("su_nodes", 0, 1);
-  t.leaf_radix = r.get_int("leaf_radix", 0, 2);
-  t.spine_radix = r.get_int("spine_radix", 0, 2);
-  t.tiers = r.get_int("tiers", 0, 2);
-  if (r.status().ok() && t.tiers > 3) {
-    r.fail("tiers", std::to_string(t.tiers) + ": expected 2 or 3");
-  }
-  t.k = r.get_int("k", 0, 2);
-  if (r.status().ok() && t.k % 2 != 0) {
-    r.fail("k", std::to_string(t.k) + ": expected an even fat-tree arity such as 4, 16 or 64");
-  }
-  t.planes = r.get_int("planes", 2, 1);
-  t.nvl_domain = r.get_int("nvl_domain", 72, 1);
-  // A hop through a switch takes about a microsecond; none takes a second.
-  t.link_latency = r.get_time("link_latency", t.link_latency, "1s");
-  t.nvlink_latency = r.get_time("nvlink_latency", t.nvlink_latency, "1s");
-  PREFLIGHT_RETURN_IF_ERROR(r.finish());
-  if (t.kind == "nvl72" && int64_t{c->nodes} * c->gpus_per_node % t.nvl_domain != 0) {
-    return invalid_argument(
-        source + ": cluster.topology.nvl_domain: " + std::to_string(t.nvl_domain) +
-        ": expected a divisor of the " + std::to_string(int64_t{c->nodes} * c->gpus_per_node) +
-        " GPUs (cluster.nodes x cluster.gpus_per_node)");
-  }
-  return Status();
-}
-
-Status read_cluster(const YAML::Node& node, const std::string& source, ClusterConfig* c) {
-  YamlReader r(node, source, "cluster");
-  r.skip("preset");
-  r.skip("gpu");
-  r.skip("topology");
-  c->name = r.get_string("name", "custom");
-  c->description = r.get_string("description", "");
-  if (!node["gpu"]) {
-    return invalid_argument(source +
-                            ": cluster.gpu: missing key: expected a GPU preset name "
-                            "(e.g. A100-SXM4-80GB) or a mapping");
-  }
-  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node gpu_node,
-                             resolve_preset(node["gpu"], "gpus", source, "cluster.gpu"));
-  PREFLIGHT_RETURN_IF_ERROR(read_gpu(gpu_node, source, "cluster.gpu", &c->gpu));
-  c->gpus_per_node = r.get_int("gpus_per_node", 8);
-  c->nodes = r.get_int("nodes", 1);
-  // An NVLink domain larger than the unit a job is given (GB200/GB300 NVL72: 72 GPUs per rack,
-  // allocated by 4-GPU compute trays): a job may use part of each domain.
-  c->tray_gpus = r.get_int("tray_gpus", c->gpus_per_node, 1);
-  c->domain_gpus = c->gpus_per_node;
-  if (r.status().ok() &&
-      (c->tray_gpus > c->gpus_per_node || c->gpus_per_node % c->tray_gpus != 0)) {
-    r.fail("tray_gpus", std::to_string(c->tray_gpus) +
-                            ": expected a divisor of cluster.gpus_per_node (" +
-                            std::to_string(c->gpus_per_node) + ")");
-  }
-  c->nics_per_node = r.get_int("nics_per_node", 8, 0);
-  if (r.has("gpus")) {
-    const int gpus = r.get_int("gpus", 1);
-    const int gpn = c->gpus_per_node;
-    // Part of a node (a job smaller than one), or part of each NVLink domain: the job's GPUs
-    // spread evenly over the fewest domains that hold them, in whole trays, as a block scheduler
-    // places them; a "node" is then the job's part of one domain, with its trays' NICs.
-    const bool trays = c->tray_gpus < gpn;
-    int domains = (gpus + gpn - 1) / gpn;
-    if (gpus > gpn && trays && gpus % gpn != 0) {
-      const int last = std::min(gpus / c->tray_gpus, domains + 100'000);
-      while (domains < last && (gpus % domains != 0 || gpus / domains % c->tray_gpus != 0)) {
-        ++domains;
-      }
-    }
-    const int per = std::max(1, gpus / std::max(1, domains));
-    const bool placeable = gpus % gpn == 0 ||
-                           (gpus < gpn && (!trays || gpus % c->tray_gpus == 0)) ||
-                           (gpus > gpn && trays && gpus % domains == 0 && per % c->tray_gpus == 0);
-    if (!r.status().ok()) {
-      // reported by finish()
-    } else if (!placeable) {
-      r.fail("gpus", std::to_string(gpus) + ": " +
-                         (trays ? "expected a multiple of the " + std::to_string(c->tray_gpus) +
-                                      " GPUs of a tray (cluster.tray_gpus) that spreads evenly "
-                                      "over NVLink domains of at most " +
-                                      std::to_string(gpn)
-                                : "expected a multiple of cluster.gpus_per_node (" +
-                                      std::to_string(gpn) + ")"));
-    } else if (r.has("nodes") && node["nodes"].IsScalar() &&
-               (gpus % gpn != 0 || gpus / gpn != c->nodes)) {
-      r.fail("gpus", std::to_string(gpus) + ": contradicts cluster.nodes (" +
-                         std::to_string(c->nodes) + " nodes of " + std::to_string(gpn) + " GPUs)");
-    } else if (gpus % gpn == 0) {
-      c->nodes = gpus / gpn;
-    } else {
-      c->nodes = domains;
-      c->gpus_per_node = per;
-      if (c->nics_per_node > 0) {
-        c->nics_per_node =
-            std::max<int>(1, static_cast<int>(int64_t{c->nics_per_node} * per / gpn));
-      }
-    }
-  }
-  // No link is faster than 100 TB/s (NVLink 5: 1.8 TB/s per GPU; a NIC: 800 Gb/s).
-  c->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", c->gpu.nvlink_bandwidth, "100TB/s");
-  c->nic_bandwidth =
-      r.get_bandwidth("nic_bandwidth", Bandwidth::gigabits_per_second(200), "100TB/s");
-  c->nic_efficiency = r.get_double("nic_efficiency", 0.96, 0.01, 1.0);
-  c->network_latency = r.get_time("network_latency", c->network_latency, "1s");
-  c->gpu_hour_price = r.get_double("gpu_hour_price", 0, 0, 1e6);
-  static const std::vector<std::string> kCpus = {"intel", "amd", "arm"};
-  c->cpu_vendor = kCpus[r.get_choice("cpu_vendor", 0, kCpus)];
-  // PCIe generation of the GPU<->NIC path: Gen3 for V100 systems, Gen4 for A100, Gen5 after.
-  const std::string& arch = c->gpu.architecture;
-  c->pcie_gen = r.get_int("pcie_gen", arch == "volta" ? 3 : arch == "ampere" ? 4 : 5, 3);
-  PREFLIGHT_RETURN_IF_ERROR(r.finish());
-  if (int64_t{c->nodes} * c->gpus_per_node > INT32_MAX) {  // total_gpus() is an int
-    return invalid_argument(source + ": cluster.nodes: " + std::to_string(c->nodes) + " nodes of " +
-                            std::to_string(c->gpus_per_node) + " GPUs: expected at most " +
-                            std::to_string(INT32_MAX) + " GPUs");
-  }
-  if (c->nodes > 1 && (c->nics_per_node == 0 || c->nic_bandwidth.bytes_per_second() <= 0)) {
-    return invalid_argument(source + ": cluster.nics_per_node: a cluster of " +
-                            std::to_string(c->nodes) + " nodes needs at least one NIC per node");
-  }
-  if (c->nvlink_bandwidth.bytes_per_second() <= 0) {
-    return invalid_argument(source + ": cluster.nvlink_bandwidth: expected a positive bandwidth");
-  }
-  return read_topology(node["topology"], source, c);
-}
-
-// Resolves the cluster section over its preset. An inline `gpus` without `nodes` sets the node
-// count, so the preset's default `nodes` is dropped rather than reported as a contradiction.
-StatusOr<YAML::Node> resolve_cluster(const YAML::Node& node, const std::string& source) {
-  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node merged,
-                             resolve_preset(node, "clusters", source, "cluster"));
-  if (node && node.IsMap() && node["gpus"] && !node["gpus"].IsNull() && !node["nodes"]) {
-    merged.remove("nodes");
-  }
-  return merged;
 }
 
 // training.stack: a preset name (presets/stacks/) or a mapping (preset and inline keys).
@@ -1059,10 +639,10 @@ StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
                             "parallelism, simulation");
   }
   const YAML::Node default_model = root["model"];
-  const std::string default_preset = text.empty() && default_model.IsMap() &&
-                                             default_model["preset"].IsScalar()
-                                         ? default_model["preset"].Scalar()
-                                         : "";
+  const std::string default_preset =
+      text.empty() && default_model.IsMap() && default_model["preset"].IsScalar()
+          ? default_model["preset"].Scalar()
+          : "";
   for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
   if (!overrides.empty()) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, "--set", ""));
   auto set = [&](const char* prefix) {
