@@ -222,7 +222,9 @@ TEST(ModelPresets, ZipfRoutingSlowsA64ExpertModel) {
                                          "parallelism.dp=64",
                                          "parallelism.ep=8",
                                          "parallelism.distributed_optimizer=true"};
-  StatusOr<SimulationReport> uniform = run(base);
+  std::vector<std::string> ideal = base;
+  ideal.push_back("model.moe.routing=uniform");
+  StatusOr<SimulationReport> uniform = run(ideal);
   std::vector<std::string> skewed = base;
   skewed.push_back("model.moe.routing=zipf");
   skewed.push_back("model.moe.zipf_exponent=1.2");

@@ -301,9 +301,9 @@ void add_simulate_command(CLI::App& app, int* exit_code) {
       "fp8_blockwise|mxfp8|nvfp4.\n"
       "Scenario sections: model, cluster, training, parallelism, collectives, simulation (see "
       "README).\n"
-      "Warnings (a result that flatters: a perfectly balanced MoE router, a sequence past the "
-      "model's, TP across nodes, under 5 % memory headroom) go to stderr as 'preflight: "
-      "warning: ...' and into the JSON's \"warnings\".\n"
+      "Warnings (a result that flatters: the balanced MoE router left as the default, a "
+      "sequence past the model's, TP across nodes, memory headroom under 2.5 % of HBM or 2 GiB) "
+      "go to stderr as 'preflight: warning: ...' and into the JSON's \"warnings\".\n"
       "Exit codes: 0 ok, 2 bad input, 3 simulated but the strategy does not fit in GPU memory "
       "(the outputs are still written; --allow-oom exits 0), 1 internal error.");
   cmd->add_option("scenario", args->scenario, "Scenario YAML file (default: built-in scenario)");

@@ -467,10 +467,11 @@ void add_notes(const YAML::Node& root, Scenario* s) {
   const YAML::Node model = root["model"];
   const bool routing_given =
       model && model.IsMap() && model["moe"] && model["moe"].IsMap() && model["moe"]["routing"];
-  if (m.moe.enabled() && p.ep > 0 && !routing_given && m.moe.routing == MoeRouting::kUniform) {
+  if (m.moe.enabled() && p.ep > 1 && !routing_given && m.moe.routing == MoeRouting::kBalanced) {
     s->warnings.push_back(
-        "model.moe.routing: uniform, a perfectly balanced router (the best case: every EP rank "
-        "gets the mean load); set dirichlet or zipf for a real router's skew");
+        "model.moe.routing: balanced, a router balanced in expectation (only the sampling noise "
+        "of each micro-batch's tokens: a near-best case); set dirichlet or zipf for a real "
+        "router's skew");
   }
   const int per_node = s->cluster.gpus_per_node;
   if (p.tp > per_node && s->cluster.nodes > 1) {

@@ -880,7 +880,7 @@ TEST(LoadScenarioText, DefaultsListTheJobKeysNotGiven) {
             "parallelism.etp=1", "training.seq_len=2048", "parallelism.sequence_parallel=true"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(value_of("parallelism.vpp"), "<given>");
-  EXPECT_EQ(value_of("model.moe.routing"), "uniform");
+  EXPECT_EQ(value_of("model.moe.routing"), "balanced");
 }
 
 TEST(LoadScenarioText, WarningsSayWhatFlattersTheResult) {
@@ -895,7 +895,8 @@ TEST(LoadScenarioText, WarningsSayWhatFlattersTheResult) {
                     "training.seq_len=2048", "parallelism.sequence_parallel=true"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_EQ(s->warnings.size(), 1u);
-  EXPECT_EQ(s->warnings[0].rfind("model.moe.routing: uniform, a perfectly balanced router", 0), 0u);
+  EXPECT_EQ(
+      s->warnings[0].rfind("model.moe.routing: balanced, a router balanced in expectation", 0), 0u);
   s = load(kSmall, {"model.preset=mixtral-8x7b", "parallelism.ep=8", "parallelism.etp=1",
                     "training.seq_len=2048", "parallelism.sequence_parallel=true",
                     "model.moe.routing=uniform"});

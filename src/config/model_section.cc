@@ -30,7 +30,7 @@ Status read_moe(const YAML::Node& node, const std::string& source, ModelConfig* 
   e.layer_interval = r.get_int("layer_interval", 1);
   e.capacity_factor = r.get_double("capacity_factor", 0, 0, 1000);
   e.routing = static_cast<MoeRouting>(
-      r.get_choice("routing", 0, {"uniform", "zipf", "dirichlet", "loads"}));
+      r.get_choice("routing", 4, {"uniform", "zipf", "dirichlet", "loads", "balanced"}));
   e.zipf_exponent = r.get_double("zipf_exponent", e.zipf_exponent, 0, 100);
   e.dirichlet_alpha = r.get_double("dirichlet_alpha", e.dirichlet_alpha, 1e-6, 1e9);
   if (r.has("loads")) {

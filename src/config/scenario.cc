@@ -586,6 +586,8 @@ const char* to_string(MoeRouting r) {
       return "dirichlet";
     case MoeRouting::kLoads:
       return "loads";
+    case MoeRouting::kBalanced:
+      return "balanced";
   }
   return "?";
 }

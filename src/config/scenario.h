@@ -32,7 +32,7 @@ enum class Recompute { kNone, kSelective, kFull };
 // DeepSeek-V3's bidirectional schedule.
 enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubbleH1, kZeroBubbleH2, kDualPipe };
 // How per-expert token loads are drawn (model.moe.routing).
-enum class MoeRouting { kUniform, kZipf, kDirichlet, kLoads };
+enum class MoeRouting { kUniform, kZipf, kDirichlet, kLoads, kBalanced };
 // Context parallelism: ring attention (K/V blocks passed around the CP ring, overlapped with the
 // attention of the block at hand) or all-to-all (Ulysses: heads scattered, sequence gathered).
 enum class ContextParallelKind { kRing, kAllToAll };
@@ -48,10 +48,12 @@ struct MoeConfig {
   int dense_layers = 0;              // first layers with a dense MLP (DeepSeek first_k_dense)
   int layer_interval = 1;            // MoE in every n-th layer after those (Llama 4 Maverick: 2)
   double capacity_factor = 0;        // tokens per expert cap = cf·T·k/E; 0 = dropless
-  // Per-expert loads: uniform (balanced gate, as SimAI assumes), zipf (load of the i-th most
-  // popular expert ∝ i^−s), dirichlet (shares ~ Dir(α)), or loads (the user's list, any scale).
-  // Draws are seeded by simulation.seed, one per MoE layer.
-  MoeRouting routing = MoeRouting::kUniform;
+  // Per-expert loads: balanced (the default: a router balanced in expectation, whose busiest EP
+  // rank still carries the expected maximum of a micro-batch's multinomial token counts),
+  // uniform (the exact ideal, as SimAI assumes), zipf (load of the i-th most popular expert ∝
+  // i^−s), dirichlet (shares ~ Dir(α)), or loads (the user's list, any scale). Random draws are
+  // seeded by simulation.seed, one per MoE layer.
+  MoeRouting routing = MoeRouting::kBalanced;
   double zipf_exponent = 1.2;
   double dirichlet_alpha = 1.0;
   std::vector<double> loads;
@@ -418,8 +420,8 @@ struct Scenario {
   // sentence each, printed by the summary and in the JSON report's "notes".
   std::vector<std::string> notes;
   // What makes the result look better than a real job would, or runs the model past what it was
-  // built for (a sequence beyond its max_seq_len, a perfectly balanced MoE router, TP across
-  // nodes): one sentence each, printed on stderr by the CLI and in the JSON's "warnings".
+  // built for (a sequence beyond its max_seq_len, the balanced MoE router left as the default, TP
+  // across nodes): one sentence each, printed on stderr by the CLI and in the JSON's "warnings".
   std::vector<std::string> warnings;
   // The job-defining keys (training.*, parallelism.*, model.moe.routing, simulation.network) the
   // scenario and --set left out, with the value the loader took for each: the summary names

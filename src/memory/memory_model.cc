@@ -48,7 +48,8 @@ double routed_token_factor(const Scenario& sc) {
   int n = 0;
   for (int layer = 0; layer < m.layers; ++layer) {
     if (!m.is_moe_layer(layer)) continue;
-    sum += draw_expert_load(m.moe, ep, layer, sc.simulation.seed).max_rank_factor();
+    sum += draw_expert_load(m.moe, ep, layer, sc.simulation.seed, ep_group_token_copies(sc))
+               .max_rank_factor();
     ++n;
   }
   return n > 0 ? std::max(1.0, sum / n) : 1.0;

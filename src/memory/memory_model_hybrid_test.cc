@@ -23,16 +23,12 @@ Scenario load(const std::vector<std::string>& set) {
 
 // Nemotron 3 Nano on one DGX H100, EP 8, one 8192-token sequence per micro-batch.
 std::vector<std::string> nano(std::vector<std::string> extra = {}) {
-  std::vector<std::string> set = {"model.preset=nemotron3-nano",
-                                  "cluster.preset=dgx-h100",
-                                  "cluster.nodes=1",
-                                  "training.seq_len=8192",
-                                  "training.global_batch=64",
-                                  "parallelism.tp=1",
-                                  "parallelism.pp=1",
-                                  "parallelism.dp=auto",
-                                  "parallelism.ep=8",
-                                  "parallelism.sequence_parallel=false"};
+  std::vector<std::string> set = {
+      "model.preset=nemotron3-nano",
+      "model.moe.routing=uniform",  // the closed forms' ideal
+      "cluster.preset=dgx-h100",     "cluster.nodes=1",  "training.seq_len=8192",
+      "training.global_batch=64",    "parallelism.tp=1", "parallelism.pp=1",
+      "parallelism.dp=auto",         "parallelism.ep=8", "parallelism.sequence_parallel=false"};
   set.insert(set.end(), extra.begin(), extra.end());
   return set;
 }

@@ -531,7 +531,7 @@ TEST(EstimateMemory, EveryVtrainDevSetConfigurationFits) {
 //   total                                     1,057,619,968
 TEST(LayerActivationBytes, MixtralMoeLayerHandDerived) {
   const Scenario s = load(R"(
-model: {preset: mixtral-8x7b}
+model: {preset: mixtral-8x7b, moe: {routing: uniform}}
 cluster: {preset: dgx-h100, nodes: 1}
 training: {seq_len: 4096, global_batch: 8, micro_batch: 1}
 parallelism: {tp: 1, pp: 1, dp: 8, ep: 8}
@@ -611,7 +611,7 @@ parallelism: {tp: 8, pp: 1, sequence_parallel: true, distributed_optimizer: true
   EXPECT_EQ(cp1.weights, cp2.weights);
   // The same for MoE and MLA layers.
   const char* const lite = R"(
-model: {preset: deepseek-v2-lite}
+model: {preset: deepseek-v2-lite, moe: {routing: uniform}}
 cluster: {preset: dgx-h100, nodes: 1}
 training: {seq_len: 4096, global_batch: 8, micro_batch: 1}
 parallelism: {tp: 1, pp: 1, ep: 4}

@@ -312,10 +312,17 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
     }
     if (contains(n, "w/o mtp")) y << "  mtp_layers: 0\n";
     if (contains(n, "lightning")) y << "  mtp_layers: 2\n  mtp_repeated_layer: true\n";
-    if (contains(n, "tokendrop") || d.flex_dispatcher) {
+    // The recipe's router: moe_router_force_load_balancing routes each token to random experts,
+    // balanced in expectation (model.moe.routing: balanced, workload/expert_routing.h).
+    std::vector<std::string> moe;
+    if (d.balanced_router && (match.kind == "moe" || match.kind == "hybrid")) {
+      moe.push_back("routing: balanced");
+    }
+    if (contains(n, "tokendrop")) moe.push_back("capacity_factor: 1.0");
+    if (d.flex_dispatcher) moe.push_back("dispatcher: flex");
+    if (!moe.empty()) {
       y << "  moe: {";
-      if (contains(n, "tokendrop")) y << "capacity_factor: 1.0" << (d.flex_dispatcher ? ", " : "");
-      if (d.flex_dispatcher) y << "dispatcher: flex";
+      for (size_t i = 0; i < moe.size(); ++i) y << (i > 0 ? ", " : "") << moe[i];
       y << "}\n";
     }
     y << "  max_seq_len: " << r.seq << "\n";

@@ -48,6 +48,28 @@ class SplitMix {
   uint64_t state_;
 };
 
+// Φ⁻¹(q) for 0 < q < 1: Acklam's rational approximation (relative error below 1.2e-9).
+double inverse_normal_cdf(double q) {
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01, -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  const double lo = 0.02425;
+  if (q < lo) {
+    const double t = std::sqrt(-2 * std::log(q));
+    return (((((c[0] * t + c[1]) * t + c[2]) * t + c[3]) * t + c[4]) * t + c[5]) /
+           ((((d[0] * t + d[1]) * t + d[2]) * t + d[3]) * t + 1);
+  }
+  if (q > 1 - lo) return -inverse_normal_cdf(1 - q);
+  const double u = q - 0.5, r = u * u;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * u /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
 void normalise(std::vector<double>& s) {
   const double total = std::accumulate(s.begin(), s.end(), 0.0);
   if (total > 0) {
@@ -91,7 +113,15 @@ std::vector<double> cap_shares(std::vector<double> s, double cap) {
   return s;
 }
 
-ExpertLoad draw_expert_load(const MoeConfig& m, int ep, int layer, uint64_t seed) {
+double ep_group_token_copies(const Scenario& s) {
+  const ParallelismConfig& p = s.parallelism;
+  const double tokens_per_rank = static_cast<double>(s.training.micro_batch) * s.training.seq_len *
+                                 s.expert_tp() / (static_cast<double>(p.tp) * std::max(1, p.cp));
+  return std::max(1, p.ep) * tokens_per_rank * std::max(1, s.model.moe.top_k);
+}
+
+ExpertLoad draw_expert_load(const MoeConfig& m, int ep, int layer, uint64_t seed,
+                            double token_copies) {
   PREFLIGHT_CHECK(m.enabled() && ep >= 1 && m.experts % ep == 0);
   const int E = m.experts;
   std::vector<double> s(E, 1.0 / E);
@@ -99,6 +129,18 @@ ExpertLoad draw_expert_load(const MoeConfig& m, int ep, int layer, uint64_t seed
                (0x6d6f652d6c6f6164ULL + static_cast<uint64_t>(layer) * 0x9e3779b97f4a7c15ULL));
   switch (m.routing) {
     case MoeRouting::kUniform:
+      break;
+    case MoeRouting::kBalanced:
+      if (ep > 1 && token_copies > 0) {
+        // The busiest rank's share: 1/ep + z·sqrt((1/ep)(1 − 1/ep)/N), z by Blom's formula.
+        const double p = 1.0 / ep;
+        const double z = inverse_normal_cdf((ep - 0.375) / (ep + 0.25));
+        const double busiest = std::min(1.0, p + z * std::sqrt(p * (1 - p) / token_copies));
+        const int per_rank = E / ep;
+        for (int e = 0; e < E; ++e) {
+          s[e] = e < per_rank ? busiest / per_rank : (1 - busiest) / (E - per_rank);
+        }
+      }
       break;
     case MoeRouting::kZipf: {
       std::vector<int> rank(E);

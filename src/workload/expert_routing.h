@@ -4,7 +4,13 @@
 // the slowest one at the combine all-to-all, the most loaded EP rank sets the layer's time.
 //
 // Shares are drawn per MoE layer, deterministically from simulation.seed and the layer index:
-//   uniform    s_e = 1/E
+//   balanced   a router balanced in expectation (the default). Even then each micro-batch's N
+//              token copies fall on the ep ranks as a multinomial draw, and the all-to-all waits
+//              for the busiest: its count is about N/ep + z·sqrt(N/ep·(1 − 1/ep)), z the
+//              expected maximum of ep standard normals (Blom's Φ⁻¹((ep − 0.375)/(ep + 0.25))).
+//              That rank's experts share its load evenly, the others the rest; the same for
+//              every layer (the expectation, not a draw). N = ep_group_token_copies().
+//   uniform    s_e = 1/E, the exact ideal
 //   zipf       s_e ∝ r_e^(−α), r = a seeded random permutation of 1..E (which expert is hot
 //              differs per layer); α = model.moe.zipf_exponent
 //   dirichlet  s ~ Dir(α·1), α = model.moe.dirichlet_alpha (Marsaglia–Tsang gamma draws)
@@ -37,9 +43,15 @@ struct ExpertLoad {
   double max_rank_factor() const { return max_rank_share * static_cast<double>(rank_share.size()); }
 };
 
-// The per-expert token shares of MoE layer `layer` (0-based layer index of the model).
+// The token copies one micro-batch routes through an EP group: ep ranks, each routing its
+// sequence-parallel shard gathered over expert TP (mbs·seq·etp/(tp·cp) tokens), k copies each.
+double ep_group_token_copies(const Scenario& s);
+
+// The per-expert token shares of MoE layer `layer` (0-based layer index of the model);
+// `token_copies` (balanced routing: N above; 0 makes it uniform).
 // REQUIRES: m.moe.enabled(), 1 <= ep, m.moe.experts % ep == 0.
-ExpertLoad draw_expert_load(const MoeConfig& m, int ep, int layer, uint64_t seed);
+ExpertLoad draw_expert_load(const MoeConfig& m, int ep, int layer, uint64_t seed,
+                            double token_copies = 0);
 
 // Shares `s` (non-negative, sum 1) with none above `cap` (1/k), excess redistributed in
 // proportion to the uncapped shares. REQUIRES: cap·s.size() >= 1.

@@ -30,6 +30,38 @@ TEST(ExpertRouting, UniformIsBalanced) {
   EXPECT_EQ(l.dropped, 0);
 }
 
+TEST(ExpertRouting, BalancedCarriesTheExpectedMaximumOfAMultinomialDraw) {
+  // Mixtral on EP 8: N = 16,384 token copies per micro-batch; the busiest rank's share is
+  // 1/8 + z·sqrt((1/8)(7/8)/N) with z = Φ⁻¹(7.625/8.25) = 1.4317 (Blom): 1.0296x the mean.
+  const MoeConfig m = moe(8, 2, MoeRouting::kBalanced);
+  const ExpertLoad l = draw_expert_load(m, 8, 0, 1, 16384);
+  const double z = 1.4317;
+  EXPECT_NEAR(l.max_rank_factor(), 1 + 8 * z * std::sqrt(0.125 * 0.875 / 16384), 1e-4);
+  EXPECT_NEAR(sum(l.rank_share), 1.0, 1e-12);
+  // The excess shrinks as 1/sqrt(N), and is the same in every layer and for every seed.
+  const ExpertLoad more = draw_expert_load(m, 8, 5, 9, 4 * 16384);
+  EXPECT_NEAR(more.max_rank_factor() - 1, (l.max_rank_factor() - 1) / 2, 1e-12);
+  EXPECT_DOUBLE_EQ(draw_expert_load(m, 8, 7, 3, 16384).max_rank_factor(), l.max_rank_factor());
+  // One EP rank, or no token count: balanced is the uniform ideal.
+  EXPECT_NEAR(draw_expert_load(m, 1, 0, 1, 16384).max_rank_factor(), 1.0, 1e-12);
+  EXPECT_NEAR(draw_expert_load(m, 8, 0, 1, 0).max_rank_factor(), 1.0, 1e-12);
+}
+
+TEST(ExpertRouting, EpGroupTokenCopiesFollowTheSplit) {
+  Scenario s;
+  s.training.micro_batch = 2;
+  s.training.seq_len = 4096;
+  s.model.moe = moe(64, 8, MoeRouting::kBalanced);
+  s.parallelism.tp = 4;
+  s.parallelism.cp = 2;
+  s.parallelism.ep = 16;
+  s.parallelism.etp = 1;
+  // Each rank routes its SP shard, 2·4096/(4·2) = 1,024 tokens, 8 copies each, on 16 ranks.
+  EXPECT_DOUBLE_EQ(ep_group_token_copies(s), 16.0 * 1024 * 8);
+  s.parallelism.etp = 4;  // gathered over expert TP
+  EXPECT_DOUBLE_EQ(ep_group_token_copies(s), 16.0 * 4096 * 8);
+}
+
 TEST(ExpertRouting, ZipfMatchesClosedFormAndIsSeeded) {
   // Zipf(1.2) over 64 experts: shares are i^-1.2 / H, a permutation of them per layer.
   MoeConfig m = moe(64, 1, MoeRouting::kZipf);

@@ -54,9 +54,10 @@ TEST(HybridWorkload, EachLayerRunsTheBlockOfItsKind) {
   // of its pattern character and no other's.
   for (const char* model : {"nemotron3-nano", "nemotron-h-8b"}) {
     SCOPED_TRACE(model);
-    const Scenario s =
-        load(one_node(model, {std::string("parallelism.ep=") +
-                              (std::string(model) == "nemotron3-nano" ? "8" : "1")}));
+    const Scenario s = load(one_node(
+        model, std::string(model) == "nemotron3-nano"
+                   ? std::vector<std::string>{"parallelism.ep=8", "model.moe.routing=uniform"}
+                   : std::vector<std::string>{"parallelism.ep=1"}));
     Workload w;
     const ModelBlocks mb = model_blocks(s, w);
     ASSERT_EQ(mb.layer_fwd.size(), s.model.hybrid_pattern.size());

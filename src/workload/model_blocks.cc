@@ -63,7 +63,8 @@ LayerOps layer_ops(const ModelConfig& m, const LayerShape& xl, int layer,
 // (the layer's index, or past the last layer for an MTP module); none for a dense layer.
 std::optional<ExpertLoad> routing(const Scenario& s, int layer, int draw) {
   if (!s.model.is_moe_layer(layer)) return std::nullopt;
-  return draw_expert_load(s.model.moe, s.parallelism.ep, draw, s.simulation.seed);
+  return draw_expert_load(s.model.moe, s.parallelism.ep, draw, s.simulation.seed,
+                          ep_group_token_copies(s));
 }
 
 std::string signature(const std::vector<Op>& ops) {

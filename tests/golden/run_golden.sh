@@ -77,8 +77,8 @@ expect_bad gpus-bounded "--gpus" "$bin" simulate --gpus 0
   --set parallelism.tp=2 --set parallelism.pp=1 --set parallelism.ep=8 --set parallelism.etp=1 \
   --set training.seq_len=2048 --set training.global_batch=256 --json "$tmp/moe.json" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ "$rc" -eq 0 ] && grep -q "^preflight: warning: model.moe.routing: uniform, a perfectly balanced" "$tmp/err" &&
-  grep -q '"warnings": \[' "$tmp/moe.json" && grep -q '"model.moe.routing": "uniform"' "$tmp/moe.json"; then
+if [ "$rc" -eq 0 ] && grep -q "^preflight: warning: model.moe.routing: balanced, a router balanced in expectation" "$tmp/err" &&
+  grep -q '"warnings": \[' "$tmp/moe.json" && grep -q '"model.moe.routing": "balanced"' "$tmp/moe.json"; then
   passed=$((passed + 1)); else echo "FAIL warnings: exit $rc, $(cat "$tmp/err")"; failed=$((failed + 1)); fi
 "$bin" simulate --set cluster.nodes=1 --set parallelism.tp=1 --set parallelism.pp=1 \
   --set parallelism.dp=8 --set training.global_batch=8 --allow-oom >"$tmp/out" 2>"$tmp/err"
