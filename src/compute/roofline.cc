@@ -39,8 +39,8 @@ constexpr double kMxfp8Factor = 0.95;
 constexpr double kNvfp4Factor = 0.90;
 
 double fp8_vs_bf16(const GpuConfig& gpu) {
-  if (gpu.architecture == "hopper") return kFp8VsBf16Hopper;
-  if (gpu.architecture == "blackwell") return kFp8VsBf16Blackwell;
+  if (gpu.architecture == GpuArchitecture::kHopper) return kFp8VsBf16Hopper;
+  if (gpu.architecture == GpuArchitecture::kBlackwell) return kFp8VsBf16Blackwell;
   return 1.0;
 }
 
@@ -55,7 +55,8 @@ class RooflineModel final : public ComputeModel {
     attention_rate_ = gpu.peak_for(half).flops_per_second() * c.attention_efficiency;
     attention_backward_rate_ = attention_rate_ * c.attention_backward_ratio;
     ssd_rate_ = gpu.peak_for(half).flops_per_second() * c.ssd_efficiency;
-    const bool hopper_or_later = gpu.architecture == "hopper" || gpu.architecture == "blackwell";
+    const bool hopper_or_later = gpu.architecture == GpuArchitecture::kHopper ||
+                                 gpu.architecture == GpuArchitecture::kBlackwell;
     if (kernel == AttentionKernel::kFlash2 && hopper_or_later) {
       attention_rate_ *= kFlash2Forward;
       attention_backward_rate_ *= kFlash2Backward;

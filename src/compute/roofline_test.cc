@@ -98,9 +98,9 @@ TEST(RooflineModel, FlashAttention2OnHopperRunsAtItsMeasuredShareOfCudnn) {
   // FlashAttention-3 paper, H100, head dim 128, 8K: FA2 335 vs cuDNN ~605 TFLOP/s forward, 318
   // vs 518 backward. On Ampere FA2 is the reference kernel: unchanged.
   GpuConfig hopper = test_gpu();
-  hopper.architecture = "hopper";
+  hopper.architecture = GpuArchitecture::kHopper;
   GpuConfig ampere = test_gpu();
-  ampere.architecture = "ampere";
+  ampere.architecture = GpuArchitecture::kAmpere;
   Op fwd;
   fwd.type = OpType::kAttention;
   fwd.flops = Flops(2e11);

@@ -909,6 +909,28 @@ TEST(LoadScenarioText, WarningsSayWhatFlattersTheResult) {
   EXPECT_TRUE(s->notes.empty());
 }
 
+TEST(LoadScenarioText, GpuArchitectureIsOneOfFourNames) {
+  // Parsed once: a capitalised or unknown name is an error with the closest name, not a
+  // silent compute capability 8.0 without NVLS.
+  expect_user_error(load_error(kSmall, {"cluster.gpu.architecture=Hopper"}),
+                    {"test.yaml: cluster.gpu.architecture", "did you mean 'hopper'"});
+  StatusOr<Scenario> s = load(kSmall, {"cluster.gpu.architecture=hopper"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.gpu.architecture, GpuArchitecture::kHopper);
+  EXPECT_TRUE(s->cluster.gpu.nvls);  // derived from the generation
+  // An inline GPU must name its generation.
+  expect_user_error(
+      load_error(R"(
+model: {preset: gpt3-1.7b}
+cluster:
+  nodes: 1
+  gpus_per_node: 8
+  gpu: {sm_count: 108, hbm_capacity: 80GiB, hbm_bandwidth: 2039GB/s, peak: {bf16: 312TFLOPS}}
+training: {global_batch: 8}
+)"),
+      {"cluster.gpu.architecture", "missing key", "volta, ampere, hopper or blackwell"});
+}
+
 TEST(LoadScenarioText, MultiNodeClusterNeedsNics) {
   expect_user_error(load_error(kSmall, {"cluster.nics_per_node=0"}),
                     {"test.yaml: cluster.nics_per_node", "32 nodes"});

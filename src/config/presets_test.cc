@@ -342,7 +342,7 @@ TEST(LoadClusterPreset, BlackwellGpusHaveFp4AboveFp8AboveBf16) {
         load_cluster_preset("dgx-b200", {std::string("cluster.gpu=") + w.gpu});
     ASSERT_TRUE(c.ok()) << w.gpu << ": " << c.status().message();
     const GpuConfig& g = c->gpu;
-    EXPECT_EQ(g.architecture, "blackwell") << w.gpu;
+    EXPECT_EQ(g.architecture, GpuArchitecture::kBlackwell) << w.gpu;
     EXPECT_TRUE(g.mxfp8) << w.gpu;
     EXPECT_DOUBLE_EQ(g.peak_bf16.teraflops(), w.bf16) << w.gpu;
     EXPECT_DOUBLE_EQ(g.peak_fp8.teraflops(), w.fp8) << w.gpu;

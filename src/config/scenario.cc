@@ -576,6 +576,19 @@ const char* to_string(Schedule s) {
   }
   return "?";
 }
+const char* to_string(GpuArchitecture a) {
+  switch (a) {
+    case GpuArchitecture::kVolta:
+      return "volta";
+    case GpuArchitecture::kAmpere:
+      return "ampere";
+    case GpuArchitecture::kHopper:
+      return "hopper";
+    case GpuArchitecture::kBlackwell:
+      return "blackwell";
+  }
+  return "?";
+}
 const char* to_string(MoeRouting r) {
   switch (r) {
     case MoeRouting::kUniform:

@@ -208,10 +208,16 @@ struct GpuCalibration {
   double comm_sm_interference = 1.0;
 };
 
+// A GPU's generation (cluster.gpu.architecture, one of volta, ampere, hopper, blackwell): NCCL's
+// tuning follows its compute capability (network/nvlink.h), NVLS, MXFP8 and the NVLink
+// per-link speed its hardware, the roofline its measured FP8/BF16 ratio. One parse, in the
+// loader; no string compares elsewhere.
+enum class GpuArchitecture { kVolta, kAmpere, kHopper, kBlackwell };
+
 struct GpuConfig {
   std::string name;
   std::string description;
-  std::string architecture;
+  GpuArchitecture architecture = GpuArchitecture::kAmpere;
   int sm_count = 0;
   Bytes hbm_capacity;
   Bandwidth hbm_bandwidth;
@@ -474,6 +480,7 @@ const char* to_string(Precision p);
 const char* to_string(Recompute r);
 const char* to_string(Schedule s);
 const char* to_string(MoeRouting r);
+const char* to_string(GpuArchitecture a);
 const char* to_string(ContextParallelKind k);
 const char* to_string(AttentionKernel k);
 

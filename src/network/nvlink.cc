@@ -4,11 +4,17 @@
 
 namespace preflight {
 
-int compute_capability(const std::string& architecture) {
-  if (architecture == "volta") return 70;
-  if (architecture == "ampere") return 80;
-  if (architecture == "hopper") return 90;
-  if (architecture == "blackwell") return 100;
+int compute_capability(GpuArchitecture architecture) {
+  switch (architecture) {
+    case GpuArchitecture::kVolta:
+      return 70;
+    case GpuArchitecture::kAmpere:
+      return 80;
+    case GpuArchitecture::kHopper:
+      return 90;
+    case GpuArchitecture::kBlackwell:
+      return 100;
+  }
   return 80;
 }
 

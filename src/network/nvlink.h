@@ -14,8 +14,8 @@
 namespace preflight {
 
 // NCCL's compute capability of a GPU architecture: volta 70, ampere 80, hopper 90, blackwell
-// 100; anything else 80.
-int compute_capability(const std::string& architecture);
+// 100.
+int compute_capability(GpuArchitecture architecture);
 
 // M of an NCCL version "2.M" or "2.M.P"; 28 (the default, NCCL 2.28) when it does not parse
 // (the NCCL planner reports bad versions).

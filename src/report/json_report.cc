@@ -82,6 +82,7 @@ json scenario_to_json(const Scenario& s) {
                         {"v_head_dim", a.v_head_dim}};
   }
   json gpu{{"name", g.name},
+           {"architecture", to_string(g.architecture)},
            {"sm_count", g.sm_count},
            {"hbm_capacity_bytes", g.hbm_capacity.count()},
            {"hbm_bandwidth_bps", g.hbm_bandwidth.bytes_per_second()},
