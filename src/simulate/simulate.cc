@@ -167,12 +167,13 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
         model_flops_per_iteration(s) /
         (s.cluster.gpu.peak_for(s.training.precision).flops_per_second() * s.cluster.total_gpus());
     if (!(ideal_s < 864000)) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.3g", ideal_s);  // std::to_string: 300 digits
       return invalid_argument(
           "scenario: one iteration would take more than 10 days even at peak "
           "FLOP/s (" +
-          std::to_string(ideal_s) +
-          " s); expected a smaller "
-          "global_batch/seq_len or a faster cluster");
+          std::string(seconds) +
+          " s); expected a smaller global_batch/seq_len or a faster cluster");
     }
   }
   return run_workload(s, generate_workload(s), options, /*imported=*/false, wall_start);
