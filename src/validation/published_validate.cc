@@ -295,9 +295,10 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     }
     return c;
   };
-  // MAPE (%) of rows `idx` with `fits` and the stack launch cost `launch_us`.
-  auto rows_mape = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits,
-                       double launch_us) {
+  // The predicted time (ms) of each of rows `idx` with `fits` and the stack launch cost
+  // `launch_us`: each distinct scenario simulated once.
+  auto predict_each = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits,
+                          double launch_us) {
     std::map<size_t, size_t> local;
     std::vector<const Scenario*> scen;
     std::vector<const std::vector<double>*> cs;
@@ -309,11 +310,19 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       cs.push_back(constants_for(row_unique[i], fits));
     }
     const std::vector<Predicted> p = predict(scen, cs, scen_layers, options.jobs, launch_us);
+    std::vector<double> out;
+    out.reserve(idx.size());
+    for (size_t i : idx) out.push_back(p[local[row_unique[i]]].for_row(result.rows[i].run));
+    return out;
+  };
+  // MAPE (%) of rows `idx` with `fits` and the stack launch cost `launch_us`.
+  auto rows_mape = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits,
+                       double launch_us) {
+    const std::vector<double> v = predict_each(idx, fits, launch_us);
     double sum = 0;
-    for (size_t i : idx) {
-      const double m = result.rows[i].run.measured_ms;
-      const double v = p[local[row_unique[i]]].for_row(result.rows[i].run);
-      sum += std::isfinite(v) ? std::fabs(v - m) / m : 10.0;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const double m = result.rows[idx[k]].run.measured_ms;
+      sum += std::isfinite(v[k]) ? std::fabs(v[k] - m) / m : 10.0;
     }
     return idx.empty() ? 0.0 : sum / static_cast<double>(idx.size()) * 100;
   };
@@ -330,20 +339,10 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
   };
   auto predict_rows = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits, int fold,
                           double launch_us) {
-    std::map<size_t, size_t> local;
-    std::vector<const Scenario*> scen;
-    std::vector<const std::vector<double>*> cs;
-    std::vector<bool> scen_layers;
-    for (size_t i : idx) {
-      if (!local.emplace(row_unique[i], scen.size()).second) continue;
-      scen.push_back(unique[row_unique[i]]);
-      scen_layers.push_back(unique_layers[row_unique[i]]);
-      cs.push_back(constants_for(row_unique[i], fits));
-    }
-    const std::vector<Predicted> p = predict(scen, cs, scen_layers, options.jobs, launch_us);
-    for (size_t i : idx) {
-      result.rows[i].predicted_ms = p[local[row_unique[i]]].for_row(result.rows[i].run);
-      result.rows[i].fold = fold;
+    const std::vector<double> v = predict_each(idx, fits, launch_us);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      result.rows[idx[k]].predicted_ms = v[k];
+      result.rows[idx[k]].fold = fold;
     }
   };
   std::vector<size_t> simulated;
