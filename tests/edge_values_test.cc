@@ -149,6 +149,15 @@ EdgeValues edge_values(KeyKind kind, const std::vector<std::string>& choices) {
       return {suffixed(kUnitNumbers, "TFLOPS"),
               {"0", "1e-300FLOPS", "1e300PFLOPS", "1e6PFLOPS", "0.5TFLOPS"},
               {kHugeInteger + "FLOPS"}};
+    case KeyKind::kChoiceList: {
+      std::vector<std::string> lists;
+      for (const std::string& c : choices) lists.push_back("[" + c + "]");
+      std::string all = "[";
+      for (const std::string& c : choices) all += (all.size() > 1 ? ", " : "") + c;
+      return {plus(lists, {all + "]", "[]", "", ",", "a,,b", "[\"\xff\"]", "\x1b[2J"}),
+              {"[[1]]", "{a: 1}", "[~]", "0", "nan", "[" + std::string(1000, 'x') + "]"},
+              {"[" + std::string(100'000, 'x') + "]", std::string(100'000, ',')}};
+    }
     case KeyKind::kBool:
     case KeyKind::kString:
     case KeyKind::kChoice:

@@ -29,7 +29,7 @@ int run(const MemoryArgs& a) {
         "recompute %s%s, ZeRO %d\n\n",
         s.model.name.c_str(), s.cluster.total_gpus(), s.cluster.gpu.name.c_str(), p.tp, p.pp, p.dp,
         p.vpp > 1 ? (", VPP " + std::to_string(p.vpp)).c_str() : "", to_string(p.schedule),
-        s.training.micro_batch, to_string(p.recompute),
+        s.training.micro_batch, recompute_description(p).c_str(),
         p.sequence_parallel ? ", sequence parallel" : "", effective_zero_stage(s));
     std::printf(
         "GiB per GPU (activ = activations held at the peak by the in-flight "

@@ -266,6 +266,24 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   p->sequence_parallel = r.get_bool("sequence_parallel", false);
   p->recompute =
       static_cast<Recompute>(r.get_choice("recompute", 0, {"none", "selective", "full"}));
+  // Megatron-Core's --recompute-modules, in RecomputeModule order; given alone it implies
+  // recompute: selective, the only granularity that reads it.
+  std::vector<std::string> module_names;
+  for (int i = 0; i < kRecomputeModuleCount; ++i) {
+    module_names.push_back(to_string(static_cast<RecomputeModule>(i)));
+  }
+  const std::vector<int> modules = r.get_choice_list("recompute_modules", module_names);
+  if (!modules.empty()) {
+    if (!r.has("recompute")) {
+      p->recompute = Recompute::kSelective;
+    } else if (p->recompute != Recompute::kSelective) {
+      r.fail("recompute_modules", std::string("given with recompute ") + to_string(p->recompute) +
+                                      ": expected recompute: selective (the modules are what "
+                                      "selective recompute replays)");
+    }
+    p->recompute_modules = 0;
+    for (int i : modules) p->recompute_modules |= 1u << i;
+  }
   p->distributed_optimizer = r.get_bool("distributed_optimizer", false);
   p->zero_stage = r.get_int("zero_stage", 0, -1'000'000'000);
   if (p->zero_stage < 0 || p->zero_stage > 3) {
@@ -551,9 +569,12 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
 }
 
 // What yaml-cpp accepts silently and Preflight does not: a key given twice in one mapping (the
-// first would win, the second be ignored) and text that is not UTF-8 (reports and traces are
-// JSON). `path` is the key path of `n`.
-Status check_tree(const YAML::Node& n, const std::string& name, const std::string& path) {
+// first would win, the second be ignored), text that is not UTF-8 (reports and traces are
+// JSON), and an alias inside the node it names (`a: &x [*x]`), which yaml-cpp turns into a
+// cycle that every later walk of the tree would follow forever. `path` is the key path of `n`;
+// `ancestors` the nodes that contain it.
+Status check_tree(const YAML::Node& n, const std::string& name, const std::string& path,
+                  std::vector<YAML::Node>* ancestors) {
   auto not_utf8 = [&](const std::string& where, const std::string& text, size_t at) {
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[at]));
@@ -566,13 +587,33 @@ Status check_tree(const YAML::Node& n, const std::string& name, const std::strin
     if (bad != std::string::npos) return not_utf8(path, n.Scalar(), bad);
     return Status();
   }
+  if (!n.IsSequence() && !n.IsMap()) return Status();
+  const std::string here = path.empty() ? "<document>" : path;
+  for (const YAML::Node& a : *ancestors) {
+    if (a.is(n)) {
+      return invalid_argument(
+          name + ": " + here + ": a YAML alias names a node that contains it (line " +
+          std::to_string(n.Mark().line + 1) + "): expected a tree; copy the values instead");
+    }
+  }
+  // No scenario section nests this deep; the bound keeps the walks below off the stack's end.
+  constexpr size_t kMaxDepth = 64;
+  if (ancestors->size() >= kMaxDepth) {
+    return invalid_argument(name + ": " + here + ": nested more than " + std::to_string(kMaxDepth) +
+                            " levels deep: expected at most " + std::to_string(kMaxDepth));
+  }
+  ancestors->push_back(n);
+  struct Pop {
+    std::vector<YAML::Node>* v;
+    ~Pop() { v->pop_back(); }
+  } pop{ancestors};
   if (n.IsSequence()) {
     for (size_t i = 0; i < n.size(); ++i) {
-      PREFLIGHT_RETURN_IF_ERROR(check_tree(n[i], name, path + "[" + std::to_string(i) + "]"));
+      PREFLIGHT_RETURN_IF_ERROR(
+          check_tree(n[i], name, path + "[" + std::to_string(i) + "]", ancestors));
     }
     return Status();
   }
-  if (!n.IsMap()) return Status();
   std::map<std::string, int> first_line;
   for (const auto& kv : n) {
     if (!kv.first.IsScalar()) {
@@ -592,7 +633,7 @@ Status check_tree(const YAML::Node& n, const std::string& name, const std::strin
                               std::to_string(it->second) +
                               "): expected each key once; merge the two");
     }
-    PREFLIGHT_RETURN_IF_ERROR(check_tree(kv.second, name, where));
+    PREFLIGHT_RETURN_IF_ERROR(check_tree(kv.second, name, where, ancestors));
   }
   return Status();
 }
@@ -632,7 +673,8 @@ StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
                             ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg +
                             tab_hint(body, e.mark.line));
   }
-  if (root) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, name, ""));
+  std::vector<YAML::Node> ancestors;
+  if (root) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, name, "", &ancestors));
   if (!root || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
   if (!root.IsMap()) {
     return invalid_argument(name +
@@ -645,7 +687,7 @@ StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
           ? default_model["preset"].Scalar()
           : "";
   for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
-  if (!overrides.empty()) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, "--set", ""));
+  if (!overrides.empty()) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, "--set", "", &ancestors));
   auto set = [&](const char* prefix) {
     return std::any_of(overrides.begin(), overrides.end(),
                        [&](const std::string& o) { return o.rfind(prefix, 0) == 0; });

@@ -62,6 +62,28 @@ TEST(LoadScenarioText, DuplicateKeysAreErrorsWithBothLines) {
                     {"model.preset: duplicate key at line 3 (first at line 2)"});
 }
 
+// An alias inside the node it names makes yaml-cpp build a cycle; every walk of the tree
+// would recurse until the stack ends (found by the scenario fuzzer).
+TEST(LoadScenarioText, AnAliasInsideItsOwnAnchorIsAnErrorNotARecursion) {
+  expect_user_error(load_error("model: &m {preset: gpt3-13b, <<: *m}\n"),
+                    {"test.yaml: model.<<: a YAML alias names a node that contains it"});
+  expect_user_error(load_error("model: &s [1, *s]\n"),
+                    {"test.yaml: model[1]: a YAML alias names a node that contains it"});
+  expect_user_error(load_error(std::string(kSmall), {"model.extra=&x [*x]"}),
+                    {"--set: model.extra[0]: a YAML alias names a node that contains it"});
+  // An alias to a sibling is a tree, not a cycle, and passes this check.
+  const std::string sibling = std::string(kSmall) + "x: &a {k: 1}\ny: *a\n";
+  const Status st = load_error(sibling);
+  EXPECT_EQ(st.message().find("alias names"), std::string::npos) << st.message();
+}
+
+TEST(LoadScenarioText, NestingPastSixtyFourLevelsIsAnError) {
+  std::string deep = "model: ";
+  for (int i = 0; i < 70; ++i) deep += "[";
+  for (int i = 0; i < 70; ++i) deep += "]";
+  expect_user_error(load_error(deep + "\n"), {"nested more than 64 levels deep"});
+}
+
 TEST(LoadScenarioText, TextThatIsNotUtf8IsRejectedWhereItIs) {
   expect_user_error(
       load_error(std::string(kSmall) + "simulation:\n  seed: 1\n", {"model.name=ab\xff"}),

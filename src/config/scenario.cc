@@ -69,6 +69,44 @@ Status check_hardware_ranges(const ClusterConfig& c) {
   return Status();
 }
 
+// Every module selective recompute is asked to replay exists in the model: a choice that
+// matches no layer would change nothing, and an accepted input is never ignored.
+Status validate_recompute_modules(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  const ParallelismConfig& p = s.parallelism;
+  if (p.recompute != Recompute::kSelective) return Status();
+  bool dense_mlp = false, attention = false;
+  for (int i = 0; i < m.layers; ++i) {
+    dense_mlp = dense_mlp || (m.has_mlp(i) && !m.is_moe_layer(i));
+    attention = attention || m.has_attention(i);
+  }
+  auto missing = [&](RecomputeModule module, const std::string& what) {
+    return invalid_argument(std::string("parallelism.recompute_modules: ") + to_string(module) +
+                            ": model " + m.name + " has no " + what +
+                            "; expected modules the model has");
+  };
+  if (p.recomputes(RecomputeModule::kCoreAttn) && !attention) {
+    return missing(RecomputeModule::kCoreAttn, "attention layer");
+  }
+  if (p.recomputes(RecomputeModule::kMoeAct) && !m.moe.enabled()) {
+    return missing(RecomputeModule::kMoeAct, "MoE layers");
+  }
+  if (p.recomputes(RecomputeModule::kMoe) && !m.moe.enabled()) {
+    return missing(RecomputeModule::kMoe, "MoE layers");
+  }
+  if (p.recomputes(RecomputeModule::kSharedExperts) &&
+      (!m.moe.enabled() || m.moe.shared_experts == 0)) {
+    return missing(RecomputeModule::kSharedExperts, "shared experts");
+  }
+  if (p.recomputes(RecomputeModule::kMlp) && !dense_mlp) {
+    return missing(RecomputeModule::kMlp, "dense MLP layer (moe recomputes a MoE layer)");
+  }
+  if (p.recomputes(RecomputeModule::kMlaUpProj) && !m.mla.enabled()) {
+    return missing(RecomputeModule::kMlaUpProj, "multi-head latent attention");
+  }
+  return Status();
+}
+
 // Expert, context-parallel and attention-variant rules.
 Status validate_moe_and_cp(const Scenario& s) {
   const ModelConfig& m = s.model;
@@ -317,6 +355,7 @@ Status validate_scenario(const Scenario& s) {
   PREFLIGHT_RETURN_IF_ERROR(validate_hybrid_model(m));
   PREFLIGHT_RETURN_IF_ERROR(validate_hybrid_parallelism(s));
   PREFLIGHT_RETURN_IF_ERROR(validate_moe_and_cp(s));
+  PREFLIGHT_RETURN_IF_ERROR(validate_recompute_modules(s));
   if (m.ffn_hidden % p.tp != 0) {
     return invalid_argument("parallelism.tp: " + str(p.tp) + ": expected a divisor of " +
                             "model.ffn_hidden (" + str(m.ffn_hidden) + ")");
@@ -558,6 +597,39 @@ const char* to_string(Recompute r) {
       return "full";
   }
   return "?";
+}
+const char* to_string(RecomputeModule m) {
+  switch (m) {
+    case RecomputeModule::kCoreAttn:
+      return "core_attn";
+    case RecomputeModule::kLayerNorm:
+      return "layernorm";
+    case RecomputeModule::kMoeAct:
+      return "moe_act";
+    case RecomputeModule::kMlp:
+      return "mlp";
+    case RecomputeModule::kMoe:
+      return "moe";
+    case RecomputeModule::kSharedExperts:
+      return "shared_experts";
+    case RecomputeModule::kMlaUpProj:
+      return "mla_up_proj";
+  }
+  return "?";
+}
+std::string recompute_modules_string(const ParallelismConfig& p) {
+  const unsigned chosen = p.recompute_modules != 0 ? p.recompute_modules : 1u;
+  std::string out;
+  for (int i = 0; i < kRecomputeModuleCount; ++i) {
+    if (((chosen >> i) & 1u) == 0) continue;
+    if (!out.empty()) out += ",";
+    out += to_string(static_cast<RecomputeModule>(i));
+  }
+  return out;
+}
+std::string recompute_description(const ParallelismConfig& p) {
+  if (p.recompute != Recompute::kSelective) return to_string(p.recompute);
+  return "selective (" + recompute_modules_string(p) + ")";
 }
 const char* to_string(Schedule s) {
   switch (s) {

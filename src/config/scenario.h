@@ -27,6 +27,21 @@ enum class PositionEmbedding { kLearned, kRope, kAlibi, kNone };
 // residuals and the optimizer stay in bf16/fp32 in every mode.
 enum class Precision { kFp16, kBf16, kFp8, kFp8Blockwise, kMxfp8, kNvfp4 };
 enum class Recompute { kNone, kSelective, kFull };
+// What selective recompute replays (Megatron-Core's --recompute-modules, its names): the
+// attention core; the two pre-GEMM norms; the MoE experts' activation function; a dense MLP;
+// the whole MoE layer (router, dispatch, experts, combine); the shared experts; MLA's up
+// projections. Each drops the tensors only it needs from what a layer keeps for its backward
+// and runs its forward again before that backward (docs/memory.md §2, docs/workload.md).
+enum class RecomputeModule {
+  kCoreAttn,
+  kLayerNorm,
+  kMoeAct,
+  kMlp,
+  kMoe,
+  kSharedExperts,
+  kMlaUpProj,
+};
+inline constexpr int kRecomputeModuleCount = 7;
 // Pipeline schedules (workload/schedule.h): zb_h1/zb_h2 are the zero-bubble schedules of Qi et
 // al. 2024 (backward split into input-gradient B and weight-gradient W passes); dualpipe is
 // DeepSeek-V3's bidirectional schedule.
@@ -370,6 +385,16 @@ struct ParallelismConfig {
   std::string pipeline_split;  // how an uneven layout was chosen, for the summary ("" = given)
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
+  // The modules selective recompute replays, one bit per RecomputeModule; 0 = Megatron's
+  // default, the attention core alone. Read through recomputes().
+  unsigned recompute_modules = 0;
+  // Whether the backward replays `m`: recompute selective and `m` chosen (or, with no choice
+  // made, `m` the attention core).
+  bool recomputes(RecomputeModule m) const {
+    if (recompute != Recompute::kSelective) return false;
+    const unsigned chosen = recompute_modules != 0 ? recompute_modules : 1u;
+    return (chosen >> static_cast<int>(m)) & 1u;
+  }
   bool distributed_optimizer = false;
   // ZeRO over the DP group (Rajbhandari et al. 2020): 1 shards the optimizer states (as
   // distributed_optimizer does), 2 also the gradients, 3 also the weights.
@@ -478,6 +503,11 @@ const char* to_string(Norm n);
 const char* to_string(PositionEmbedding p);
 const char* to_string(Precision p);
 const char* to_string(Recompute r);
+const char* to_string(RecomputeModule m);
+// The chosen modules in RecomputeModule order, comma-separated ("core_attn" when none is).
+std::string recompute_modules_string(const ParallelismConfig& p);
+// "none", "full", or "selective (core_attn,moe_act)": the recompute a summary states.
+std::string recompute_description(const ParallelismConfig& p);
 const char* to_string(Schedule s);
 const char* to_string(MoeRouting r);
 const char* to_string(GpuArchitecture a);

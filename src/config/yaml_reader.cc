@@ -1,5 +1,6 @@
 #include "config/yaml_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -57,6 +58,8 @@ const char* to_string(KeyKind kind) {
       return "flop_rate";
     case KeyKind::kDoubleList:
       return "double_list";
+    case KeyKind::kChoiceList:
+      return "choice_list";
     case KeyKind::kSkipped:
       return "skipped";
   }
@@ -266,6 +269,60 @@ int YamlReader::get_choice(const std::string& key, int fallback,
   for (size_t i = 0; i < choices.size(); ++i) list += (i ? "|" : "") + choices[i];
   fail(key, quote(s) + ": expected one of " + list + did_you_mean(s, choices));
   return fallback;
+}
+
+std::vector<int> YamlReader::get_choice_list(const std::string& key,
+                                             const std::vector<std::string>& choices) {
+  record(key, KeyKind::kChoiceList, &choices);
+  known_.insert(key);
+  std::vector<int> out;
+  if (!status_.ok() || !node_ || !node_.IsMap()) return out;
+  const YAML::Node list = node_[key];
+  if (!list || list.IsNull()) return out;
+  std::string names;
+  for (size_t i = 0; i < choices.size(); ++i) names += (i ? ", " : "") + choices[i];
+  std::vector<std::string> items;
+  if (list.IsScalar()) {
+    const std::string& text = list.Scalar();
+    size_t start = 0;
+    while (start <= text.size()) {
+      const size_t comma = std::min(text.find(',', start), text.size());
+      std::string item = text.substr(start, comma - start);
+      const size_t a = item.find_first_not_of(' ');
+      const size_t b = item.find_last_not_of(' ');
+      items.push_back(a == std::string::npos ? "" : item.substr(a, b - a + 1));
+      start = comma + 1;
+    }
+  } else if (list.IsSequence()) {
+    if (list.size() > choices.size() * 4) {
+      fail(key, std::to_string(list.size()) + " items: expected a list of " + names);
+      return {};
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].IsScalar()) {
+        fail(key + "[" + std::to_string(i) + "]", "expected one of " + names);
+        return {};
+      }
+      items.push_back(list[i].Scalar());
+    }
+  } else {
+    fail(key, "expected a list of " + names);
+    return {};
+  }
+  if (items.empty() || (items.size() == 1 && items[0].empty())) {
+    fail(key, "an empty list: expected at least one of " + names);
+    return {};
+  }
+  for (const std::string& item : items) {
+    const auto it = std::find(choices.begin(), choices.end(), item);
+    if (it == choices.end()) {
+      fail(key, quote(item) + ": expected one of " + names + did_you_mean(item, choices));
+      return {};
+    }
+    const int index = static_cast<int>(it - choices.begin());
+    if (std::find(out.begin(), out.end(), index) == out.end()) out.push_back(index);
+  }
+  return out;
 }
 
 // A value with a unit, parsed by `parse`, at most `max_value` (parsed the same way) when given.

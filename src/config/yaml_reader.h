@@ -32,6 +32,7 @@ enum class KeyKind {
   kTime,        // get_time ("1.5us")
   kFlopRate,    // get_flop_rate ("312TFLOPS")
   kDoubleList,  // get_double_list
+  kChoiceList,  // get_choice_list (RecordedKey::choices)
   kSkipped,     // skip(): read elsewhere (a preset name, a subsection, a list)
 };
 const char* to_string(KeyKind kind);
@@ -89,6 +90,9 @@ class YamlReader {
   std::string get_string(const std::string& key, const std::string& fallback);
   // One of `choices`; returns its index.
   int get_choice(const std::string& key, int fallback, const std::vector<std::string>& choices);
+  // A list of `choices` ([a, b], or one scalar "a,b" as --set writes it): their indices in the
+  // order given, each once; empty when the key is absent, and an error for an empty list.
+  std::vector<int> get_choice_list(const std::string& key, const std::vector<std::string>& choices);
   uint64_t get_uint64(const std::string& key, uint64_t fallback);
   // Values with a unit. `max_value`, when given, is the largest value accepted, written with a
   // unit ("100TB/s"); a larger value records "expected at most 100TB/s".

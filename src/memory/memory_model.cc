@@ -34,6 +34,9 @@ struct LayerBytes {
                           // log-sum-exp FlashAttention keeps
   double checkpoint = 0;  // the layer input, all that full recompute keeps
   double gradients = 0;   // activation gradients alive while one layer runs backward
+  // Of `kept`: what the chosen selective-recompute modules drop and rebuild before the
+  // backward (parallelism.recompute_modules; the attention core is `core`).
+  double selective = 0;
 };
 
 // The busiest EP rank's routed tokens over a balanced router's, averaged over the MoE layers
@@ -68,6 +71,14 @@ struct LayerPieces {
   double mlp_grad = 0;    // ... and of the MLP
   double checkpoint = 0;  // the layer input
   double io_grad = 0;     // gradients of the layer's output and input
+  // What each selective-recompute module drops (parts of the fields above): one norm's output,
+  // the input of QKV or of FC1 / the router (2 B per element, whole under TP unless SP); the
+  // experts' activation output (FC2's input); the shared experts' saved tensors; MLA's
+  // up-projected Q, K and V.
+  double norm_output = 0;
+  double moe_act = 0;
+  double shared = 0;
+  double mla_up = 0;
 };
 
 LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
@@ -105,6 +116,7 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
     const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
     const double v = a.v_head_dim;
     attention = 4.0 * tokens * heads * qk + 4.0 * tokens * heads * v;
+    l.mla_up = 4.0 * tokens * heads * qk + 2.0 * tokens * heads * v;
     latents = 2.0 * tokens *
               (2.0 * a.q_lora_rank + (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank) /
               whole;
@@ -129,6 +141,8 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
     const double shared_ffn =
         e.shared_expert_ffn_hidden > 0 ? e.shared_expert_ffn_hidden : e.expert_ffn_hidden;
     const double f_s = static_cast<double>(e.shared_experts) * shared_ffn / t;
+    l.shared = (swiglu ? 6.0 : 4.0) * tokens * f_s;
+    l.moe_act = 2.0 * dispatched * f_e;
     mlp = (swiglu ? 6.0 : 4.0) * tokens * f_s        // shared experts, split by TP
           + 4.0 * tokens * e.experts / whole         // fp32 router logits / scores
           + 2.0 * dispatched * w                     // dispatched tokens: the experts' FC1 input
@@ -138,6 +152,7 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
     mlp_grad = std::max((swiglu ? 4.0 : 2.0) * tokens * f_s,
                         (swiglu ? 4.0 : 2.0) * dispatched * f_e + 4.0 * dispatched * w);
   }
+  l.norm_output = 2.0 * tokens * h / whole;
   l.attention = attention;
   l.latents = latents;
   l.mlp = mlp;
@@ -160,6 +175,36 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
   return l;
 }
 
+// What the chosen selective-recompute modules drop from a layer's attention half and/or its
+// MLP half (docs/memory.md §2.7): layernorm the norm outputs (the inputs of QKV and FC1 /
+// the router); mla_up_proj the up-projected Q, K, V; mlp a dense MLP's tensors and its norm's
+// output (the checkpoint keeps the MLP's input); moe a MoE block's tensors (it keeps its
+// input, the norm's output); moe_act and shared_experts their parts of a MoE block.
+double selective_dropped(const Scenario& sc, const LayerPieces& p, bool attention, bool mlp,
+                         bool moe_layer) {
+  const ParallelismConfig& par = sc.parallelism;
+  if (par.recompute != Recompute::kSelective) return 0;
+  const bool norms = par.recomputes(RecomputeModule::kLayerNorm);
+  double d = 0;
+  if (attention) {
+    if (norms) d += p.norm_output;
+    if (par.recomputes(RecomputeModule::kMlaUpProj)) d += p.mla_up;
+  }
+  if (mlp) {
+    const bool block =
+        moe_layer ? par.recomputes(RecomputeModule::kMoe) : par.recomputes(RecomputeModule::kMlp);
+    if (block) {
+      d += p.mlp;
+      if (norms || !moe_layer) d += p.norm_output;
+    } else {
+      if (norms) d += p.norm_output;
+      if (moe_layer && par.recomputes(RecomputeModule::kMoeAct)) d += p.moe_act;
+      if (moe_layer && par.recomputes(RecomputeModule::kSharedExperts)) d += p.shared;
+    }
+  }
+  return d;
+}
+
 LayerBytes layer_bytes(const Scenario& sc, bool moe_layer) {
   const LayerPieces p = layer_pieces(sc, moe_layer);
   LayerBytes l;
@@ -167,6 +212,7 @@ LayerBytes layer_bytes(const Scenario& sc, bool moe_layer) {
   l.core = p.core;
   l.checkpoint = p.checkpoint;
   l.gradients = p.io_grad + std::max(p.core_grad, p.mlp_grad);
+  l.selective = std::min(l.kept, selective_dropped(sc, p, true, true, moe_layer));
   return l;
 }
 
@@ -184,6 +230,7 @@ LayerBytes half_layer_bytes(const Scenario& sc, bool attention, bool moe_layer) 
     l.kept = p.replicated / 2 + p.mlp;
     l.gradients = p.io_grad + p.mlp_grad;
   }
+  l.selective = std::min(l.kept, selective_dropped(sc, p, attention, !attention, moe_layer));
   return l;
 }
 
@@ -227,7 +274,8 @@ double saved_per_layer(const Scenario& sc, const LayerBytes& l) {
     case Recompute::kNone:
       return l.kept + l.core;
     case Recompute::kSelective:
-      return l.kept;
+      return l.kept - l.selective +
+             (sc.parallelism.recomputes(RecomputeModule::kCoreAttn) ? 0.0 : l.core);
     case Recompute::kFull:
       return l.checkpoint;
   }
@@ -240,7 +288,8 @@ double backward_working_set(const Scenario& sc, const LayerBytes& l) {
     case Recompute::kNone:
       return l.gradients;
     case Recompute::kSelective:
-      return l.core + l.gradients;
+      return l.selective + l.gradients +
+             (sc.parallelism.recomputes(RecomputeModule::kCoreAttn) ? l.core : 0.0);
     case Recompute::kFull:
       return l.kept + l.core - l.checkpoint + l.gradients;
   }

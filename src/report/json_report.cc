@@ -10,6 +10,16 @@
 namespace preflight {
 namespace {
 
+// The modules selective recompute replays, in RecomputeModule order; empty without it.
+nlohmann::json recompute_module_names(const ParallelismConfig& p) {
+  nlohmann::json names = nlohmann::json::array();
+  for (int i = 0; i < kRecomputeModuleCount; ++i) {
+    const RecomputeModule m = static_cast<RecomputeModule>(i);
+    if (p.recomputes(m)) names.push_back(to_string(m));
+  }
+  return names;
+}
+
 using nlohmann::json;
 
 json breakdown_json(const Breakdown& b) {
@@ -150,6 +160,7 @@ json scenario_to_json(const Scenario& s) {
            {"pipeline_split", p.pipeline_split},
            {"sequence_parallel", p.sequence_parallel},
            {"recompute", to_string(p.recompute)},
+           {"recompute_modules", recompute_module_names(p)},
            {"distributed_optimizer", p.distributed_optimizer},
            {"zero_stage", p.zero_stage},
            {"schedule", to_string(p.schedule)},

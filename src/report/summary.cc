@@ -71,7 +71,7 @@ std::string format_summary(const SimulationReport& r) {
                 p.pipeline_split.empty() ? "" : "\n                 ", p.pipeline_split.c_str());
   }
   out += line("                 %s on %s, recompute %s%s%s%s", to_string(s.training.precision),
-              s.training.stack.name.c_str(), to_string(p.recompute),
+              s.training.stack.name.c_str(), recompute_description(p).c_str(),
               p.sequence_parallel ? ", sequence parallel" : "",
               p.distributed_optimizer ? ", distributed optimizer" : "",
               p.overlap_grad_reduce ? ", overlapped grad reduce" : "");

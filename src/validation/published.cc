@@ -373,6 +373,8 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   }
   const bool sp = r.sp == 1 || (r.sp == -1 && d.sequence_parallel && tp > 1);
   Recompute recompute = d.recompute;
+  const bool recipe_modules = r.recompute.empty() && d.recompute_modules != 0;
+  if (recipe_modules) recompute = Recompute::kSelective;
   if (r.recompute == "full") recompute = Recompute::kFull;
   if (r.recompute == "selective") recompute = Recompute::kSelective;
   if (r.recompute == "none") recompute = Recompute::kNone;
@@ -380,8 +382,14 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   y << "parallelism:\n  tp: " << tp << "\n  pp: " << pp << "\n  cp: " << cp << "\n  dp: auto\n"
     << "  vpp: " << vpp << "\n"
     << "  sequence_parallel: " << (sp ? "true" : "false") << "\n"
-    << "  recompute: " << to_string(recompute) << "\n"
-    << "  distributed_optimizer: " << (d.distributed_optimizer && dp > 1 ? "true" : "false") << "\n"
+    << "  recompute: " << to_string(recompute) << "\n";
+  if (recipe_modules) {
+    ParallelismConfig modules;
+    modules.recompute = Recompute::kSelective;
+    modules.recompute_modules = d.recompute_modules;
+    y << "  recompute_modules: [" << recompute_modules_string(modules) << "]\n";
+  }
+  y << "  distributed_optimizer: " << (d.distributed_optimizer && dp > 1 ? "true" : "false") << "\n"
     << "  overlap_grad_reduce: " << (d.overlap_grad_reduce && dp > 1 ? "true" : "false") << "\n"
     << "  overlap_param_gather: "
     << (d.overlap_param_gather && d.distributed_optimizer && dp > 1 ? "true" : "false") << "\n"

@@ -73,6 +73,43 @@ bool full_iteration_moe(const PublishedRow& row) {
   return false;
 }
 
+unsigned bit(RecomputeModule m) { return 1u << static_cast<int>(m); }
+
+// The recompute_modules of the Megatron-Bridge recipes behind the published MoE and hybrid rows
+// (scripts/performance/configs/*_workload_base_configs.py, the versions whose parallel layouts
+// match the tables), applied with recompute_granularity selective:
+//   Nemotron 3 Nano on H100 (FP8_CS): moe, layernorm, core_attn, moe_act;
+//   Nemotron 3 Super on B200 (MXFP8, NVFP4) and B300 NVFP4: moe_act, layernorm;
+//   GPT-OSS 120B on GB200, B200 and H100 in BF16 (V1 and V2): layernorm, moe_act;
+//   DeepSeek-V3 from container 26.02 on GB200, B200 and B300: mla_up_proj, and mlp with it on
+//   B200's PP 8 × VP 2 layout (FP8_MX_V2) and on H100 (H100_V1, 25.09's dropless rows).
+// Every other row's recipe recomputes nothing (GB300's MXFP8 DeepSeek-V3 sets []).
+unsigned recipe_recompute_modules(const PublishedRow& row) {
+  if (row.source != "mbridge_perf") return 0;
+  using M = RecomputeModule;
+  const std::string& m = row.model;
+  const std::string& g = row.gpu;
+  const bool h100 = starts_with(g, "H100");
+  if (contains(m, "Nemotron_3_Nano") && h100) {
+    return bit(M::kMoe) | bit(M::kLayerNorm) | bit(M::kCoreAttn) | bit(M::kMoeAct);
+  }
+  if (contains(m, "Nemotron_3_Super") &&
+      (g == "B200" || (g == "B300" && row.precision == "NVFP4"))) {
+    return bit(M::kMoeAct) | bit(M::kLayerNorm);
+  }
+  if (contains(m, "GPT OSS 120B") && row.precision == "BF16" &&
+      (g == "GB200" || g == "B200" || h100)) {
+    return bit(M::kLayerNorm) | bit(M::kMoeAct);
+  }
+  if (starts_with(m, "DeepSeekV3")) {
+    if (h100) return bit(M::kMlaUpProj) | bit(M::kMlp);
+    if (container_of(row) < 260200) return 0;
+    if (g == "B200" && row.pp == 8) return bit(M::kMlaUpProj) | bit(M::kMlp);
+    if (g == "GB200" || g == "B200" || g == "B300") return bit(M::kMlaUpProj);
+  }
+  return 0;
+}
+
 }  // namespace
 
 RecipeDefaults recipe_defaults(const PublishedRow& row) {
@@ -130,6 +167,7 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
   }
   if (row.precision == "NVFP4") r.tp_comm_overlap = false;  // overrides.py: off for nvfp4
   r.flex_dispatcher = flex_dispatcher(row);
+  r.recompute_modules = recipe_recompute_modules(row);
   if (full_iteration_moe(row)) {
     r.full_cuda_graphs = true;
     r.fused_grouped_gemm = true;

@@ -26,6 +26,9 @@ struct RecipeDefaults {
   bool overlap_p2p = true;                 // with PP > 1 and VP > 1
   bool sequence_parallel = true;           // with TP > 1
   Recompute recompute = Recompute::kNone;  // when the table gives none
+  // The recipe's recompute_modules (RecomputeModule bits) when the table gives no recompute:
+  // selective recompute of those modules; 0 = none.
+  unsigned recompute_modules = 0;
   Schedule schedule = Schedule::kOneFOneB;
   int zero_stage = 0;            // 3: Megatron-FSDP optim_grads_params / DeepSpeed ZeRO-3
   int etp = 1;                   // expert tensor parallelism (MoE)

@@ -325,18 +325,20 @@ TEST(GenerateWorkload, FullRecomputeReplaysTheForwardBeforeTheBackward) {
   for (size_t i = 0; i < back.size(); ++i) EXPECT_EQ(bwd.ops[fwd.size() + i].name, back[i].name);
 }
 
-TEST(GenerateWorkload, SelectiveRecomputeReplaysOnlyTheUnfusedAttentionCore) {
+TEST(GenerateWorkload, SelectiveRecomputeReplaysTheAttentionCore) {
   const Scenario unfused =
       load(kPipeline, {"parallelism.recompute=selective", "training.flash_attention=false"});
   const Workload a = generate_workload(unfused);
   const size_t core = attention_recompute_ops(make_layer_shape(unfused)).size();
   EXPECT_EQ(a.blocks[block_id(a, "layer.bwd")].ops.size(),
             core + layer_backward_ops(make_layer_shape(unfused)).size());
-  // FlashAttention keeps no score matrix, so selective recompute has nothing to replay.
+  // FlashAttention keeps no score matrix, but Megatron-Core's checkpointed core attention runs
+  // its one fused forward kernel again before the backward.
   const Scenario flash = load(kPipeline, {"parallelism.recompute=selective"});
   const Workload b = generate_workload(flash);
-  EXPECT_EQ(b.blocks[block_id(b, "layer.bwd")].ops.size(),
-            layer_backward_ops(make_layer_shape(flash)).size());
+  const std::vector<Op>& ops = b.blocks[block_id(b, "layer.bwd")].ops;
+  ASSERT_EQ(ops.size(), 1 + layer_backward_ops(make_layer_shape(flash)).size());
+  EXPECT_EQ(ops[0].name, "attn.core.fwd.recompute");
 }
 
 // Layer forwards each stage runs for micro-batch 0.

@@ -78,16 +78,64 @@ std::string signature(const std::vector<Op>& ops) {
   return sig;
 }
 
-// The ops replayed before a layer's backward by recompute, followed by the backward itself.
-// Selective recompute replays the unfused attention core of a layer with `attention`.
-std::vector<Op> backward_with_recompute(const Scenario& s, const LayerShape& x, bool attention,
-                                        std::vector<Op> fwd, std::vector<Op> bwd) {
+bool name_starts(const std::string& name, const char* prefix) { return name.rfind(prefix, 0) == 0; }
+
+// The forward ops of one layer that selective recompute replays (parallelism.recompute_modules,
+// Megatron-Core's names; docs/workload.md "Recompute"), in forward order, each once:
+//   core_attn       FlashAttention's fused forward (attn.core.*; the unfused core is replayed
+//                   by attention_recompute_ops, Korthikanti et al. 2022);
+//   layernorm       the two pre-GEMM norms (ln1, ln2);
+//   moe_act         the experts' activation function;
+//   mlp             a dense MLP with its norm (TE fuses the norm into FC1), its SP gather and
+//                   its TP reduction;
+//   moe             a MoE layer after its norm: router, permutation, dispatch and combine
+//                   all-to-alls, experts, shared experts;
+//   shared_experts  the shared experts;
+//   mla_up_proj     MLA's Q and KV up projections and RoPE.
+std::vector<Op> selective_replay(const ParallelismConfig& p, const std::vector<Op>& fwd,
+                                 bool moe_layer) {
+  const bool layernorm = p.recomputes(RecomputeModule::kLayerNorm);
+  const bool core = p.recomputes(RecomputeModule::kCoreAttn);
+  const bool moe_act = p.recomputes(RecomputeModule::kMoeAct);
+  const bool mlp = p.recomputes(RecomputeModule::kMlp) && !moe_layer;
+  const bool moe = p.recomputes(RecomputeModule::kMoe) && moe_layer;
+  const bool shared = p.recomputes(RecomputeModule::kSharedExperts);
+  const bool mla_up = p.recomputes(RecomputeModule::kMlaUpProj);
   std::vector<Op> ops;
-  if (s.parallelism.recompute == Recompute::kFull) {
+  bool in_mlp = false;  // between ln2.fwd and mlp.residual
+  for (const Op& op : fwd) {
+    const std::string& n = op.name;
+    if (n == "ln2.fwd") in_mlp = true;
+    if (n == "mlp.residual") in_mlp = false;
+    const bool take = (layernorm && (n == "ln1.fwd" || n == "ln2.fwd")) ||
+                      (core && name_starts(n, "attn.core")) ||
+                      (moe_act && name_starts(n, "moe.experts.act.")) || (mlp && in_mlp) ||
+                      (moe && in_mlp && n != "ln2.fwd") || (shared && name_starts(n, "shared.")) ||
+                      (mla_up && (name_starts(n, "mla.q_up.") || name_starts(n, "mla.kv_up.") ||
+                                  name_starts(n, "rope.")));
+    if (!take) continue;
+    ops.push_back(op);
+    ops.back().name += ".recompute";
+  }
+  return ops;
+}
+
+// The ops replayed before a layer's backward by recompute, followed by the backward itself:
+// the whole forward under full recompute; under selective recompute the chosen modules
+// (selective_replay) and, for the attention core of an unfused attention, its kernels.
+std::vector<Op> backward_with_recompute(const Scenario& s, const LayerShape& x, bool attention,
+                                        bool moe_layer, std::vector<Op> fwd, std::vector<Op> bwd) {
+  std::vector<Op> ops;
+  const ParallelismConfig& p = s.parallelism;
+  if (p.recompute == Recompute::kFull) {
     ops = std::move(fwd);
     for (Op& op : ops) op.name += ".recompute";
-  } else if (s.parallelism.recompute == Recompute::kSelective && !x.flash && attention) {
-    ops = attention_recompute_ops(x);
+  } else if (p.recompute == Recompute::kSelective) {
+    if (!x.flash && attention && p.recomputes(RecomputeModule::kCoreAttn)) {
+      ops = attention_recompute_ops(x);
+    }
+    const std::vector<Op> replay = selective_replay(p, fwd, moe_layer);
+    ops.insert(ops.end(), replay.begin(), replay.end());
   }
   ops.insert(ops.end(), bwd.begin(), bwd.end());
   return ops;
@@ -102,7 +150,7 @@ void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, Model
     const LayerOps ops = transformer_layer_ops(x, std::nullopt);
     const int fwd = add_block(w, "layer.fwd", ops.fwd);
     const int bwd =
-        add_block(w, "layer.bwd", backward_with_recompute(s, x, true, ops.fwd, ops.bwd));
+        add_block(w, "layer.bwd", backward_with_recompute(s, x, true, false, ops.fwd, ops.bwd));
     mb.layer_fwd.assign(s.model.layers, fwd);
     mb.layer_bwd.assign(s.model.layers, bwd);
     return;
@@ -124,8 +172,9 @@ void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, Model
       w.moe_layers.push_back(MoeLayerStats{i, load->imbalance(), load->max_expert_share,
                                            load->dropped, moe_rank_tokens(xi, *load)});
     }
-    mb.layer_bwd.push_back(block_for(
-        "layer.bwd", backward_with_recompute(s, xi, s.model.has_attention(i), ops.fwd, ops.bwd)));
+    mb.layer_bwd.push_back(
+        block_for("layer.bwd", backward_with_recompute(s, xi, s.model.has_attention(i),
+                                                       load.has_value(), ops.fwd, ops.bwd)));
     mb.layer_fwd.push_back(block_for("layer.fwd", std::move(ops.fwd)));
   }
 }
