@@ -279,7 +279,8 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
     } else if (p->recompute != Recompute::kSelective) {
       r.fail("recompute_modules", std::string("given with recompute ") + to_string(p->recompute) +
                                       ": expected recompute: selective (the modules are what "
-                                      "selective recompute replays)");
+                                      "selective recompute replays; --set "
+                                      "parallelism.recompute=selective)");
     }
     p->recompute_modules = 0;
     for (int i : modules) p->recompute_modules |= 1u << i;

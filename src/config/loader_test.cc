@@ -147,7 +147,7 @@ TEST(LoadScenarioText, EmptyTextIsTheDefaultScenario) {
   EXPECT_EQ(s->parallelism.pp, 16);
   EXPECT_EQ(s->parallelism.dp, 8);
   EXPECT_TRUE(s->parallelism.sequence_parallel);
-  EXPECT_EQ(s->parallelism.recompute, Recompute::kSelective);
+  EXPECT_EQ(s->parallelism.recompute, Recompute::kNone);
   EXPECT_EQ(s->parallelism.schedule, Schedule::kOneFOneB);
   EXPECT_TRUE(s->parallelism.distributed_optimizer);
   EXPECT_EQ(s->training.seq_len, 2048);

@@ -329,12 +329,14 @@ Enumeration enumerate_strategies(const Scenario& base, const SearchSpace& space)
   }
 
   auto has = [](const auto& v, auto x) { return std::find(v.begin(), v.end(), x) != v.end(); };
-  const bool dedupe_recompute =
-      has(recomputes, Recompute::kNone) && has(recomputes, Recompute::kSelective);
-  // The scenario's own choice of the two, when it is one of them.
-  const Recompute kept_recompute = base.parallelism.recompute == Recompute::kSelective
-                                       ? Recompute::kSelective
-                                       : Recompute::kNone;
+  // Selective recompute of the attention core alone (the scenario's modules, or the default)
+  // with the fused core: it replays the core's forward to save only its log-sum-exp.
+  const unsigned core_bit = 1u << static_cast<int>(RecomputeModule::kCoreAttn);
+  const bool core_only =
+      base.parallelism.recompute_modules == 0 || base.parallelism.recompute_modules == core_bit;
+  const bool selective_dominated = has(recomputes, Recompute::kNone) &&
+                                   has(recomputes, Recompute::kSelective) &&
+                                   base.training.flash_attention && core_only;
   const bool dedupe_optimizer = has(dos, 0) && has(dos, 1);
 
   Enumeration out;
@@ -352,15 +354,15 @@ Enumeration enumerate_strategies(const Scenario& base, const SearchSpace& space)
         ++out.rejected[reason];
         continue;
       }
-      // Knobs that change nothing here would only repeat a candidate (and its simulation):
-      // selective recompute with the fused attention core (nothing left to recompute) is
-      // recompute none, an optimizer sharded over a DP group of one is the replicated one. Of
-      // each such pair the space enumerates, the one the scenario names stays.
-      if (dedupe_recompute && base.training.flash_attention &&
-          (st.recompute == Recompute::kSelective || st.recompute == Recompute::kNone) &&
-          st.recompute != kept_recompute) {
-        ++out.rejected["same strategy as recompute " + std::string(to_string(kept_recompute)) +
-                       " (fused attention: nothing to recompute)"];
+      // A knob that only costs time here is left out: selective recompute of the fused
+      // attention core replays its forward (Megatron-Core's checkpointed core attention) to save
+      // 4 B per head and token, so the same strategy with recompute none is never slower and
+      // within those bytes of its memory. An optimizer sharded over a DP group of one is the
+      // replicated one: of the two the space enumerates, the one the scenario names stays.
+      if (selective_dominated && st.recompute == Recompute::kSelective) {
+        ++out.rejected
+              ["dominated by recompute none (fused attention: selective replays the core's "
+               "forward to save its log-sum-exp)"];
         continue;
       }
       if (dedupe_optimizer && int64_t{st.dp} * st.cp <= 1 &&
