@@ -207,7 +207,7 @@ class Execution {
     t.async = op.async;
     t.wait_comm = op.wait_comm;
     t.comm_chain = op.comm_chain;
-    t.launches = std::max(1, op.launches);
+    t.launches = std::max(0, op.launches);
     t.host_time = op.host_time;
     t.host_sync = op.host_sync;
     if (op.type == OpType::kCollective) {

@@ -201,12 +201,12 @@ class Lowering {
   // GEMM's loop over its experts, Op::host_time): a CPU node after the previous launch or
   // synchronisation.
   void launch(int count = 1, SimTime extra = SimTime()) {
-    if (launch_.ps() == 0 && extra.ps() == 0) return;
+    if ((launch_.ps() == 0 || count <= 0) && extra.ps() == 0) return;
     ChakraNode n;
     n.name = "launch";
     n.type = ChakraNodeType::kComp;
     n.is_cpu_op = true;
-    set_duration(&n, launch_ * std::max(1, count) + extra);
+    set_duration(&n, launch_ * std::max(0, count) + extra);
     host_ = {add(std::move(n), host_)};
   }
 

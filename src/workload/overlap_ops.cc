@@ -46,6 +46,20 @@ bool blocking_tp(const Op& op, CollectiveKind kind) {
          op.collective == kind;
 }
 
+// Host cost of the kernels Transformer Engine's comm-GEMM overlap launches beyond the first
+// GEMM chunk and the first transfer: one Python call into TE (the framework op the unsplit GEMM
+// and collective stood for, launches as before) runs the rest of the chunks and the
+// userbuffers transfers from its C++ loop, at about what TransformerEngine issue #2897 measures
+// per GEMM of TE's C++ grouped-GEMM loop on GB200 (8.2-9.4 us: the cuBLAS launch and its
+// set-up); nothing under CUDA graphs.
+constexpr double kTeLoopLaunchUs = 9;
+
+// Marks `op`, launched from TE's C++ loop after the first of its group, as such.
+void launched_by_te(const Scenario& s, Op* op) {
+  op->launches = 0;
+  op->host_time = s.training.cuda_graphs ? SimTime() : SimTime::microseconds(kTeLoopLaunchUs);
+}
+
 // Part i of n of `total`, the parts differing by at most one and adding up to `total`.
 int64_t part(int64_t total, int64_t i, int64_t n) { return total * (i + 1) / n - total * i / n; }
 
@@ -87,8 +101,12 @@ void ring_exchange(const Scenario& s, const Op& ag, const Op& gemm, int64_t t,
   for (int64_t i = 1; i < t; ++i) {
     Op chunk = gemm_chunk(gemm, part(gemm.m, i, t), weight);
     chunk.wait_comm = true;
+    launched_by_te(s, &chunk);
     out.push_back(chunk);
-    if (i + 1 < t) out.push_back(transfer(i + 1));
+    if (i + 1 < t) {
+      out.push_back(transfer(i + 1));
+      launched_by_te(s, &out.back());
+    }
   }
 }
 
@@ -99,13 +117,17 @@ void pipeline(const Scenario& s, const Op& gemm, const Op& coll, int64_t n, std:
   const std::string name = coll.name + ".overlap";
   for (int64_t i = 0; i < n; ++i) {
     Op chunk = gemm_chunk(gemm, part(gemm.m, i, n), weight);
-    if (i > 0) chunk.wait_comm = false;
+    if (i > 0) {
+      chunk.wait_comm = false;
+      launched_by_te(s, &chunk);
+    }
     out.push_back(chunk);
     Op c = coll;
     c.name = name;
     c.comm_bytes = Bytes(part(coll.comm_bytes.count(), i, n));
     c.async = true;
     c.comm_chain = false;  // needs the chunk just computed
+    if (i > 0) launched_by_te(s, &c);
     out.push_back(c);
   }
 }

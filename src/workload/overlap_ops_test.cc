@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "config/loader.h"
@@ -106,6 +107,35 @@ TEST(TpCommOverlap, ForwardRingExchangesGathersAndPipelinesReduceScatters) {
       EXPECT_TRUE(ops[j].wait_comm) << ops[j].name;
     }
   }
+}
+
+// The host pays the framework op's launches once per overlapped GEMM and collective, as
+// without overlap; the other chunks and transfers come from TE's C++ loop at 9 us each, and
+// from nothing under CUDA graphs.
+TEST(TpCommOverlap, OnlyTheFirstChunkAndTransferCostAFrameworkLaunch) {
+  auto host = [](const Scenario& s) {
+    std::vector<Op> ops = layer_forward_ops(make_layer_shape(s));
+    apply_tp_comm_overlap(s, &ops);
+    int launches = 0;
+    int64_t extra_ps = 0, te_ops = 0;
+    for (const Op& op : ops) {
+      launches += op.launches;
+      extra_ps += op.host_time.ps();
+      te_ops += op.launches == 0 ? 1 : 0;
+    }
+    return std::tuple<int, int64_t, int64_t>{launches, extra_ps, te_ops};
+  };
+  const Scenario plain = load({});
+  const Scenario overlap = load({"parallelism.tp_comm_overlap=true"});
+  const int plain_launches = static_cast<int>(layer_forward_ops(make_layer_shape(plain)).size());
+  const auto [launches, extra_ps, te_ops] = host(overlap);
+  EXPECT_EQ(launches, plain_launches);  // one per op of the unsplit layer
+  EXPECT_GT(te_ops, 0);
+  EXPECT_EQ(extra_ps, te_ops * SimTime::microseconds(9).ps());
+  const auto [g_launches, g_extra_ps, g_te_ops] =
+      host(load({"parallelism.tp_comm_overlap=true", "training.cuda_graphs=full"}));
+  EXPECT_EQ(g_te_ops, te_ops);
+  EXPECT_EQ(g_extra_ps, 0);
 }
 
 TEST(TpCommOverlap, ChunksReadTheWholeWeight) {

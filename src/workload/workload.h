@@ -81,8 +81,9 @@ struct Op {
   // kernels' own efficiency (compute_model.h).
   bool ssd_scan = false;
   // Host side: kernels the host launches for this op (a grouped GEMM that runs one cuBLAS GEMM
-  // per local expert launches that many), and whether the host then waits for the GPU to
-  // finish it (a device-to-host copy such as the MoE dispatcher's token counts).
+  // per local expert launches that many; 0 for a kernel a library's C++ loop launches, whose
+  // cost is host_time: the chunks of TE's comm-GEMM overlap), and whether the host then waits
+  // for the GPU to finish it (a device-to-host copy such as the MoE dispatcher's token counts).
   int launches = 1;
   bool host_sync = false;
   // Host work of the op beyond its `launches` × launch_overhead: a per_expert grouped GEMM's
