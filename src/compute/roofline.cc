@@ -83,22 +83,37 @@ class RooflineModel final : public ComputeModel {
       case OpType::kCollective:
         PREFLIGHT_CHECK_MSG(false, "collectives are timed by the collective model");
     }
-    return SimTime::seconds(seconds) + gap_;
+    // Separately launched matrices of a GEMM: one dependent-kernel gap per group of streams.
+    const int64_t groups = separate_groups(op);
+    return SimTime::seconds(seconds) + gap_ * std::max<int64_t>(1, groups);
   }
 
  private:
+  // A GEMM whose `batch` matrices run as separate kernels, `gemm_streams` at a time: the number
+  // of such groups; 0 for one batched kernel.
+  static int64_t separate_groups(const Op& op) {
+    if (op.type != OpType::kGemm || op.gemm_streams <= 0 || op.batch <= 1) return 0;
+    return (op.batch + op.gemm_streams - 1) / op.gemm_streams;
+  }
+
   double gemm_seconds(const Op& op) const {
     const double rate = op.bytes_per_element < 2 ? low_rate_ : half_rate_;
     const int64_t sms = gpu_.sm_count;
+    // Separate kernels: each group of streams fills its own waves (the GPU cannot start the
+    // next group's tiles in the last wave of this one's).
+    const int64_t groups = separate_groups(op);
+    const int64_t per_wave_set =
+        groups > 0 ? std::min<int64_t>(op.gemm_streams, op.batch) : op.batch;
+    const int64_t sets = groups > 0 ? groups : 1;
     double best = INFINITY;
     for (const Tile& tile : kTiles) {
       const int64_t tiles =
-          ((op.m + tile.m - 1) / tile.m) * ((op.n + tile.n - 1) / tile.n) * op.batch;
+          ((op.m + tile.m - 1) / tile.m) * ((op.n + tile.n - 1) / tile.n) * per_wave_set;
       int64_t split = 1;
       if (tiles < sms) {
         split = std::max<int64_t>(1, std::min<int64_t>(sms / tiles, op.k / kMinSplitK));
       }
-      const int64_t waves = (tiles * split + sms - 1) / sms;
+      const int64_t waves = sets * ((tiles * split + sms - 1) / sms);
       const double k_per_split = std::ceil(static_cast<double>(op.k) / static_cast<double>(split));
       const double work = static_cast<double>(waves * sms) * 2.0 *
                           static_cast<double>(tile.m * tile.n) * (k_per_split + k_overhead_) /

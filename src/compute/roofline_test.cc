@@ -143,6 +143,33 @@ TEST(RooflineModel, TileQuantizationMakesM129CostlierPerFlopThanM128) {
               1e-12);
 }
 
+TEST(RooflineModel, SeparatelyLaunchedExpertGemmsFillTheirOwnWaves) {
+  // 64 experts of 256×1024×256 (TE's per-expert GEMMs on 4 streams; K too short to split):
+  // 4 experts at a time, 16 groups of 4·8 = 32 tiles of 128×256, each group one wave on the
+  // 100 SMs and its own kernel gap: 16 waves; as one batched kernel the 512 tiles share 6.
+  GpuConfig gpu = test_gpu();
+  gpu.hbm_bandwidth = Bandwidth::gigabytes_per_second(1e6);
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kBf16);
+  Op batched = gemm_op("experts", 256, 1024, 256, 64, 2);
+  Op separate = batched;
+  separate.gemm_streams = 4;
+  Op four = gemm_op("experts", 256, 1024, 256, 4, 2);
+  four.gemm_streams = 4;
+  const double t_batched = model->duration(batched).to_seconds();
+  const double t_separate = model->duration(separate).to_seconds();
+  const double t_four = model->duration(four).to_seconds();
+  EXPECT_GT(t_separate, 2 * t_batched);
+  // 16 groups of four: 16 × (one group's time without its gap) + 16 gaps (to the picosecond
+  // each duration is rounded to, 16 of them).
+  const double gap = 3e-6;
+  EXPECT_NEAR(t_separate, 16 * (t_four - gap) + 16 * gap, 16e-12);
+  // One matrix, or no streams, is the batched kernel.
+  Op one = gemm_op("one", 256, 1024, 256, 1, 2);
+  Op one_streams = one;
+  one_streams.gemm_streams = 4;
+  EXPECT_EQ(model->duration(one).ps(), model->duration(one_streams).ps());
+}
+
 TEST(RooflineModel, SmallGemmIsMemoryBound) {
   // A 128 × 8192 × 8192 GEMM moves (128·8192·2 + 8192²)·2 = 138,412,032 B: at 1 TB/s that is
   // 138.4 us, more than its tile work at 300 TFLOP/s (61 us).

@@ -65,6 +65,9 @@ struct LayerShape {
   // work per local expert.
   int expert_gemm_launches = 1;
   SimTime expert_gemm_host;
+  // A per_expert grouped GEMM runs one kernel per local expert (Op::gemm_streams), a fused one
+  // a single kernel over all of them.
+  bool expert_gemm_separate = false;
   bool dispatch_host_sync = false;  // the alltoall dispatcher's token counts to the host
   // Cross-node volume of the all-to-all dispatch and combine relative to one copy per routed
   // expert (node-limited routing, moe_ops.h), and of the FP8 dispatch relative to 16 bits.

@@ -49,6 +49,11 @@ std::string tag(const char* name, const ExpertLoad& load) {
   return std::string(name) + buf;
 }
 
+// Transformer Engine's per-expert grouped GEMM (GroupedLinear without a fused kernel) runs its
+// cuBLAS GEMMs on 4 compute streams (nvte_multi_stream_cublas_gemm): four experts' GEMMs share
+// the GPU at a time, each group filling its own waves.
+constexpr int kTeGroupedGemmStreams = 4;
+
 // A grouped GEMM over the rank's E/ep local experts, its name tagged with the load's imbalance.
 Op expert_gemm(const char* name, int64_t m, int64_t n, int64_t k, const LayerShape& x,
                const ExpertLoad& load, bool accumulate = false) {
@@ -56,6 +61,7 @@ Op expert_gemm(const char* name, int64_t m, int64_t n, int64_t k, const LayerSha
   op.name = tag(name, load);
   op.launches = x.expert_gemm_launches;
   op.host_time = x.expert_gemm_host;
+  if (x.expert_gemm_separate) op.gemm_streams = kTeGroupedGemmStreams;
   return op;
 }
 

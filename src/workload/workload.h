@@ -77,6 +77,10 @@ struct Op {
   bool comm_chain = false;
   // A backward-pass kernel (FlashAttention's dQ/dK/dV pass runs at its own efficiency).
   bool backward = false;
+  // A GEMM of `batch` independent matrices launched as one kernel each, at most `gemm_streams`
+  // at a time on as many streams (Transformer Engine's per-expert grouped GEMM); 0: one
+  // batched kernel over all of them.
+  int gemm_streams = 0;
   // A Mamba-2 SSD chunked scan (kAttention-typed: FLOPs and bytes given), timed at the scan
   // kernels' own efficiency (compute_model.h).
   bool ssd_scan = false;
