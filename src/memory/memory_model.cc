@@ -8,6 +8,7 @@
 #include "model/transformer.h"
 #include "workload/expert_routing.h"
 #include "workload/generator.h"
+#include "workload/precision_ops.h"
 #include "workload/schedule.h"
 
 namespace preflight {
@@ -75,7 +76,8 @@ struct LayerPieces {
   // the input of QKV or of FC1 / the router (2 B per element, whole under TP unless SP); the
   // experts' activation output (FC2's input); the shared experts' saved tensors; MLA's
   // up-projected Q, K and V.
-  double norm_output = 0;
+  double norm_output = 0;      // the attention half's (QKV's input)
+  double norm_output_mlp = 0;  // the MLP half's (FC1's input, or a MoE layer's router input)
   double moe_act = 0;
   double shared = 0;
   double mla_up = 0;
@@ -100,22 +102,30 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
   const double whole = par.sequence_parallel ? t : 1.0;
 
   LayerPieces l;
-  // Whole under TP: inputs of norm 1, QKV, norm 2 and FC1 (2 B each); two dropout masks (1 B).
-  // On an MoE layer "FC1's input" is the router's and the shared experts' input.
-  l.replicated = tokens * h * (8.0 + (m.dropout ? 2.0 : 0.0)) / whole;
+  // The input a linear layer keeps for its weight gradient is the operand its GEMM ran on:
+  // with fp8, mxfp8 and nvfp4 Transformer Engine saves the quantized copy (1 B, 1 B + a scale
+  // per 32, ½ B + a scale per 16; precision_ops.h), not the bf16 one. The norms' inputs, the
+  // attention core's Q, K and V, SwiGLU's and GELU's inputs and the router stay 16-bit.
+  const double g =
+      is_low_precision(sc.training.precision) ? gemm_operand_bytes(sc.training.precision) : 2.0;
+  // Whole under TP: inputs of norm 1 (2 B), QKV (g), norm 2 (2 B) and FC1 (g); two dropout
+  // masks (1 B). On an MoE layer "FC1's input" is the router's (2 B: it stays in bf16) and the
+  // shared experts' input.
+  const double fc1_in = moe_layer ? 2.0 : g;
+  l.replicated = tokens * h * (4.0 + g + fc1_in + (m.dropout ? 2.0 : 0.0)) / whole;
   // Split by TP: Q, K, V (inputs of the core) and the projection input. MLA (DeepSeek-V2 §2.1)
   // keeps the up-projected Q and K of d_qk = d_nope + d_rope per head (the decoupled RoPE key
   // broadcast to every head), V and the projection input of d_v, and, whole under TP, its
   // latents: c_Q before and after its norm (2·r_q), c_KV with the RoPE key before its norm
   // (r_kv + d_rope) and c_KV after it (r_kv).
-  double attention = 2.0 * tokens * q + 4.0 * tokens * kv + 2.0 * tokens * q;
+  double attention = 2.0 * tokens * q + 4.0 * tokens * kv + g * tokens * q;
   double latents = 0;
   double flash_grad = 4.0 * tokens * q + 2.0 * tokens * (q + 2.0 * kv);
   if (m.mla.enabled()) {
     const MlaConfig& a = m.mla;
     const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
     const double v = a.v_head_dim;
-    attention = 4.0 * tokens * heads * qk + 4.0 * tokens * heads * v;
+    attention = 4.0 * tokens * heads * qk + (2.0 + g) * tokens * heads * v;
     l.mla_up = 4.0 * tokens * heads * qk + 2.0 * tokens * heads * v;
     latents = 2.0 * tokens *
               (2.0 * a.q_lora_rank + (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank) /
@@ -124,7 +134,7 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
   }
   // The MLP's saved tensors (GELU: its input and FC2's input; SwiGLU: gate and up, and FC2's
   // input), and the largest gradient pair of its backward.
-  double mlp = (swiglu ? 6.0 : 4.0) * tokens * f;
+  double mlp = ((swiglu ? 4.0 : 2.0) + g) * tokens * f;
   double mlp_grad = (swiglu ? 4.0 : 2.0) * tokens * f;
   if (moe_layer) {
     // Megatron-Core MoE (docs/user-guide/features/moe.md; DeepSeek-V3 report §3.3): each GPU
@@ -141,18 +151,20 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
     const double shared_ffn =
         e.shared_expert_ffn_hidden > 0 ? e.shared_expert_ffn_hidden : e.expert_ffn_hidden;
     const double f_s = static_cast<double>(e.shared_experts) * shared_ffn / t;
-    l.shared = (swiglu ? 6.0 : 4.0) * tokens * f_s;
-    l.moe_act = 2.0 * dispatched * f_e;
-    mlp = (swiglu ? 6.0 : 4.0) * tokens * f_s        // shared experts, split by TP
-          + 4.0 * tokens * e.experts / whole         // fp32 router logits / scores
-          + 2.0 * dispatched * w                     // dispatched tokens: the experts' FC1 input
-          + (swiglu ? 6.0 : 4.0) * dispatched * f_e  // the experts' FC1 outputs, FC2 input
+    const double act_in = swiglu ? 4.0 : 2.0;  // the activation's input, 16-bit
+    l.shared = (act_in + g) * tokens * f_s;
+    l.moe_act = g * dispatched * f_e;
+    mlp = l.shared                            // shared experts, split by TP
+          + 4.0 * tokens * e.experts / whole  // fp32 router logits / scores
+          + g * dispatched * w                // dispatched tokens: the experts' FC1 input
+          + (act_in + g) * dispatched * f_e   // the experts' FC1 outputs, FC2 input
           + 2.0 * dispatched * w;  // expert outputs the combine weights (for the scores' grad)
-    if (e.latent_size > 0) mlp += 2.0 * tokens / t * w;
+    if (e.latent_size > 0) mlp += g * tokens / t * w;
     mlp_grad = std::max((swiglu ? 4.0 : 2.0) * tokens * f_s,
                         (swiglu ? 4.0 : 2.0) * dispatched * f_e + 4.0 * dispatched * w);
   }
-  l.norm_output = 2.0 * tokens * h / whole;
+  l.norm_output = g * tokens * h / whole;
+  l.norm_output_mlp = fc1_in * tokens * h / whole;
   l.attention = attention;
   l.latents = latents;
   l.mlp = mlp;
@@ -176,7 +188,7 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
 }
 
 // What the chosen selective-recompute modules drop from a layer's attention half and/or its
-// MLP half (docs/memory.md §2.7): layernorm the norm outputs (the inputs of QKV and FC1 /
+// MLP half (docs/memory.md §2.8): layernorm the norm outputs (the inputs of QKV and FC1 /
 // the router); mla_up_proj the up-projected Q, K, V; mlp a dense MLP's tensors and its norm's
 // output (the checkpoint keeps the MLP's input); moe a MoE block's tensors (it keeps its
 // input, the norm's output); moe_act and shared_experts their parts of a MoE block.
@@ -195,9 +207,9 @@ double selective_dropped(const Scenario& sc, const LayerPieces& p, bool attentio
         moe_layer ? par.recomputes(RecomputeModule::kMoe) : par.recomputes(RecomputeModule::kMlp);
     if (block) {
       d += p.mlp;
-      if (norms || !moe_layer) d += p.norm_output;
+      if (norms || !moe_layer) d += p.norm_output_mlp;
     } else {
-      if (norms) d += p.norm_output;
+      if (norms) d += p.norm_output_mlp;
       if (moe_layer && par.recomputes(RecomputeModule::kMoeAct)) d += p.moe_act;
       if (moe_layer && par.recomputes(RecomputeModule::kSharedExperts)) d += p.shared;
     }
@@ -261,8 +273,11 @@ LayerBytes mamba_layer_bytes(const Scenario& sc) {
   const double in_proj = 2 * d + 2 * gn + a.heads / t;
   const double q = std::min(a.chunk, sc.training.seq_len);
   LayerBytes l;
-  l.kept = tokens * h * (4.0 + (m.dropout ? 1.0 : 0.0)) / whole + 2.0 * tokens * in_proj +
-           4.0 * tokens * d + 4.0 * tokens * a.groups / t;
+  const double g = is_low_precision(sc.training.precision)
+                       ? gemm_operand_bytes(sc.training.precision)
+                       : 2.0;  // in_proj's and out_proj's saved inputs (layer_pieces)
+  l.kept = tokens * h * (2.0 + g + (m.dropout ? 1.0 : 0.0)) / whole + 2.0 * tokens * in_proj +
+           (2.0 + g) * tokens * d + 4.0 * tokens * a.groups / t;
   l.checkpoint = 2.0 * tokens * h / whole;
   l.gradients = 4.0 * tokens * h / whole + 2.0 * tokens * in_proj + 2.0 * tokens * (d + 2 * gn) +
                 8.0 * tokens * d * a.state / q;

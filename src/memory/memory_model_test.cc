@@ -219,6 +219,22 @@ TEST(EstimateMemory, Llama3_8bHandDerivedLayer) {
   EXPECT_NEAR(r.stages[0].activations_per_microbatch.to_gib(), 8.504, 0.001 * 8.504);
 }
 
+TEST(EstimateMemory, LowPrecisionLinearLayersKeepTheirQuantizedInputs) {
+  // With fp8 Transformer Engine keeps the 1-byte copy each linear layer's weight gradient reads:
+  // the inputs of QKV, the projection, FC1 and FC2 (h + h + h + F per token on LLaMA-3 8B:
+  // 4096 · 3 + 14336 = 26,624 B less per token per layer at 4,096 tokens); the norms' inputs,
+  // Q, K, V and SwiGLU's input stay 16-bit. MXFP8 adds a 1-byte scale per 32 elements back.
+  const int64_t bf16 = layer_activation_bytes(load(kLlama3_8b)).count();
+  const int64_t fp8 = layer_activation_bytes(
+                          load(kLlama3_8b, {"cluster.preset=dgx-h100", "training.precision=fp8"}))
+                          .count();
+  const int64_t mxfp8 = layer_activation_bytes(load(kLlama3_8b, {"cluster.preset=dgx-b200",
+                                                                 "training.precision=mxfp8"}))
+                            .count();
+  EXPECT_EQ(bf16 - fp8, int64_t{4096} * 26'624);
+  EXPECT_EQ(mxfp8 - fp8, int64_t{4096} * 26'624 / 32);
+}
+
 TEST(EstimateMemory, Llama3_8bTensorAndSequenceParallelSplitEverything) {
   // TP 2 with SP, g = 8 >= t: every term above halves: 285,474,816 B per layer.
   const Scenario s = load(kLlama3_8b, {"parallelism.tp=2", "parallelism.sequence_parallel=true"});
