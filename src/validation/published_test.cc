@@ -26,7 +26,7 @@ const PublishedRow& row_at_line(const std::vector<PublishedRow>& rows, int line)
 TEST(LoadPublishedCsv, ReadsRowsAndPairsModelTflopsWithTokens) {
   StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
   ASSERT_TRUE(rows.ok()) << rows.status().message();
-  ASSERT_EQ(rows->size(), 9u);
+  ASSERT_EQ(rows->size(), 10u);
   const PublishedRow& tokens = row_at_line(*rows, 2);
   EXPECT_EQ(tokens.model, "LLAMA3_8B");
   EXPECT_EQ(tokens.micro_batch, 2);
@@ -71,6 +71,23 @@ TEST(PublishedCase, Nvl72JobAndMegatronFsdp) {
   EXPECT_EQ(c->scenario.cluster.nodes, 1);
   EXPECT_EQ(c->scenario.cluster.gpus_per_node, 64);
   EXPECT_EQ(c->scenario.parallelism.zero_stage, 3);
+}
+
+TEST(PublishedCase, NemotronRecipesRunTheFlexDispatcherAndTheirRecomputeModules) {
+  StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
+  ASSERT_TRUE(rows.ok());
+  // nemotron_3_workload_base_configs.py: HybridEP on every GPU; on H100 (FP8_CS) selective
+  // recompute of moe, layernorm, core_attn and moe_act; on GB300 no recompute.
+  StatusOr<PublishedCase> gb300 = published_case(row_at_line(*rows, 6));
+  ASSERT_TRUE(gb300.ok()) << gb300.status().message();
+  EXPECT_TRUE(gb300->scenario.model.moe.flex_dispatcher);
+  EXPECT_EQ(gb300->scenario.parallelism.recompute, Recompute::kNone);
+  StatusOr<PublishedCase> h100 = published_case(row_at_line(*rows, 11));
+  ASSERT_TRUE(h100.ok()) << h100.status().message();
+  const ParallelismConfig& p = h100->scenario.parallelism;
+  EXPECT_TRUE(h100->scenario.model.moe.flex_dispatcher);
+  EXPECT_EQ(p.recompute, Recompute::kSelective);
+  EXPECT_EQ(recompute_modules_string(p), "core_attn,layernorm,moe_act,moe");
 }
 
 TEST(PublishedCase, RowsThatCannotBeSimulatedSayWhy) {
@@ -122,11 +139,11 @@ TEST(PublishedValidation, CoverageAndGroups) {
   ValidationOptions o;
   StatusOr<PublishedValidationResult> r = run_published_validation(*rows, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->total, 9);
-  EXPECT_EQ(r->simulated, 8);  // all but the row with no parallel configuration
+  EXPECT_EQ(r->total, 10);
+  EXPECT_EQ(r->simulated, 9);  // all but the row with no parallel configuration
   ASSERT_FALSE(r->groups.empty());
   EXPECT_EQ(r->groups[0].by, "all");
-  EXPECT_EQ(r->groups[0].rows, 8);
+  EXPECT_EQ(r->groups[0].rows, 9);
   for (const PublishedPrediction& p : r->rows) {
     if (p.simulated) EXPECT_GT(p.predicted_ms, 0) << p.row.line;
   }

@@ -36,7 +36,9 @@ bool contains(const std::string& s, const char* part) { return s.find(part) != s
 // containers of the published tables, 26.02 on: Qwen3-30B-A3B on every GPU (B200 from 26.02.01,
 // Megatron-Bridge PR #2499, which names the other GPUs' configs as already on it), Qwen3-235B-A22B
 // on GB200 and GB300 (B300 from 26.06, PR #3490; B200 MXFP8 from 26.06, PR #4606; H100 stays on
-// alltoall), DeepSeek-V3 on every GPU.
+// alltoall), DeepSeek-V3 on every GPU, Nemotron 3 Nano and Super on every GPU
+// (nemotron_3_workload_base_configs.py: moe_flex_dispatcher_backend hybridep in their base
+// configs, deepep on B300 in the later version).
 bool flex_dispatcher(const PublishedRow& row) {
   if (row.source != "mbridge_perf") return false;
   const int c = container_of(row);
@@ -49,6 +51,7 @@ bool flex_dispatcher(const PublishedRow& row) {
     if (g == "B300" || g == "B200") return c >= 260600;
     return false;
   }
+  if (contains(m, "Nemotron_3_Nano") || contains(m, "Nemotron_3_Super")) return true;
   return contains(m, "DeepSeekV3");
 }
 
