@@ -14,7 +14,7 @@
 
 #include "collective/collective_model.h"
 #include "config/loader.h"
-#include "network/network_backend.h"
+#include "network/backends.h"
 #include "validation/dataset.h"
 
 namespace preflight {

@@ -36,6 +36,7 @@ class FakeNetwork final : public NetworkBackend {
   FakeNetwork(Bandwidth bus, Bandwidth p2p, SimTime latency)
       : bus_(bus), p2p_(p2p), latency_(latency) {}
 
+  NetworkKind kind() const override { return NetworkKind::kAnalytical; }
   Bandwidth bus_bandwidth(const GroupPlacement&) const override { return bus_; }
   Bandwidth p2p_bandwidth(bool) const override { return p2p_; }
   SimTime inter_node_latency() const override { return latency_; }

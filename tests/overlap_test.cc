@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "config/loader.h"
-#include "engine/executor.h"
+#include "exec/executor.h"
 #include "model/transformer.h"
-#include "network/placement.h"
+#include "parallel/rank_layout.h"
 #include "simulate/simulate.h"
 #include "tests/fakes.h"
 #include "workload/generator.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/loader.h"
-#include "engine/executor.h"
+#include "exec/executor.h"
 #include "tests/fakes.h"
 #include "workload/layer_ops.h"
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "config/loader.h"
+#include "network/backends.h"
 #include "tests/fakes.h"
 
 namespace preflight {

@@ -15,8 +15,8 @@
 #include "collective/collective_model.h"
 #include "compute/compute_model.h"
 #include "engine/simulator.h"
-#include "engine/transport.h"
-#include "network/flow/flow_transport.h"
+#include "exec/transport.h"
+#include "network/backends.h"
 #include "network/network_backend.h"
 
 namespace preflight {
@@ -179,7 +179,9 @@ class Replay final : public EventHandler {
     std::vector<GroupPlacement> placements;
     for (const Group& g : groups_) placements.push_back(g.placement);
     PREFLIGHT_ASSIGN_OR_RETURN(network_, make_network_backend(s_.simulation.network, s_));
-    if (TransportFactory f = network_->transport_factory()) transport_ = f(&sim_);
+    if (TransportFactory f = make_transport_factory(network_->fabric_factory(), s_)) {
+      transport_ = f(&sim_);
+    }
     PREFLIGHT_ASSIGN_OR_RETURN(
         CollectiveModel model,
         CollectiveModel::nccl(s_.cluster, s_.collectives, *network_, placements));

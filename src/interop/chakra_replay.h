@@ -28,8 +28,8 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "config/scenario.h"
-#include "engine/executor.h"
-#include "engine/transport.h"
+#include "exec/executor.h"
+#include "exec/transport.h"
 #include "interop/chakra_trace.h"
 
 namespace preflight {
@@ -70,7 +70,7 @@ struct ChakraReplayResult {
   int64_t messages = 0;     // point-to-point transfers
   // The flow-level network's statistics (simulation.network: flow).
   bool has_network_stats = false;
-  TransportStats network;
+  NetworkStats network;
   // With `trace`: every node's interval (stage = rank; stream 0.. = GPU stream, −1 = CPU thread,
   // −2 = sends and receives).
   std::vector<TraceInterval> trace;

@@ -11,7 +11,7 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "config/scenario.h"
-#include "engine/executor.h"
+#include "exec/executor.h"
 #include "interop/simai_format.h"
 #include "simulate/simulate.h"
 #include "workload/workload.h"

@@ -1,6 +1,7 @@
+#include "network/analytical.h"
+
 #include <algorithm>
 
-#include "network/network_backend.h"
 #include "network/nvlink.h"
 
 namespace preflight {
@@ -18,6 +19,8 @@ class AnalyticalNetwork final : public NetworkBackend {
     nvlink_ = gpu_nvlink_bandwidth(c, nccl_minor);
     node_nic_ = c.nic_bandwidth * (c.nic_efficiency * c.nics_per_node);
   }
+
+  NetworkKind kind() const override { return NetworkKind::kAnalytical; }
 
   Bandwidth bus_bandwidth(const GroupPlacement& g) const override {
     if (!g.crosses_nodes()) return nvlink_;
@@ -40,14 +43,9 @@ class AnalyticalNetwork final : public NetworkBackend {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string& name,
-                                                               const ClusterConfig& cluster,
-                                                               const std::string& nccl_version) {
-  if (name == "analytical") {
-    return std::unique_ptr<NetworkBackend>(
-        std::make_unique<AnalyticalNetwork>(cluster, nccl_minor_version(nccl_version)));
-  }
-  return invalid_argument("simulation.network: '" + name + "': expected analytical");
+std::unique_ptr<NetworkBackend> make_analytical_network(const ClusterConfig& cluster,
+                                                        int nccl_minor) {
+  return std::make_unique<AnalyticalNetwork>(cluster, nccl_minor);
 }
 
 }  // namespace preflight

@@ -8,7 +8,7 @@
 
 #include "collective/collective_model.h"
 #include "config/loader.h"
-#include "network/network_backend.h"
+#include "network/backends.h"
 
 namespace preflight {
 namespace {

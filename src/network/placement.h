@@ -1,11 +1,7 @@
-// Where a communicator's ranks sit in the cluster. Megatron orders ranks TP fastest, then CP,
-// then DP, then PP (rank = tp_rank + tp·(cp_rank + cp·(dp_rank + dp·pp_rank))), so a group is a
-// set of `size` ranks `stride` apart; with `gpus_per_node` GPUs per node that fixes how many
-// members share a node. Expert layers refold a stage's tp·cp·dp ranks as etp × ep × edp
-// (expert-TP fastest), as Megatron-Core does.
+// Where a communicator's GPUs sit in the cluster: a group of `size` GPUs `stride` apart (the
+// shape every Megatron communicator has, parallel/rank_layout.h) on nodes of `gpus_per_node`
+// GPUs. The collective and network models plan from this footprint alone.
 #pragma once
-
-#include "config/scenario.h"
 
 namespace preflight {
 
@@ -22,19 +18,5 @@ struct GroupPlacement {
 
 // REQUIRES: size >= 1, stride >= 1, gpus_per_node >= 1.
 GroupPlacement place_group(int size, int stride, int gpus_per_node);
-
-// The placements of the communicators of a Megatron job.
-struct JobGroups {
-  GroupPlacement tp;
-  GroupPlacement dp;  // the gradient-reduction group: dp·cp ranks, stride tp
-  GroupPlacement pp;         // two neighbouring stages
-  GroupPlacement embedding;  // first and last stage
-  GroupPlacement cp;         // context-parallel ranks (stride tp)
-  GroupPlacement ep;         // expert-parallel ranks (stride etp, in the expert folding)
-  GroupPlacement etp;        // expert tensor-parallel ranks (contiguous)
-  GroupPlacement edp;        // expert data-parallel ranks (stride etp·ep)
-};
-
-JobGroups place_job_groups(const Scenario& s);
 
 }  // namespace preflight

@@ -2,10 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <string>
-
-#include "config/loader.h"
-
 namespace preflight {
 namespace {
 
@@ -51,51 +47,6 @@ TEST(PlaceGroup, PartialLastNodeRoundsUp) {
 }
 
 TEST(PlaceGroupDeathTest, ZeroSizeIsACheck) { EXPECT_DEATH(place_group(0, 1, 8), "size >= 1"); }
-
-TEST(PlaceJobGroups, DefaultScenarioTp8Pp16Dp8) {
-  StatusOr<Scenario> s = load_scenario_text("", "", {});
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  const JobGroups j = place_job_groups(*s);
-  expect_placement(j.tp, 8, 1, 8, 1);
-  expect_placement(j.dp, 8, 8, 1, 8);         // stride tp = 8
-  expect_placement(j.pp, 2, 2, 1, 8);         // stride tp·dp = 64
-  expect_placement(j.embedding, 2, 2, 1, 8);  // first and last stage, 64·15 apart
-}
-
-TEST(PlaceJobGroups, PipelineInsideOneNode) {
-  // TP 2, PP 4, DP 1 on 8 GPUs: stage neighbours are 2 ranks apart on the same node, and so are
-  // the first and last stage ({0, 6} and {1, 7}), although their stride 6 does not divide 8.
-  StatusOr<Scenario> s = load_scenario_text(R"(
-model: {preset: gpt3-1.7b}
-cluster: {preset: dgx-a100, nodes: 1}
-training: {seq_len: 2048, global_batch: 8}
-parallelism: {tp: 2, pp: 4}
-)",
-                                            "test.yaml", {});
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  const JobGroups j = place_job_groups(*s);
-  expect_placement(j.tp, 2, 1, 2, 4);
-  expect_placement(j.dp, 1, 1, 1, 8);
-  expect_placement(j.pp, 2, 1, 2, 4);
-  EXPECT_EQ(j.embedding.size, 2);
-  EXPECT_EQ(j.embedding.nodes, 1);
-  EXPECT_FALSE(j.embedding.crosses_nodes());
-}
-
-TEST(PlaceJobGroups, EmbeddingPairCrossesNodesWhenTheJobDoes) {
-  // TP 2, PP 4, DP 2 on two 8-GPU nodes: the first stage holds ranks 0–3, the last 12–15.
-  StatusOr<Scenario> s = load_scenario_text(R"(
-model: {preset: gpt3-1.7b}
-cluster: {preset: dgx-a100, nodes: 2}
-training: {seq_len: 2048, global_batch: 8}
-parallelism: {tp: 2, pp: 4}
-)",
-                                            "test.yaml", {});
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  const JobGroups j = place_job_groups(*s);
-  expect_placement(j.dp, 2, 1, 2, 4);
-  expect_placement(j.embedding, 2, 2, 1, 8);
-}
 
 }  // namespace
 }  // namespace preflight

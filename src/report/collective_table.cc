@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "collective/collective_model.h"
-#include "network/network_backend.h"
+#include "network/backends.h"
 #include "network/placement.h"
 
 namespace preflight {

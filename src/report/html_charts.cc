@@ -112,7 +112,7 @@ std::string time_axis(double left, double plot_w, double y, double total_s) {
   return out + text(left + plot_w, y + 34, "time (s)", "end");
 }
 
-std::string link_utilization(bool has_stats, const TransportStats& n) {
+std::string link_utilization(bool has_stats, const NetworkStats& n) {
   if (!has_stats || n.tiers.empty()) {
     return "<p class=\"note\">analytical network: no link utilization over time (run with "
            "simulation.network=flow).</p>\n";

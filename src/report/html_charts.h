@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "base/units.h"
-#include "engine/executor.h"
-#include "engine/transport.h"
+#include "exec/executor.h"
+#include "exec/transport.h"
 #include "workload/workload.h"
 
 namespace preflight::html {
@@ -58,6 +58,6 @@ std::string time_axis(double left, double plot_w, double y, double total_s);
 // <svg id="network">: each tier's utilization (0–100%) as a step line over the run, with a
 // legend of tiers and their means; a note instead when `has_stats` is false or no tier carried
 // bytes (the analytical network).
-std::string link_utilization(bool has_stats, const TransportStats& n);
+std::string link_utilization(bool has_stats, const NetworkStats& n);
 
 }  // namespace preflight::html

@@ -237,7 +237,7 @@ json report_to_json(const SimulationReport& r) {
   // Flow-level network: flows, re-solves, per-tier link utilization and the hottest links.
   json network{{"backend", r.scenario.simulation.network}};
   if (e.has_network_stats) {
-    const TransportStats& n = e.network;
+    const NetworkStats& n = e.network;
     network["flows"] = n.flows;
     network["rate_solves"] = n.solves;
     std::map<std::string, std::tuple<int, double, double>> tiers;  // links, sum, max utilization

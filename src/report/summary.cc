@@ -162,7 +162,7 @@ std::string format_summary(const SimulationReport& r) {
   row("optimizer", b.optimizer);
   row("pipeline bubble", b.bubble);
   if (r.execution.has_network_stats) {
-    const TransportStats& n = r.execution.network;
+    const NetworkStats& n = r.execution.network;
     double max_util = 0;
     std::string hottest, hottest_tier;
     for (const LinkLoad& l : n.links) {

@@ -7,9 +7,9 @@
 #include "compute/compute_model.h"
 #include "memory/memory_model.h"
 #include "model/transformer.h"
-#include "network/flow/flow_transport.h"
+#include "network/backends.h"
 #include "network/network_backend.h"
-#include "network/placement.h"
+#include "parallel/rank_layout.h"
 #include "workload/generator.h"
 
 namespace preflight {
@@ -125,7 +125,7 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
                                             m.framework);
     }
   }
-  exec_options.transport = network->transport_factory();
+  exec_options.transport = make_transport_factory(network->fabric_factory(), s);
   r.execution = execute(workload, *compute, collectives, groups, exec_options);
 
   const int gpus = s.cluster.total_gpus();

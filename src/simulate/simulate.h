@@ -8,7 +8,7 @@
 
 #include "base/status.h"
 #include "config/scenario.h"
-#include "engine/executor.h"
+#include "exec/executor.h"
 #include "memory/memory_model.h"
 #include "workload/workload.h"
 

@@ -307,7 +307,7 @@ TEST(Simulate, FlowNetworkReportsTierLoadOverTime) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   StatusOr<SimulationReport> r = simulate(*s);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  const TransportStats& n = r->execution.network;
+  const NetworkStats& n = r->execution.network;
   ASSERT_FALSE(n.tiers.empty());
   for (const TierSeries& t : n.tiers) {
     EXPECT_GT(t.capacity, 0) << t.tier;

@@ -11,6 +11,7 @@
 
 #include "base/units.h"
 #include "config/scenario.h"
+#include "parallel/rank_layout.h"
 
 namespace preflight {
 
@@ -28,18 +29,6 @@ enum class CollectiveKind : uint8_t {
   kBroadcast,
   kAllToAll,  // comm_bytes: the largest per-rank send or receive buffer of the group
   kSendRecv,  // one ring step of ring attention: every rank sends comm_bytes to its successor
-};
-
-// Which communicator a collective runs on.
-enum class GroupKind : uint8_t {
-  kTensor,        // the TP group of this rank
-  kData,          // the DP group (same stage, same TP rank)
-  kPipeline,      // the neighbouring stage (send/recv)
-  kEmbedding,     // first and last stage (tied-embedding gradient all-reduce)
-  kContext,       // the CP group (same TP rank, same DP replica)
-  kExpert,        // the EP group of an expert layer (token dispatch and combine)
-  kExpertTensor,  // the expert-TP group (etp ranks holding shards of the same experts)
-  kExpertData,    // the expert-DP group (replicas of the same expert shard): expert gradients
 };
 
 // What an op's time counts as in the breakdown.

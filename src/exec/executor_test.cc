@@ -1,4 +1,4 @@
-#include "engine/executor.h"
+#include "exec/executor.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "config/loader.h"
-#include "network/network_backend.h"
+#include "network/backends.h"
 #include "tests/fakes.h"
 #include "workload/generator.h"
 #include "workload/layer_ops.h"
@@ -729,7 +729,7 @@ class FakeTransport final : public Transport, public EventHandler {
                        const CollectivePlan& plan, Done done) override {
     finish_later(std::move(done));
   }
-  TransportStats stats(SimTime end) const override { return {}; }
+  NetworkStats stats(SimTime end) const override { return {}; }
   void on_event(int64_t id) override { pending_[id](sim_->now()); }
 
  private:

@@ -1,50 +1,24 @@
-// Transport: the seam through which the executor hands cross-node traffic to a network backend
-// that models contention (the flow-level network). Without a transport, every transfer takes the
-// time the collective model computes alone (the analytical network). A transport is created per
-// run on the run's Simulator (NetworkBackend::transport_factory) and calls each completion
-// callback exactly once, from an event.
+// Transport: how the executor and the trace replay hand cross-node traffic to a fabric that
+// models contention (the flow-level network, network/fabric.h). The transport speaks the
+// workload's terms (stages, communicator kinds, collective plans) and turns them into GPU flows:
+// Megatron's rank layout (parallel/rank_layout.h) names the GPUs, collective/collective_flows.h
+// decomposes the collectives. Without a transport, every transfer takes the time the collective
+// model computes alone (the analytical network). A transport is created per run on the run's
+// Simulator and calls each completion callback exactly once, from an event.
 #pragma once
 
 #include <functional>
 #include <memory>
-#include <string>
-#include <utility>
 #include <vector>
 
 #include "base/units.h"
 #include "collective/collective_model.h"
+#include "config/scenario.h"
 #include "engine/simulator.h"
-#include "network/network_backend.h"
+#include "network/fabric.h"
 #include "workload/workload.h"
 
 namespace preflight {
-
-// Load of one directed link channel over the run.
-struct LinkLoad {
-  std::string name;  // "nic3.5>leaf0.5"
-  std::string tier;  // LinkTier name: scale_up, host_nic, nic_leaf, leaf_spine, spine_core
-  double bytes = 0;
-  double utilization = 0;  // bytes / (capacity · run time)
-};
-
-// Load of one link tier over time: Σ rates of the flows on the tier's channels / Σ capacities.
-struct TierSeries {
-  std::string tier;     // LinkTier name
-  double capacity = 0;  // bytes/s, both directions of every link of the tier (line rate)
-  double mean = 0;      // bytes carried / (capacity · run time)
-  double peak = 0;      // highest instantaneous value
-  // (from, utilization): a step function, each value holding until the next point's time: the
-  // time-weighted mean over each of 500 equal slices of the run (a value equal to the previous
-  // one is left out), and a last point at the run's end.
-  std::vector<std::pair<SimTime, double>> points;
-};
-
-struct TransportStats {
-  int64_t flows = 0;
-  int64_t solves = 0;             // max-min rate recomputations
-  std::vector<LinkLoad> links;    // every channel that carried bytes
-  std::vector<TierSeries> tiers;  // every tier that carried bytes, bottom (scale_up) first
-};
 
 class Transport {
  public:
@@ -75,7 +49,14 @@ class Transport {
   virtual void collective_gpus(const std::vector<int>& members, CollectiveKind kind, Bytes bytes,
                                const CollectivePlan& plan, Done done) = 0;
   // Statistics at the end of a run that lasted `end`.
-  virtual TransportStats stats(SimTime end) const = 0;
+  virtual NetworkStats stats(SimTime end) const = 0;
 };
+
+// Creates a run's Transport on the run's simulator.
+using TransportFactory = std::function<std::unique_ptr<Transport>(Simulator*)>;
+
+// The transport of scenario `s` (its rank layout, node shape and PXN) over the fabric `fabric`
+// makes; empty when `fabric` is (the backend has no fabric).
+TransportFactory make_transport_factory(FabricFactory fabric, const Scenario& s);
 
 }  // namespace preflight

@@ -1,4 +1,4 @@
-#include "network/flow/flow_transport.h"
+#include "exec/transport.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include "collective/decomposition.h"
 #include "config/loader.h"
 #include "engine/simulator.h"
-#include "engine/transport.h"
-#include "network/placement.h"
+#include "network/backends.h"
+#include "parallel/rank_layout.h"
 
 namespace preflight {
 namespace {
@@ -31,7 +31,7 @@ Scenario load(const std::vector<std::string>& overrides) {
 std::unique_ptr<Transport> transport_for(const Scenario& s, Simulator* sim) {
   StatusOr<std::unique_ptr<NetworkBackend>> backend = make_network_backend("flow", s);
   EXPECT_TRUE(backend.ok()) << backend.status().message();
-  TransportFactory factory = (*backend)->transport_factory();
+  TransportFactory factory = make_transport_factory((*backend)->fabric_factory(), s);
   EXPECT_TRUE(static_cast<bool>(factory));
   return factory(sim);
 }
@@ -39,7 +39,7 @@ std::unique_ptr<Transport> transport_for(const Scenario& s, Simulator* sim) {
 // Runs one collective of every `group` of stage 0 alone; returns its finish and the stats.
 struct Outcome {
   SimTime finish;
-  TransportStats stats;
+  NetworkStats stats;
 };
 Outcome run_collective(const Scenario& s, GroupKind group, CollectiveKind kind, Bytes bytes,
                        const CollectivePlan& plan) {
@@ -58,7 +58,7 @@ Outcome run_collective(const Scenario& s, GroupKind group, CollectiveKind kind, 
 }
 
 // Bytes that left NICs for the network (NIC -> leaf/ToR channels).
-double bytes_into_network(const TransportStats& stats) {
+double bytes_into_network(const NetworkStats& stats) {
   double total = 0;
   for (const LinkLoad& l : stats.links) {
     if (l.tier == "nic_leaf" && l.name.rfind("nic", 0) == 0) total += l.bytes;
@@ -66,7 +66,7 @@ double bytes_into_network(const TransportStats& stats) {
   return total;
 }
 
-std::vector<double> nic_uplink_bytes(const TransportStats& stats) {
+std::vector<double> nic_uplink_bytes(const NetworkStats& stats) {
   std::vector<double> out;
   for (const LinkLoad& l : stats.links) {
     if (l.tier == "nic_leaf" && l.name.rfind("nic", 0) == 0) out.push_back(l.bytes);
@@ -84,9 +84,14 @@ TEST(FlowBackend, PlansWithTheAnalyticalFiguresAndProvidesATransport) {
             (*analytical)->bus_bandwidth(g).bytes_per_second());
   EXPECT_EQ((*flow)->p2p_bandwidth(true).bytes_per_second(),
             (*analytical)->p2p_bandwidth(true).bytes_per_second());
-  EXPECT_TRUE(static_cast<bool>((*flow)->transport_factory()));
-  EXPECT_FALSE(static_cast<bool>((*analytical)->transport_factory()));
-  EXPECT_FALSE(make_network_backend("packet", s).ok());
+  EXPECT_TRUE(static_cast<bool>((*flow)->fabric_factory()));
+  EXPECT_FALSE(static_cast<bool>((*analytical)->fabric_factory()));
+  EXPECT_EQ((*flow)->kind(), NetworkKind::kFlow);
+  EXPECT_EQ((*analytical)->kind(), NetworkKind::kAnalytical);
+  EXPECT_FALSE(static_cast<bool>(make_transport_factory((*analytical)->fabric_factory(), s)));
+  StatusOr<std::unique_ptr<NetworkBackend>> packet = make_network_backend("packet", s);
+  ASSERT_FALSE(packet.ok());
+  EXPECT_EQ(packet.status().message(), "simulation.network: 'packet': expected analytical or flow");
 }
 
 TEST(FlowTransport, ARouteThroughASpinePaysTwoMoreLinkLatencies) {

@@ -15,8 +15,8 @@
 #include "base/units.h"
 #include "collective/collective_model.h"
 #include "compute/compute_model.h"
-#include "engine/transport.h"
-#include "network/placement.h"
+#include "exec/transport.h"
+#include "parallel/rank_layout.h"
 #include "workload/workload.h"
 
 namespace preflight {
@@ -94,7 +94,7 @@ struct ExecutionResult {
   int64_t events = 0;
   int64_t ops_executed = 0;
   bool has_network_stats = false;
-  TransportStats network;  // when a transport carried the cross-node traffic
+  NetworkStats network;  // when a transport carried the cross-node traffic
 };
 
 struct ExecutorOptions {

@@ -1,0 +1,77 @@
+// Fabric: the seam between what runs on the GPUs and the network under contention. A fabric
+// carries GPU-to-GPU flows and knows nothing of layers, ranks or collectives: the execution core
+// (exec/transport.h) turns pipeline sends and collective plans into flows (collective/
+// collective_flows.h for the latter) and hands them here. GPU g sits on node g / gpus_per_node.
+// A fabric is created per run on the run's Simulator (NetworkBackend::fabric_factory) and calls
+// each completion callback exactly once, from a simulator event.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/units.h"
+
+namespace preflight {
+
+class Simulator;  // engine/simulator.h
+
+// One GPU-to-GPU transfer.
+struct GpuFlow {
+  int src = 0;  // GPU
+  int dst = 0;  // GPU
+  // Index, on src's node, of the NIC the flow leaves through (NCCL's channel choice), or -1 for
+  // the one routing gives src (its rail's NIC, or PXN's).
+  int nic = -1;
+  int64_t bytes = 0;
+};
+
+// Load of one directed link channel over the run.
+struct LinkLoad {
+  std::string name;  // "nic3.5>leaf0.5"
+  std::string tier;  // LinkTier name: scale_up, host_nic, nic_leaf, leaf_spine, spine_core
+  double bytes = 0;
+  double utilization = 0;  // bytes / (capacity · run time)
+};
+
+// Load of one link tier over time: Σ rates of the flows on the tier's channels / Σ capacities.
+struct TierSeries {
+  std::string tier;     // LinkTier name
+  double capacity = 0;  // bytes/s, both directions of every link of the tier (line rate)
+  double mean = 0;      // bytes carried / (capacity · run time)
+  double peak = 0;      // highest instantaneous value
+  // (from, utilization): a step function, each value holding until the next point's time: the
+  // time-weighted mean over each of 500 equal slices of the run (a value equal to the previous
+  // one is left out), and a last point at the run's end.
+  std::vector<std::pair<SimTime, double>> points;
+};
+
+struct NetworkStats {
+  int64_t flows = 0;
+  int64_t solves = 0;             // max-min rate recomputations
+  std::vector<LinkLoad> links;    // every channel that carried bytes
+  std::vector<TierSeries> tiers;  // every tier that carried bytes, bottom (scale_up) first
+};
+
+class Fabric {
+ public:
+  using Done = std::function<void(SimTime finish)>;
+  virtual ~Fabric() = default;
+
+  // Starts every flow of `flows` now; `done` fires once, when the last one lands (with no flow
+  // that crosses the network, `latency` after now). A flow waits `latency` with the hop
+  // latencies of a shortest network path (GPU, NIC, leaf, NIC, GPU) replaced by those of its own
+  // route, then moves at its max-min fair rate. A flow from a GPU to itself carries nothing.
+  virtual void transfer(const std::vector<GpuFlow>& flows, SimTime latency, Done done) = 0;
+
+  // Statistics at the end of a run that lasted `end`.
+  virtual NetworkStats stats(SimTime end) const = 0;
+};
+
+// Creates a run's Fabric on the run's simulator.
+using FabricFactory = std::function<std::unique_ptr<Fabric>(Simulator*)>;
+
+}  // namespace preflight

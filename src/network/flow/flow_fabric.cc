@@ -1,0 +1,278 @@
+#include "network/flow/flow_fabric.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "network/flow/flow_network.h"
+#include "network/routing.h"
+
+namespace preflight {
+namespace {
+
+constexpr int kTiers = 5;  // LinkTier values, scale_up .. spine_core
+// Points per tier series in the statistics, and samples kept during the run before neighbours
+// are merged.
+constexpr int kSeriesPoints = 500;
+constexpr size_t kMaxSamples = 1 << 16;
+
+bool network_tier(LinkTier t) {
+  return t == LinkTier::kNicLeaf || t == LinkTier::kLeafSpine || t == LinkTier::kSpineCore;
+}
+
+// Load of every tier at one time; the run's samples form a step function.
+struct Sample {
+  SimTime time;
+  std::array<double, kTiers> value{};
+};
+
+// Merges neighbouring closed intervals pairwise (time-weighted means, so every interval's
+// integral is kept); the last sample, whose interval is open, stays as it is.
+void merge_pairs(std::vector<Sample>* samples) {
+  std::vector<Sample>& s = *samples;
+  if (s.size() < 3) return;
+  const size_t closed = s.size() - 1;
+  std::vector<Sample> out;
+  out.reserve(closed / 2 + 2);
+  size_t i = 0;
+  for (; i + 1 < closed; i += 2) {
+    const double d0 = static_cast<double>((s[i + 1].time - s[i].time).ps());
+    const double d1 = static_cast<double>((s[i + 2].time - s[i + 1].time).ps());
+    Sample m{s[i].time, {}};
+    for (int k = 0; k < kTiers; ++k) {
+      m.value[k] = (s[i].value[k] * d0 + s[i + 1].value[k] * d1) / (d0 + d1);
+    }
+    out.push_back(m);
+  }
+  if (i < closed) out.push_back(s[i]);
+  out.push_back(s.back());
+  s = std::move(out);
+}
+
+class FlowFabric final : public Fabric {
+ public:
+  FlowFabric(std::shared_ptr<const Topology> topology, double nic_efficiency, int gpus_per_node,
+             uint64_t seed, Simulator* sim)
+      : topo_(std::move(topology)),
+        net_(sim),
+        router_(*topo_, seed),
+        gpus_per_node_(gpus_per_node) {
+    // One resource per link direction, id = 2·link + dir (the router's channel ids), grouped by
+    // tier. Network links run at the measured fraction of line rate (nic_efficiency).
+    for (const TopoLink& l : topo_->links) {
+      const double eff = network_tier(l.tier) ? nic_efficiency : 1.0;
+      const int tier = static_cast<int>(l.tier);
+      for (int dir = 0; dir < 2; ++dir) net_.add_resource(l.bandwidth * eff, tier);
+      tier_capacity_[tier] += 2 * l.bandwidth.bytes_per_second();
+    }
+    // NIC node ids by (host, local index), and the hop latencies of a shortest network path
+    // (GPU, its NIC, leaf, NIC, GPU), which the planners' inter-node latency stands for.
+    for (size_t v = 0; v < topo_->nodes.size(); ++v) {
+      const TopoNode& n = topo_->nodes[v];
+      if (n.kind != NodeKind::kNic || n.host < 0 || n.local < 0) continue;
+      if (static_cast<int>(host_nics_.size()) <= n.host) host_nics_.resize(n.host + 1);
+      std::vector<int>& nics = host_nics_[n.host];
+      if (static_cast<int>(nics.size()) <= n.local) nics.resize(n.local + 1, -1);
+      nics[n.local] = static_cast<int>(v);
+    }
+    if (!topo_->nic_of_gpu.empty() && !topo_->nic_of_gpu[0].empty()) {
+      const int nic = topo_->nic_of_gpu[0][0];
+      SimTime up, out;
+      for (const auto& [w, link] : topo_->adjacency[nic]) {
+        const NodeKind k = topo_->nodes[w].kind;
+        if (k == NodeKind::kGpu && up == SimTime()) up = topo_->links[link].latency;
+        if (k == NodeKind::kSwitch && out == SimTime()) out = topo_->links[link].latency;
+      }
+      shortest_network_path_ = (up + out) * 2;
+    }
+    samples_.push_back(Sample{sim->now(), {}});
+    net_.set_on_resolve([this, sim] { sample(sim->now()); });
+  }
+
+  void transfer(const std::vector<GpuFlow>& flows, SimTime latency, Done done) override {
+    auto pending = std::make_shared<int>(0);
+    auto last = std::make_shared<SimTime>();
+    auto callback = std::make_shared<Done>(std::move(done));
+    auto on_done = [pending, last, callback](int64_t, SimTime finish) {
+      *last = std::max(*last, finish);
+      if (--*pending == 0) (*callback)(*last);
+    };
+    const SimTime base = std::max(SimTime(), latency - shortest_network_path_);
+    for (const GpuFlow& f : flows) {
+      if (f.src == f.dst || f.bytes < 0) continue;
+      std::vector<int> path = router_.route(f.src, f.dst, next_key_++, nic_node(f));
+      const SimTime delay = base + path_latency(path);
+      ++*pending;
+      net_.start_flow(Bytes(f.bytes), std::move(path), delay, flow::FlowNetwork::kNoCap, on_done);
+    }
+    if (*pending == 0) {
+      // Nothing crosses the network: a zero-byte flow keeps the completion on an event.
+      ++*pending;
+      net_.start_flow(Bytes(0), {}, latency, flow::FlowNetwork::kNoCap, on_done);
+    }
+  }
+
+  NetworkStats stats(SimTime end) const override {
+    NetworkStats s;
+    s.flows = net_.flows_started();
+    s.solves = net_.solves();
+    const double seconds = end.to_seconds();
+    std::array<double, kTiers> tier_bytes{};
+    for (size_t l = 0; l < topo_->links.size(); ++l) {
+      const TopoLink& link = topo_->links[l];
+      for (int dir = 0; dir < 2; ++dir) {
+        const int r = static_cast<int>(2 * l) + dir;
+        const double bytes = net_.bytes_carried(r);
+        if (bytes <= 0) continue;
+        tier_bytes[static_cast<int>(link.tier)] += bytes;
+        const int from = dir == 0 ? link.a : link.b;
+        const int to = dir == 0 ? link.b : link.a;
+        LinkLoad load;
+        load.name = topo_->nodes[from].name + ">" + topo_->nodes[to].name;
+        load.tier = to_string(link.tier);
+        load.bytes = bytes;
+        const double cap = link.bandwidth.bytes_per_second();
+        load.utilization = seconds > 0 ? bytes / (cap * seconds) : 0;
+        s.links.push_back(load);
+      }
+    }
+    if (end <= SimTime()) return s;
+    const std::vector<Sample> grid = resample(end);
+    for (int k = 0; k < kTiers; ++k) {
+      if (tier_bytes[k] <= 0 || tier_capacity_[k] <= 0) continue;
+      TierSeries t;
+      t.tier = to_string(static_cast<LinkTier>(k));
+      t.capacity = tier_capacity_[k];
+      t.mean = tier_bytes[k] / (tier_capacity_[k] * seconds);
+      t.peak = peak_[k];
+      for (const Sample& g : grid) {
+        if (!t.points.empty() && t.points.back().second == g.value[k]) continue;
+        t.points.emplace_back(g.time, g.value[k]);
+      }
+      if (t.points.back().first != end) t.points.emplace_back(end, grid.back().value[k]);
+      s.tiers.push_back(std::move(t));
+    }
+    return s;
+  }
+
+ private:
+  // The NIC node `f` leaves through: its node's NIC of index f.nic, or -1 (routing's choice).
+  int nic_node(const GpuFlow& f) const {
+    if (f.nic < 0) return -1;
+    const int host = f.src / gpus_per_node_;
+    if (host >= static_cast<int>(host_nics_.size()) ||
+        f.nic >= static_cast<int>(host_nics_[host].size())) {
+      return -1;
+    }
+    return host_nics_[host][f.nic];
+  }
+
+  // Hop latencies along `path`.
+  SimTime path_latency(const std::vector<int>& path) const {
+    SimTime t;
+    for (int channel : path) t += topo_->links[channel / 2].latency;
+    return t;
+  }
+
+  // Records every tier's load at `now` (called after each re-solve).
+  void sample(SimTime now) {
+    Sample s{now, {}};
+    for (int k = 0; k < kTiers; ++k) {
+      if (tier_capacity_[k] <= 0) continue;
+      s.value[k] = net_.group_load(k) / tier_capacity_[k];
+      peak_[k] = std::max(peak_[k], s.value[k]);
+    }
+    if (samples_.back().time == now) {
+      samples_.back().value = s.value;
+    } else if (samples_.back().value != s.value) {
+      samples_.push_back(s);
+      if (samples_.size() > kMaxSamples) merge_pairs(&samples_);
+    }
+  }
+
+  // The step function of the samples up to `end` as the time-weighted mean over each of
+  // kSeriesPoints equal slices of [0, end), so every slice keeps its integral.
+  std::vector<Sample> resample(SimTime end) const {
+    std::vector<Sample> grid;
+    const int64_t total = end.ps();
+    size_t i = 0;
+    for (int slice = 0; slice < kSeriesPoints; ++slice) {
+      const int64_t from = total * slice / kSeriesPoints;
+      const int64_t to = total * (slice + 1) / kSeriesPoints;
+      if (to <= from) continue;
+      Sample g{SimTime::picoseconds(from), {}};
+      while (i + 1 < samples_.size() && samples_[i + 1].time.ps() <= from) ++i;
+      for (size_t j = i; j < samples_.size() && samples_[j].time.ps() < to; ++j) {
+        const int64_t a = std::max(from, samples_[j].time.ps());
+        const int64_t b = j + 1 < samples_.size() ? std::min(to, samples_[j + 1].time.ps()) : to;
+        if (b <= a) continue;
+        const double w = static_cast<double>(b - a) / static_cast<double>(to - from);
+        for (int k = 0; k < kTiers; ++k) g.value[k] += samples_[j].value[k] * w;
+      }
+      grid.push_back(g);
+    }
+    return grid;
+  }
+
+  std::shared_ptr<const Topology> topo_;
+  flow::FlowNetwork net_;
+  Router router_;
+  int gpus_per_node_;
+  std::vector<std::vector<int>> host_nics_;  // [host][local NIC index] -> NIC node id
+  SimTime shortest_network_path_;
+  uint64_t next_key_ = 0;
+  std::array<double, kTiers> tier_capacity_{};  // bytes/s, line rate, both directions
+  std::array<double, kTiers> peak_{};
+  std::vector<Sample> samples_;
+};
+
+// Plans with the analytical figures; carries traffic on a FlowFabric.
+class FlowBackend final : public NetworkBackend {
+ public:
+  FlowBackend(std::unique_ptr<NetworkBackend> planning, std::shared_ptr<const Topology> topology,
+              const ClusterConfig& cluster, uint64_t seed)
+      : planning_(std::move(planning)),
+        topology_(std::move(topology)),
+        nic_efficiency_(cluster.nic_efficiency),
+        gpus_per_node_(cluster.gpus_per_node),
+        seed_(seed) {}
+
+  NetworkKind kind() const override { return NetworkKind::kFlow; }
+  Bandwidth bus_bandwidth(const GroupPlacement& g) const override {
+    return planning_->bus_bandwidth(g);
+  }
+  Bandwidth p2p_bandwidth(bool cross_node) const override {
+    return planning_->p2p_bandwidth(cross_node);
+  }
+  SimTime inter_node_latency() const override { return planning_->inter_node_latency(); }
+
+  FabricFactory fabric_factory() const override {
+    std::shared_ptr<const Topology> topology = topology_;
+    const double eff = nic_efficiency_;
+    const int gpn = gpus_per_node_;
+    const uint64_t seed = seed_;
+    return [topology, eff, gpn, seed](Simulator* sim) -> std::unique_ptr<Fabric> {
+      return std::make_unique<FlowFabric>(topology, eff, gpn, seed, sim);
+    };
+  }
+
+ private:
+  std::unique_ptr<NetworkBackend> planning_;
+  std::shared_ptr<const Topology> topology_;
+  double nic_efficiency_;
+  int gpus_per_node_;
+  uint64_t seed_;
+};
+
+}  // namespace
+
+std::unique_ptr<NetworkBackend> make_flow_network(std::unique_ptr<NetworkBackend> planning,
+                                                  Topology topology, const ClusterConfig& cluster,
+                                                  uint64_t seed) {
+  auto t = std::make_shared<const Topology>(std::move(topology));
+  return std::make_unique<FlowBackend>(std::move(planning), std::move(t), cluster, seed);
+}
+
+}  // namespace preflight
