@@ -24,13 +24,13 @@
 #include "report/collective_table.h"
 #include "report/html_report.h"
 #include "report/report.h"
+#include "report/search_report.h"
+#include "report/sweep_report.h"
 #include "search/cost.h"
 #include "search/search.h"
 #include "search/search_base.h"
-#include "search/search_report.h"
 #include "simulate/simulate.h"
 #include "sweep/sweep.h"
-#include "sweep/sweep_report.h"
 #include "sweep/sweep_search.h"
 
 namespace py = pybind11;
@@ -94,17 +94,23 @@ StatusOr<std::string> dict_scenario_text(const py::dict& scenario) {
 }
 
 // None: the default scenario; str: a YAML file; dict: see dict_scenario_text. Anything else
-// raises TypeError.
-StatusOr<Scenario> try_load(const py::object& scenario, const std::vector<std::string>& overrides) {
-  if (scenario.is_none()) return load_scenario("", overrides);
-  if (py::isinstance<py::str>(scenario)) {
-    return load_scenario(scenario.cast<std::string>(), overrides);
+// raises TypeError. `imported`: for a workload imported from a trace, whose ranks fix the
+// strategy (config/loader.h: load_imported_scenario), as `simulate --workload` loads it.
+StatusOr<Scenario> try_load(const py::object& scenario, const std::vector<std::string>& overrides,
+                            std::optional<ImportedCluster> imported = std::nullopt) {
+  std::string text, source;
+  if (scenario.is_none()) {
+  } else if (py::isinstance<py::str>(scenario)) {
+    source = scenario.cast<std::string>();
+    PREFLIGHT_ASSIGN_OR_RETURN(text, read_scenario_file(source));
+  } else if (py::isinstance<py::dict>(scenario)) {
+    source = "<dict>";
+    PREFLIGHT_ASSIGN_OR_RETURN(text, dict_scenario_text(scenario.cast<py::dict>()));
+  } else {
+    throw py::type_error("scenario: expected a dict, a path to a YAML file or None");
   }
-  if (py::isinstance<py::dict>(scenario)) {
-    PREFLIGHT_ASSIGN_OR_RETURN(std::string text, dict_scenario_text(scenario.cast<py::dict>()));
-    return load_scenario_text(text, "<dict>", overrides);
-  }
-  throw py::type_error("scenario: expected a dict, a path to a YAML file or None");
+  if (imported) return load_imported_scenario_text(text, source, overrides, *imported);
+  return load_scenario_text(text, source, overrides);
 }
 
 Scenario load(const py::object& scenario, const std::vector<std::string>& overrides) {
@@ -260,12 +266,12 @@ py::object py_export_chakra(const py::object& scenario, const std::vector<std::s
   return to_python(j);
 }
 
-// Replays PREFIX.<rank>.et on the cluster of `scenario` (which must load; its parallelism is
-// not used, so `parallelism.dp=auto` with tp and pp that fit the cluster will do): the
-// `simulate --workload chakra:PREFIX --json` document.
+// Replays PREFIX.<rank>.et on the cluster of `scenario` (its parallelism is not used; one that
+// does not fit gives way to a neutral one, as in the CLI): the `simulate --workload
+// chakra:PREFIX --json` document.
 py::object py_replay_chakra(const std::string& prefix, const py::object& scenario,
                             const std::vector<std::string>& set) {
-  const Scenario base = load(scenario, set);
+  const Scenario base = value_or_raise(try_load(scenario, set, ImportedCluster::kOneNode));
   std::string json;
   Status failed;
   {

@@ -219,4 +219,14 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return out + "?)";
 }
 
+std::string with_commas(int64_t v) {
+  const std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out = v < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 }  // namespace preflight

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,5 +31,8 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // " (did you mean 'x'?)" for closest_match, naming up to two more candidates as close
 // (" (did you mean 'x' or 'y'?)"), or "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// 1234567 → "1,234,567".
+std::string with_commas(int64_t v);
 
 }  // namespace preflight

@@ -13,11 +13,11 @@
 #include "config/loader.h"
 #include "report/report.h"
 #include "report/search_html.h"
+#include "report/search_report.h"
 #include "search/cost.h"
 #include "search/process_group.h"
 #include "search/search.h"
 #include "search/search_base.h"
-#include "search/search_report.h"
 
 namespace preflight::cli {
 namespace {

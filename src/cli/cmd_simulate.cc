@@ -70,63 +70,16 @@ void print_warnings(const std::vector<std::string>& warnings, bool quiet) {
 }
 
 // For an imported workload only the scenario's cluster, collectives and network matter: the
-// workload header replaces its parallelism. When the scenario's own parallelism does not fit
-// its cluster (e.g. --set cluster.nodes=2 on the default), load it again with a neutral one
-// (tp = pp = 1, dp = global batch = the GPU count, found by trying one node's counts, then
-// their multiples), on one node when the header's all_gpus decides the GPU count anyway.
-StatusOr<Scenario> load_cluster_scenario(const SimulateArgs& a, bool header_gpus) {
-  StatusOr<Scenario> first = load_scenario(a.scenario, a.overrides);
-  if (first.ok()) return first;
-  std::vector<std::string> o = {"parallelism.tp=1",
-                                "parallelism.pp=1",
-                                "parallelism.cp=1",
-                                "parallelism.ep=1",
-                                "parallelism.etp=0",
-                                "parallelism.vpp=1",
-                                "parallelism.schedule=1f1b",
-                                "parallelism.first_stage_layers=0",
-                                "parallelism.last_stage_layers=0",
-                                "parallelism.sequence_parallel=false",
-                                "parallelism.tp_comm_overlap=false",
-                                "parallelism.overlap_param_gather=false",
-                                "parallelism.overlap_p2p=false",
-                                "parallelism.zero_stage=0",
-                                "training.micro_batch=1"};
-  o.insert(o.end(), a.overrides.begin(), a.overrides.end());
-  // dp = global batch = g; false when the strategy cannot fit whatever the GPU count.
-  auto attempt = [&](const std::vector<std::string>& base, int64_t g, StatusOr<Scenario>* out) {
-    std::vector<std::string> with = base;
-    with.push_back("parallelism.dp=" + std::to_string(g));
-    with.push_back("training.global_batch=" + std::to_string(g));
-    *out = load_scenario(a.scenario, with);
-    if (out->ok()) return true;
-    const std::string& m = out->status().message();
-    return m.find("parallelism: tp") != std::string::npos ||
-           m.find("training.global_batch") != std::string::npos;
-  };
-  // One node first: its GPU count; then, unless the header decides the node count, multiples.
-  std::vector<std::string> one = o;
-  one.push_back("cluster.nodes=1");
-  StatusOr<Scenario> s = first;
-  int64_t gpn = 0;
-  for (int64_t g = 1; g <= 4096 && gpn == 0; ++g) {
-    if (!attempt(one, g, &s)) return first;
-    if (s.ok()) gpn = g;
-  }
-  if (gpn == 0 || header_gpus) return gpn == 0 ? first : s;
-  for (int64_t k = 1; k <= 100000; ++k) {
-    if (!attempt(o, gpn * k, &s)) return first;
-    if (s.ok()) return s;
-  }
-  return first;
-}
+// workload's ranks replace its parallelism (config/loader.h: load_imported_scenario), on one
+// node when the trace's rank count or the SimAI header's all_gpus decides the GPUs anyway.
 
 // `--workload chakra:PREFIX`: replays one Chakra execution trace per rank on the scenario's
 // cluster (interop/chakra_replay.h).
 int run_chakra(const SimulateArgs& a, const std::string& prefix) {
   StatusOr<ChakraWorkload> w = load_chakra_workload(prefix);
   if (!w.ok()) return fail(w.status());
-  StatusOr<Scenario> base = load_cluster_scenario(a, /*header_gpus=*/true);
+  StatusOr<Scenario> base =
+      load_imported_scenario(a.scenario, a.overrides, ImportedCluster::kOneNode);
   if (!base.ok()) return fail(base.status());
   StatusOr<Scenario> s = chakra_scenario(static_cast<int>(w->ranks.size()), *base);
   if (!s.ok()) return fail(s.status());
@@ -185,8 +138,11 @@ int run(const SimulateArgs& given) {
     imported = load_simai_workload(a.workload.substr(6));
     if (!imported.ok()) return fail(imported.status());
   }
-  StatusOr<Scenario> scenario = simai ? load_cluster_scenario(a, imported->all_gpus > 0)
-                                      : load_scenario(a.scenario, a.overrides);
+  StatusOr<Scenario> scenario =
+      simai ? load_imported_scenario(
+                  a.scenario, a.overrides,
+                  imported->all_gpus > 0 ? ImportedCluster::kOneNode : ImportedCluster::kAsGiven)
+            : load_scenario(a.scenario, a.overrides);
   if (!scenario.ok()) return fail(scenario.status());
   SimulateOptions options;
   if (!a.trace.empty()) {

@@ -13,9 +13,9 @@
 #include "cli/common.h"
 #include "report/report.h"
 #include "report/sweep_html.h"
+#include "report/sweep_report.h"
 #include "search/search.h"
 #include "sweep/sweep.h"
-#include "sweep/sweep_report.h"
 #include "sweep/sweep_search.h"
 
 namespace preflight::cli {

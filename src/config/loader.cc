@@ -657,38 +657,54 @@ std::string tab_hint(const std::string& text, int line) {
          ": YAML indents with spaces)";
 }
 
-// load_scenario_text, before its error (if any) is made one line.
-StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
-                             const std::vector<std::string>& overrides) {
+// The tree of `text` (from `source`; empty: the default scenario) before overrides, checked;
+// `name` gets the source's name for messages.
+StatusOr<YAML::Node> parse_tree(const std::string& text, const std::string& source,
+                                std::string* name) {
   std::string body = text;
-  std::string name = source;
+  *name = source;
   if (body.empty()) {
     PREFLIGHT_ASSIGN_OR_RETURN(body, preset_text("scenarios", "default"));
-    if (name.empty()) name = "<default scenario>";
+    if (name->empty()) *name = "<default scenario>";
   }
   YAML::Node root;
   try {
     root = YAML::Load(body);
   } catch (const YAML::Exception& e) {
-    return invalid_argument(name + ": malformed YAML at line " + std::to_string(e.mark.line + 1) +
+    return invalid_argument(*name + ": malformed YAML at line " + std::to_string(e.mark.line + 1) +
                             ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg +
                             tab_hint(body, e.mark.line));
   }
   std::vector<YAML::Node> ancestors;
-  if (root) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, name, "", &ancestors));
+  if (root) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, *name, "", &ancestors));
   if (!root || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
   if (!root.IsMap()) {
-    return invalid_argument(name +
+    return invalid_argument(*name +
                             ": expected a mapping with sections model, cluster, training, "
                             "parallelism, simulation");
   }
+  return root;
+}
+
+// Applies `overrides` to `root` and checks the result.
+Status apply_overrides(YAML::Node root, const std::vector<std::string>& overrides) {
+  for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
+  std::vector<YAML::Node> ancestors;
+  if (!overrides.empty()) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, "--set", "", &ancestors));
+  return Status();
+}
+
+// load_scenario_text, before its error (if any) is made one line.
+StatusOr<Scenario> load_text(const std::string& text, const std::string& source,
+                             const std::vector<std::string>& overrides) {
+  std::string name;
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node root, parse_tree(text, source, &name));
   const YAML::Node default_model = root["model"];
   const std::string default_preset =
       text.empty() && default_model.IsMap() && default_model["preset"].IsScalar()
           ? default_model["preset"].Scalar()
           : "";
-  for (const std::string& o : overrides) PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
-  if (!overrides.empty()) PREFLIGHT_RETURN_IF_ERROR(check_tree(root, "--set", "", &ancestors));
+  PREFLIGHT_RETURN_IF_ERROR(apply_overrides(root, overrides));
   auto set = [&](const char* prefix) {
     return std::any_of(overrides.begin(), overrides.end(),
                        [&](const std::string& o) { return o.rfind(prefix, 0) == 0; });
@@ -731,9 +747,27 @@ StatusOr<Scenario> load_scenario_text(const std::string& text, const std::string
   return s;
 }
 
-StatusOr<Scenario> load_scenario(const std::string& path,
-                                 const std::vector<std::string>& overrides) {
-  if (path.empty()) return load_scenario_text("", "", overrides);
+StatusOr<ClusterConfig> load_scenario_cluster_text(const std::string& text,
+                                                   const std::string& source,
+                                                   const std::vector<std::string>& overrides) {
+  try {
+    std::string name;
+    StatusOr<YAML::Node> root = parse_tree(text, source, &name);
+    if (!root.ok()) return one_line(root.status());
+    Status st = apply_overrides(*root, overrides);
+    if (!st.ok()) return one_line(st);
+    StatusOr<YAML::Node> cluster = resolve_cluster((*root)["cluster"], name);
+    if (!cluster.ok()) return one_line(cluster.status());
+    ClusterConfig c;
+    st = read_cluster(*cluster, name, &c);
+    if (!st.ok()) return one_line(st);
+    return c;
+  } catch (const YAML::Exception& e) {
+    return one_line(invalid_argument(source + ": malformed value: " + e.msg));
+  }
+}
+
+StatusOr<std::string> read_scenario_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) return not_found(path + ": cannot open scenario file");
   std::stringstream ss;
@@ -744,6 +778,13 @@ StatusOr<Scenario> load_scenario(const std::string& path,
                             ": empty scenario file: expected sections model, cluster, "
                             "training, parallelism");
   }
+  return text;
+}
+
+StatusOr<Scenario> load_scenario(const std::string& path,
+                                 const std::vector<std::string>& overrides) {
+  if (path.empty()) return load_scenario_text("", "", overrides);
+  PREFLIGHT_ASSIGN_OR_RETURN(std::string text, read_scenario_file(path));
   return load_scenario_text(text, path, overrides);
 }
 

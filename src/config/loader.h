@@ -23,6 +23,34 @@ StatusOr<Scenario> load_scenario_text(const std::string& text, const std::string
 StatusOr<Scenario> load_scenario(const std::string& path,
                                  const std::vector<std::string>& overrides);
 
+// The text of the scenario file at `path`: an error when it cannot be read or holds nothing.
+StatusOr<std::string> read_scenario_file(const std::string& path);
+
+// The cluster section alone of `text` (as load_scenario_text reads it, overrides applied): for
+// callers that need the GPUs before the rest of the scenario can load.
+StatusOr<ClusterConfig> load_scenario_cluster_text(const std::string& text,
+                                                   const std::string& source,
+                                                   const std::vector<std::string>& overrides);
+
+// Scenarios for a workload imported from a trace (a SimAI or Chakra file), whose ranks fix the
+// strategy, so the scenario's own parallelism only has to not stand in the way.
+enum class ImportedCluster {
+  kAsGiven,  // the scenario's cluster as it is
+  kOneNode,  // one node of it: the trace's rank count then sets the GPUs (interop/)
+};
+// As load_scenario_text when that loads. Otherwise the scenario is loaded again with a neutral
+// strategy — tp = pp = cp = ep = 1, no expert TP, no interleaving, 1F1B, even stages, no
+// sequence parallelism, TP comm or param-gather or p2p overlap, no ZeRO, one micro-batch —
+// and dp = global batch = the cluster's GPUs (`overrides` win over the rest). When that fails too,
+// or the cluster itself does not load, the first error is returned.
+StatusOr<Scenario> load_imported_scenario_text(const std::string& text, const std::string& source,
+                                               const std::vector<std::string>& overrides,
+                                               ImportedCluster cluster);
+// The same for the file at `path` (empty: the default scenario).
+StatusOr<Scenario> load_imported_scenario(const std::string& path,
+                                          const std::vector<std::string>& overrides,
+                                          ImportedCluster cluster);
+
 // Resolves a model/GPU/cluster from a preset name alone (for tools such as `collective`).
 StatusOr<ModelConfig> load_model_preset(const std::string& name);
 StatusOr<ClusterConfig> load_cluster_preset(const std::string& name,

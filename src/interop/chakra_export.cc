@@ -52,17 +52,11 @@ int comm_type_of(CollectiveKind k) {
   return -1;
 }
 
-// Megatron's rank layout and the members of each communicator (network/placement.h).
+// The members of each communicator: Megatron's rank layout (parallel/rank_layout.h), and for
+// cross-stage collectives the stages that share their tag.
 class Layout {
  public:
-  Layout(const Scenario& s, const Workload& w) {
-    const ParallelismConfig& p = s.parallelism;
-    tp_ = p.tp;
-    cp_ = p.cp;
-    dp_ = p.dp;
-    stage_ranks_ = p.tp * p.cp * p.dp;
-    etp_ = s.expert_tp();
-    ep_ = std::max(1, p.ep);
+  Layout(const Scenario& s, const Workload& w) : ranks_(RankLayout::of(s)) {
     // Cross-stage collectives (tied embedding) meet the stages that share their tag.
     for (size_t st = 0; st < w.stages.size(); ++st) {
       for (const Step& step : w.stages[st].steps) {
@@ -72,50 +66,20 @@ class Layout {
       }
     }
   }
-  int stage_ranks() const { return stage_ranks_; }
-  int rank(int stage, int local) const { return local + stage_ranks_ * stage; }
+  int stage_ranks() const { return ranks_.stage_ranks(); }
+  int rank(int stage, int local) const { return ranks_.rank(stage, local); }
 
   std::vector<int> members(GroupKind g, int stage, int local, int64_t tag) const {
-    std::vector<int> m;
-    const int base = stage_ranks_ * stage;
-    const int t = local % tp_;
-    switch (g) {
-      case GroupKind::kTensor:
-        for (int j = 0; j < tp_; ++j) m.push_back(base + local - t + j);
-        break;
-      case GroupKind::kContext: {
-        const int d = local / (tp_ * cp_);
-        for (int c = 0; c < cp_; ++c) m.push_back(base + t + tp_ * (c + cp_ * d));
-        break;
-      }
-      case GroupKind::kData:
-        for (int k = 0; k < cp_ * dp_; ++k) m.push_back(base + t + tp_ * k);
-        break;
-      case GroupKind::kPipeline:
-      case GroupKind::kEmbedding: {
-        auto it = tag_stages_.find(tag);
-        if (it != tag_stages_.end()) {
-          for (int st : it->second) m.push_back(rank(st, local));
-        } else {
-          m.push_back(rank(stage, local));
-        }
-        break;
-      }
-      case GroupKind::kExpert: {
-        const int e0 = local % etp_ + etp_ * ep_ * (local / (etp_ * ep_));
-        for (int e = 0; e < ep_; ++e) m.push_back(base + e0 + etp_ * e);
-        break;
-      }
-      case GroupKind::kExpertTensor:
-        for (int j = 0; j < etp_; ++j) m.push_back(base + local - local % etp_ + j);
-        break;
-      case GroupKind::kExpertData: {
-        const int edp = std::max(1, stage_ranks_ / (etp_ * ep_));
-        for (int k = 0; k < edp; ++k) m.push_back(base + local % (etp_ * ep_) + etp_ * ep_ * k);
-        break;
-      }
+    if (g != GroupKind::kPipeline && g != GroupKind::kEmbedding) {
+      return ranks_.members(g, stage, local);
     }
-    std::sort(m.begin(), m.end());
+    std::vector<int> m;
+    auto it = tag_stages_.find(tag);
+    if (it != tag_stages_.end()) {
+      for (int st : it->second) m.push_back(rank(st, local));
+    } else {
+      m.push_back(rank(stage, local));
+    }
     return m;
   }
 
@@ -129,7 +93,7 @@ class Layout {
   }
 
  private:
-  int tp_ = 1, cp_ = 1, dp_ = 1, stage_ranks_ = 1, etp_ = 1, ep_ = 1;
+  RankLayout ranks_;
   std::map<int64_t, std::set<int>> tag_stages_;
 };
 

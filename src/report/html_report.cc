@@ -8,7 +8,7 @@
 
 #include "report/html_charts.h"
 #include "report/html_page.h"
-#include "search/search_report.h"
+#include "report/search_report.h"
 
 namespace preflight {
 

@@ -6,7 +6,7 @@
 
 #include "report/html_page.h"
 #include "report/scatter_chart.h"
-#include "search/search_report.h"
+#include "report/search_report.h"
 
 namespace preflight {
 

@@ -7,7 +7,7 @@
 
 #include "config/loader.h"
 #include "report/html_test_util.h"
-#include "search/search_report.h"
+#include "report/search_report.h"
 
 namespace preflight {
 namespace {

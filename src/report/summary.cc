@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <string>
 
+#include "base/text.h"
 #include "memory/memory_advice.h"
 #include "report/report.h"
-#include "search/search_report.h"
 
 namespace preflight {
 namespace {

@@ -6,9 +6,9 @@
 
 #include "report/html_page.h"
 #include "report/scatter_chart.h"
+#include "report/search_report.h"
+#include "report/sweep_report.h"
 #include "search/cost.h"
-#include "search/search_report.h"
-#include "sweep/sweep_report.h"
 
 namespace preflight {
 

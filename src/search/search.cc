@@ -9,8 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "base/text.h"
 #include "memory/memory_model.h"
-#include "search/search_report.h"
 #include "simulate/simulate.h"
 
 namespace preflight {

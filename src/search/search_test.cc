@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/loader.h"
-#include "search/search_report.h"
+#include "report/search_report.h"
 #include "simulate/simulate.h"
 
 namespace preflight {

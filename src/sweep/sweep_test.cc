@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sweep/sweep_report.h"
+#include "report/sweep_report.h"
 
 namespace preflight {
 namespace {

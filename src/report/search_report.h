@@ -5,13 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/text.h"
 #include "config/scenario.h"
 #include "search/search.h"
 
 namespace preflight {
-
-// 1234567 → "1,234,567".
-std::string with_commas(int64_t v);
 
 // "distributed", "zero-2", "distributed+zero-3" or "replicated": how optimizer states are held.
 std::string optimizer_label(const Strategy& s);

@@ -1,4 +1,4 @@
-#include "sweep/sweep_report.h"
+#include "report/sweep_report.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "search/search_report.h"
+#include "report/search_report.h"
 
 #include <cstdio>
 
@@ -21,16 +21,6 @@ std::string pad_right(const std::string& s, size_t width) {
 }
 
 }  // namespace
-
-std::string with_commas(int64_t v) {
-  const std::string digits = std::to_string(v < 0 ? -v : v);
-  std::string out = v < 0 ? "-" : "";
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 std::string optimizer_label(const Strategy& s) {
   const std::string zero = s.zero_stage > 0 ? "zero-" + std::to_string(s.zero_stage) : "";

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "sweep/svg_chart.h"
+#include "report/svg_chart.h"
 #include "sweep/sweep.h"
 
 namespace preflight {
