@@ -55,9 +55,8 @@ class RooflineModel final : public ComputeModel {
     attention_rate_ = gpu.peak_for(half).flops_per_second() * c.attention_efficiency;
     attention_backward_rate_ = attention_rate_ * c.attention_backward_ratio;
     ssd_rate_ = gpu.peak_for(half).flops_per_second() * c.ssd_efficiency;
-    const bool hopper_or_later = gpu.architecture == GpuArchitecture::kHopper ||
-                                 gpu.architecture == GpuArchitecture::kBlackwell;
-    if (kernel == AttentionKernel::kFlash2 && hopper_or_later) {
+    if (kernel == AttentionKernel::kFlash2 &&
+        architecture_traits(gpu.architecture).compute_capability >= 90) {
       attention_rate_ *= kFlash2Forward;
       attention_backward_rate_ *= kFlash2Backward;
     }

@@ -22,15 +22,18 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   r.skip("preset");
   g->name = r.get_string("name", "custom");
   g->description = r.get_string("description", "");
+  std::vector<std::string> generations;
+  for (const ArchitectureTraits& t : architecture_table()) generations.push_back(t.name);
   if (!r.has("architecture")) {
-    r.fail("architecture",
-           "missing key: expected volta, ampere, hopper or blackwell (the GPU's generation: "
-           "NCCL's tuning, NVLS and MXFP8 follow it)");
+    std::string list;
+    for (size_t i = 0; i < generations.size(); ++i) {
+      list += (i == 0 ? "" : i + 1 == generations.size() ? " or " : ", ") + generations[i];
+    }
+    r.fail("architecture", "missing key: expected " + list +
+                               " (the GPU's generation: NCCL's tuning, NVLS and MXFP8 follow it)");
   }
-  g->architecture = static_cast<GpuArchitecture>(
-      r.get_choice("architecture", 1, {"volta", "ampere", "hopper", "blackwell"}));
-  const bool blackwell = g->architecture == GpuArchitecture::kBlackwell;
-  const bool hopper_or_later = blackwell || g->architecture == GpuArchitecture::kHopper;
+  g->architecture = static_cast<GpuArchitecture>(r.get_choice("architecture", 1, generations));
+  const ArchitectureTraits& arch = architecture_traits(g->architecture);
   g->sm_count = r.required_int("sm_count");
   if (!r.has("hbm_capacity")) r.fail("hbm_capacity", "missing key: expected a size such as 80GiB");
   // No GPU package holds 16 TiB (B300: 288 GB), and the memory model's sums stay in int64.
@@ -41,14 +44,14 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   // No memory or link is faster than 100 TB/s (B300's HBM3e: 8 TB/s; NVLink 5: 1.8 TB/s).
   g->hbm_bandwidth = r.get_bandwidth("hbm_bandwidth", Bandwidth(), "100TB/s");
   g->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", Bandwidth(), "100TB/s");
-  // NVLink 2-4 carry 25 GB/s per link and direction, NVLink 5 50 GB/s: A100 12, H100 18 links.
+  // Links: the bandwidth over the generation's per-link speed (A100 12, H100 18 links).
   {
-    const double per_link = blackwell ? 50e9 : 25e9;
+    const double per_link = arch.nvlink_per_link_bytes_per_s;
     const int derived = static_cast<int>(g->nvlink_bandwidth.bytes_per_second() / per_link + 0.5);
     g->nvlinks = r.get_int("nvlinks", derived, 0);
   }
-  g->nvls = r.get_bool("nvls", hopper_or_later);
-  g->mxfp8 = r.get_bool("mxfp8", blackwell);
+  g->nvls = r.get_bool("nvls", arch.nvls);
+  g->mxfp8 = r.get_bool("mxfp8", arch.mxfp8);
   YamlReader peak(node["peak"], source, path + ".peak");
   r.skip("peak");
   // A peak is 0 (no such tensor cores) or a real chip's: at least 1 TFLOPS, so that no kernel's
@@ -255,12 +258,7 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   static const std::vector<std::string> kCpus = {"intel", "amd", "arm"};
   c->cpu_vendor = kCpus[r.get_choice("cpu_vendor", 0, kCpus)];
   // PCIe generation of the GPU<->NIC path: Gen3 for V100 systems, Gen4 for A100, Gen5 after.
-  const GpuArchitecture arch = c->gpu.architecture;
-  c->pcie_gen = r.get_int("pcie_gen",
-                          arch == GpuArchitecture::kVolta    ? 3
-                          : arch == GpuArchitecture::kAmpere ? 4
-                                                             : 5,
-                          3);
+  c->pcie_gen = r.get_int("pcie_gen", architecture_traits(c->gpu.architecture).pcie_gen, 3);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   if (int64_t{c->nodes} * c->gpus_per_node > INT32_MAX) {  // total_gpus() is an int
     return invalid_argument(source + ": cluster.nodes: " + std::to_string(c->nodes) + " nodes of " +

@@ -648,19 +648,24 @@ const char* to_string(Schedule s) {
   }
   return "?";
 }
-const char* to_string(GpuArchitecture a) {
-  switch (a) {
-    case GpuArchitecture::kVolta:
-      return "volta";
-    case GpuArchitecture::kAmpere:
-      return "ampere";
-    case GpuArchitecture::kHopper:
-      return "hopper";
-    case GpuArchitecture::kBlackwell:
-      return "blackwell";
-  }
-  return "?";
+const std::vector<ArchitectureTraits>& architecture_table() {
+  // Compute capabilities: CUDA's (sm_70, sm_80, sm_90, sm_100). Link speeds: NVIDIA's NVLink
+  // generations. NVLS: NVSwitch 3 (Hopper) and later. FP8: Hopper's and Blackwell's tensor
+  // cores; MXFP8/NVFP4: Blackwell's block-scaled MMA (docs/precision.md).
+  static const std::vector<ArchitectureTraits> table = {
+      {GpuArchitecture::kVolta, "volta", 70, 25e9, false, false, false, 3},
+      {GpuArchitecture::kAmpere, "ampere", 80, 25e9, false, false, false, 4},
+      {GpuArchitecture::kHopper, "hopper", 90, 25e9, true, true, false, 5},
+      {GpuArchitecture::kBlackwell, "blackwell", 100, 50e9, true, true, true, 5},
+  };
+  return table;
 }
+
+const ArchitectureTraits& architecture_traits(GpuArchitecture a) {
+  return architecture_table()[static_cast<size_t>(a)];
+}
+
+const char* to_string(GpuArchitecture a) { return architecture_traits(a).name; }
 const char* to_string(MoeRouting r) {
   switch (r) {
     case MoeRouting::kUniform:

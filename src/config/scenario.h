@@ -226,8 +226,26 @@ struct GpuCalibration {
 // A GPU's generation (cluster.gpu.architecture, one of volta, ampere, hopper, blackwell): NCCL's
 // tuning follows its compute capability (network/nvlink.h), NVLS, MXFP8 and the NVLink
 // per-link speed its hardware, the roofline its measured FP8/BF16 ratio. One parse, in the
-// loader; no string compares elsewhere.
+// loader (an unknown name is an error that lists the known ones); what a generation has is
+// data, in architecture_traits(), and nothing else compares architectures by name.
 enum class GpuArchitecture { kVolta, kAmpere, kHopper, kBlackwell };
+
+struct ArchitectureTraits {
+  GpuArchitecture architecture;
+  const char* name;        // cluster.gpu.architecture
+  int compute_capability;  // NCCL's SM version: 70, 80, 90, 100
+  // NVLink generation's bandwidth per link and direction: NVLink 2-4 25 GB/s, NVLink 5 50 GB/s
+  // (A100 12 links = 300 GB/s, H100 18 = 450 GB/s, B200 18 = 900 GB/s).
+  double nvlink_per_link_bytes_per_s;
+  bool nvls;     // NVLink SHARP in the NVSwitch generation it ships with (Hopper and later)
+  bool fp8;      // FP8 tensor cores (Hopper and later)
+  bool mxfp8;    // microscaled FP8/FP4 MMA in hardware (Blackwell)
+  int pcie_gen;  // of the GPU<->NIC path in its systems: V100 Gen3, A100 Gen4, later Gen5
+};
+
+// The generations in GpuArchitecture order.
+const std::vector<ArchitectureTraits>& architecture_table();
+const ArchitectureTraits& architecture_traits(GpuArchitecture a);
 
 struct GpuConfig {
   std::string name;

@@ -5,17 +5,7 @@
 namespace preflight {
 
 int compute_capability(GpuArchitecture architecture) {
-  switch (architecture) {
-    case GpuArchitecture::kVolta:
-      return 70;
-    case GpuArchitecture::kAmpere:
-      return 80;
-    case GpuArchitecture::kHopper:
-      return 90;
-    case GpuArchitecture::kBlackwell:
-      return 100;
-  }
-  return 80;
+  return architecture_traits(architecture).compute_capability;
 }
 
 int nccl_minor_version(std::string_view version) {

@@ -87,12 +87,4 @@ std::unique_ptr<ProcessGroup> make_process_group_from_environment() {
   return make_single_process_group();
 }
 
-bool built_with_mpi() {
-#ifdef PREFLIGHT_MPI
-  return true;
-#else
-  return false;
-#endif
-}
-
 }  // namespace preflight

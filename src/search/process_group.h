@@ -28,7 +28,4 @@ std::unique_ptr<ProcessGroup> make_single_process_group();
 // group initializes MPI and finalizes it when destroyed: make one per process.
 std::unique_ptr<ProcessGroup> make_process_group_from_environment();
 
-// Whether this binary was built with MPI support.
-bool built_with_mpi();
-
 }  // namespace preflight
