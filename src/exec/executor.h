@@ -15,29 +15,12 @@
 #include "base/units.h"
 #include "collective/collective_model.h"
 #include "compute/compute_model.h"
+#include "exec/breakdown.h"
 #include "exec/transport.h"
 #include "parallel/rank_layout.h"
 #include "workload/workload.h"
 
 namespace preflight {
-
-// Where a stage's wall time went; the parts add up to its end time.
-struct Breakdown {
-  SimTime compute;        // compute kernels (GEMMs, attention, memory-bound)
-  SimTime host_overhead;  // device idle while the host dispatches (launch-bound)
-  SimTime tp_comm;        // exposed tensor-parallel communication
-  SimTime pp_comm;        // exposed pipeline send/recv transfer time
-  SimTime dp_comm;        // exposed data-parallel (and tied-embedding) gradient reduction
-  SimTime ep_comm;        // exposed expert-parallel token dispatch/combine (all-to-all)
-  SimTime cp_comm;        // exposed context-parallel K/V exchange
-  SimTime optimizer;      // optimizer step
-  SimTime bubble;         // idle waiting for other stages (pipeline fill and drain)
-
-  SimTime total() const {
-    return compute + host_overhead + tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + optimizer +
-           bubble;
-  }
-};
 
 enum class TraceLevel { kNone, kBlocks, kKernels };
 

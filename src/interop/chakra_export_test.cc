@@ -48,7 +48,7 @@ void expect_round_trip(const Scenario& s) {
   ASSERT_TRUE(replayed.ok()) << replayed.status().message();
   EXPECT_EQ(replayed->iteration_time.ps(), simulated->execution.iteration_time.ps());
   // The breakdowns agree on what is not a matter of attribution: the critical rank's compute.
-  const ChakraBreakdown& b = replayed->ranks[0].breakdown;
+  const Breakdown& b = replayed->ranks[0].breakdown;
   EXPECT_EQ(b.total(), replayed->ranks[0].end);
   EXPECT_EQ((b.compute + b.optimizer).ps(), (simulated->execution.stages[0].breakdown.compute +
                                              simulated->execution.stages[0].breakdown.optimizer)

@@ -649,7 +649,7 @@ class Replay final : public EventHandler {
     std::sort(points.begin(), points.end());
     int active[kClasses] = {};
     SimTime at;
-    ChakraBreakdown& b = out.breakdown;
+    Breakdown& b = out.breakdown;
     auto account = [&](SimTime from, SimTime to) {
       if (to <= from) return;
       const SimTime d = to - from;
@@ -670,9 +670,9 @@ class Replay final : public EventHandler {
           break;
         }
       } else if (active[kCpu] > 0) {
-        b.cpu += d;
+        b.host_overhead += d;
       } else {
-        b.idle += d;
+        b.bubble += d;
       }
     };
     for (const auto& [t, delta, cls] : points) {
@@ -778,18 +778,14 @@ std::string format_chakra_summary(const ChakraReplayResult& r, const ChakraWorkl
     out += "\n";
   }
   const ChakraRankResult& c = r.ranks[static_cast<size_t>(r.critical_rank)];
-  const ChakraBreakdown& b = c.breakdown;
+  const Breakdown& b = c.breakdown;
   out += "\nWhere rank " + std::to_string(r.critical_rank) + "'s time goes (ms)\n";
-  const std::pair<const char*, SimTime> rows[] = {{"compute", b.compute},
-                                                  {"optimizer", b.optimizer},
-                                                  {"exposed TP comm", b.tp_comm},
-                                                  {"exposed PP comm", b.pp_comm},
-                                                  {"exposed DP comm", b.dp_comm},
-                                                  {"exposed EP comm", b.ep_comm},
-                                                  {"exposed CP comm", b.cp_comm},
-                                                  {"exposed comm (no category)", b.other_comm},
-                                                  {"CPU only", b.cpu},
-                                                  {"idle (waiting for other ranks)", b.idle}};
+  const std::pair<const char*, SimTime> rows[] = {
+      {"compute", b.compute},         {"optimizer", b.optimizer},
+      {"exposed TP comm", b.tp_comm}, {"exposed PP comm", b.pp_comm},
+      {"exposed DP comm", b.dp_comm}, {"exposed EP comm", b.ep_comm},
+      {"exposed CP comm", b.cp_comm}, {"exposed comm (no category)", b.other_comm},
+      {"CPU only", b.host_overhead},  {"idle (waiting for other ranks)", b.bubble}};
   for (const auto& [name, t] : rows) {
     if (t.ps() == 0 && std::string(name) != "compute") continue;
     std::snprintf(buf, sizeof buf, "  %-32s %12.3f  %5.1f%%\n", name, us(t) * 1e-3,
@@ -818,12 +814,12 @@ std::string chakra_result_json(const ChakraReplayResult& r, const ChakraWorkload
                                const Scenario& s) {
   using nlohmann::json;
   auto sec = [](SimTime t) { return t.to_seconds(); };
-  auto breakdown = [&](const ChakraBreakdown& b) {
-    return json{{"compute_s", sec(b.compute)}, {"optimizer_s", sec(b.optimizer)},
-                {"tp_comm_s", sec(b.tp_comm)}, {"pp_comm_s", sec(b.pp_comm)},
-                {"dp_comm_s", sec(b.dp_comm)}, {"ep_comm_s", sec(b.ep_comm)},
-                {"cp_comm_s", sec(b.cp_comm)}, {"other_comm_s", sec(b.other_comm)},
-                {"cpu_s", sec(b.cpu)},         {"idle_s", sec(b.idle)}};
+  auto breakdown = [&](const Breakdown& b) {
+    return json{{"compute_s", sec(b.compute)},   {"optimizer_s", sec(b.optimizer)},
+                {"tp_comm_s", sec(b.tp_comm)},   {"pp_comm_s", sec(b.pp_comm)},
+                {"dp_comm_s", sec(b.dp_comm)},   {"ep_comm_s", sec(b.ep_comm)},
+                {"cp_comm_s", sec(b.cp_comm)},   {"other_comm_s", sec(b.other_comm)},
+                {"cpu_s", sec(b.host_overhead)}, {"idle_s", sec(b.bubble)}};
   };
   json ranks = json::array();
   for (size_t i = 0; i < r.ranks.size(); ++i) {

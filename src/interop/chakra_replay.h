@@ -34,29 +34,15 @@
 
 namespace preflight {
 
-// Where one rank's time went, by what ran at each instant (compute wins over communication,
-// communication over CPU work); the parts add up to the rank's end time.
-struct ChakraBreakdown {
-  SimTime compute;    // GPU compute nodes (category compute, or none)
-  SimTime optimizer;  // GPU compute nodes of category optimizer
-  SimTime tp_comm, pp_comm, dp_comm, ep_comm, cp_comm;  // exposed, by preflight.category
-  SimTime other_comm;  // exposed communication of nodes without a category
-  SimTime cpu;         // only CPU ops running
-  SimTime idle;        // nothing running: waiting for other ranks (bubble) or for nothing
-  SimTime total() const {
-    return compute + optimizer + tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + other_comm +
-           cpu + idle;
-  }
-  SimTime exposed_comm() const {
-    return tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + other_comm;
-  }
-};
-
 struct ChakraRankResult {
   SimTime end;        // when its last node finished
   SimTime gpu_busy;   // union of its GPU compute nodes' intervals
   SimTime comm_busy;  // union of its communication intervals
-  ChakraBreakdown breakdown;
+  // By what ran at each instant (compute wins over communication, communication over CPU
+  // work): host_overhead is time with only CPU ops running, bubble time with nothing running
+  // (waiting for other ranks, or for nothing); no host dispatch is modelled beyond the trace's
+  // own CPU nodes.
+  Breakdown breakdown;
   int64_t nodes = 0;
 };
 

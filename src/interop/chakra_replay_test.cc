@@ -98,7 +98,7 @@ TEST(ChakraReplay, OneStreamRunsOneNodeAtATimeLowestIdFirst) {
   StatusOr<ChakraReplayResult> cpu = replay_chakra(w, cluster(1));
   ASSERT_TRUE(cpu.ok());
   EXPECT_EQ(cpu->iteration_time, us(20));
-  EXPECT_EQ(cpu->ranks[0].breakdown.cpu, us(5));
+  EXPECT_EQ(cpu->ranks[0].breakdown.host_overhead, us(5));
 }
 
 TEST(ChakraReplay, CollectiveStartsWhenTheLastMemberArrives) {
@@ -120,7 +120,7 @@ TEST(ChakraReplay, CollectiveStartsWhenTheLastMemberArrives) {
   for (const ChakraRankResult& k : r->ranks) EXPECT_EQ(k.end, us(80) + ar);
   EXPECT_EQ(r->collectives, 1);
   // Rank 0 waited 70 µs for rank 7: idle, not communication.
-  EXPECT_EQ(r->ranks[0].breakdown.idle, us(70));
+  EXPECT_EQ(r->ranks[0].breakdown.bubble, us(70));
   EXPECT_EQ(r->ranks[0].breakdown.other_comm, ar);
   // All-gather's comm_size is the per-rank input: 8 MiB per rank gathers 64 MiB.
   for (ChakraTrace& t : w.ranks) {

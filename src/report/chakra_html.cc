@@ -169,7 +169,7 @@ std::string timeline(const ChakraReplayResult& r, const std::vector<int>& shown)
 // 2. The critical rank's breakdown (the parts add up to its end time).
 std::string breakdown(const ChakraReplayResult& r) {
   if (r.ranks.empty()) return "<p class=\"note\">No ranks.</p>\n";
-  const ChakraBreakdown& b = r.ranks[static_cast<size_t>(r.critical_rank)].breakdown;
+  const Breakdown& b = r.ranks[static_cast<size_t>(r.critical_rank)].breakdown;
   using html::category_color;
   return html::breakdown_chart("rank " + std::to_string(r.critical_rank),
                                {{"compute", b.compute, category_color(Category::kCompute)},
@@ -180,8 +180,8 @@ std::string breakdown(const ChakraReplayResult& r) {
                                 {"exposed EP comm", b.ep_comm, category_color(Category::kEpComm)},
                                 {"exposed CP comm", b.cp_comm, category_color(Category::kCpComm)},
                                 {"exposed comm (no category)", b.other_comm, kOtherCommColor},
-                                {"CPU only", b.cpu, kCpuColor},
-                                {"idle (waiting for other ranks)", b.idle, kIdleColor}});
+                                {"CPU only", b.host_overhead, kCpuColor},
+                                {"idle (waiting for other ranks)", b.bubble, kIdleColor}});
 }
 
 // 3. Per rank: end time stacked as GPU busy, exposed communication and other (CPU only, idle).
@@ -204,10 +204,10 @@ std::string per_rank(const ChakraReplayResult& r, const std::vector<int>& shown)
   out += text(4, top - 2, "ms");
   for (size_t i = 0; i < shown.size(); ++i) {
     const ChakraRankResult& k = r.ranks[static_cast<size_t>(shown[i])];
-    const ChakraBreakdown& b = k.breakdown;
+    const Breakdown& b = k.breakdown;
     const std::array<double, 3> v = {(b.compute + b.optimizer).to_seconds() * 1e3,
                                      b.exposed_comm().to_seconds() * 1e3,
-                                     (b.cpu + b.idle).to_seconds() * 1e3};
+                                     (b.host_overhead + b.bubble).to_seconds() * 1e3};
     const double x = left + 8 + static_cast<double>(i) * pitch;
     double y = base;
     const std::string who = "rank " + std::to_string(shown[i]);
