@@ -252,7 +252,7 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   c->nvlink_bandwidth = r.get_bandwidth("nvlink_bandwidth", c->gpu.nvlink_bandwidth, "100TB/s");
   c->nic_bandwidth =
       r.get_bandwidth("nic_bandwidth", Bandwidth::gigabits_per_second(200), "100TB/s");
-  c->nic_efficiency = r.get_double("nic_efficiency", 0.96, 0.01, 1.0);
+  c->nic_efficiency = r.get_double("nic_efficiency", kMeasuredNicEfficiency, 0.01, 1.0);
   c->network_latency = r.get_time("network_latency", c->network_latency, "1s");
   c->gpu_hour_price = r.get_double("gpu_hour_price", 0, 0, 1e6);
   static const std::vector<std::string> kCpus = {"intel", "amd", "arm"};

@@ -288,6 +288,10 @@ struct TopologyConfig {
   SimTime nvlink_latency = SimTime::picoseconds(25'000);
 };
 
+// NIC busBw / line rate measured on the InfiniBand and RoCE clusters of microbenchmarks.csv, on
+// which NCCL's collective curves are calibrated (docs/calibration.md).
+inline constexpr double kMeasuredNicEfficiency = 0.96;
+
 struct ClusterConfig {
   std::string name = "custom";
   std::string description;
@@ -301,7 +305,11 @@ struct ClusterConfig {
   Bandwidth nvlink_bandwidth;  // per GPU, one direction; defaults to the GPU's
   int nics_per_node = 8;
   Bandwidth nic_bandwidth;  // per NIC, one direction
-  double nic_efficiency = 0.96;
+  // Fraction of line rate the NICs reach: measured NIC busBw / line rate (microbenchmarks.csv,
+  // kMeasuredNicEfficiency). All NIC traffic runs at it: all-to-all and send/recv through the
+  // network backend, the flow network's links, and NCCL's collectives relative to the curves
+  // they were calibrated on (collective/nccl_collectives.cc).
+  double nic_efficiency = kMeasuredNicEfficiency;
   SimTime network_latency = SimTime::microseconds(5);
   double gpu_hour_price = 0;  // USD
   std::string cpu_vendor =
