@@ -21,6 +21,7 @@
 #include "interop/chakra_export.h"
 #include "interop/chakra_replay.h"
 #include "memory/memory_model.h"
+#include "report/chakra_report.h"
 #include "report/collective_table.h"
 #include "report/html_report.h"
 #include "report/report.h"

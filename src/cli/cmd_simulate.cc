@@ -11,6 +11,7 @@
 #include "interop/chakra_replay.h"
 #include "interop/simai_workload.h"
 #include "report/chakra_html.h"
+#include "report/chakra_report.h"
 #include "report/html_report.h"
 #include "report/report.h"
 #include "simulate/simulate.h"

@@ -75,17 +75,9 @@ StatusOr<Scenario> chakra_scenario(int ranks, const Scenario& s);
 // a rank outside its group, mismatched collectives, unsupported collective types, a send whose
 // receive never comes, a collective a member never reaches. With simulation.network: flow,
 // every collective whose group spans nodes and every cross-node send is carried through the
-// fabric by the flow-level transport (network/flow/flow_transport.h), sharing links with
+// fabric by the transport (exec/transport.h) on the flow-level fabric, sharing links with
 // whatever else is in flight; otherwise each takes the collective model's time alone.
 StatusOr<ChakraReplayResult> replay_chakra(const ChakraWorkload& w, const Scenario& s,
                                            const ChakraReplayOptions& options = {});
-
-// The text summary (`simulate --workload chakra:PREFIX`) and the JSON object of a replay.
-std::string format_chakra_summary(const ChakraReplayResult& r, const ChakraWorkload& w,
-                                  const Scenario& s);
-std::string chakra_result_json(const ChakraReplayResult& r, const ChakraWorkload& w,
-                               const Scenario& s);
-// Chrome trace-event JSON of a replay run with `trace`: a process per rank, a thread per stream.
-std::string chakra_trace_events(const ChakraReplayResult& r);
 
 }  // namespace preflight

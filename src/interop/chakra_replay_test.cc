@@ -6,6 +6,7 @@
 #include "compute/compute_model.h"
 #include "config/loader.h"
 #include "network/backends.h"
+#include "report/chakra_report.h"
 
 namespace preflight {
 namespace {

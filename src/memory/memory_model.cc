@@ -106,8 +106,7 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
   // with fp8, mxfp8 and nvfp4 Transformer Engine saves the quantized copy (1 B, 1 B + a scale
   // per 32, ½ B + a scale per 16; precision_ops.h), not the bf16 one. The norms' inputs, the
   // attention core's Q, K and V, SwiGLU's and GELU's inputs and the router stay 16-bit.
-  const double g =
-      is_low_precision(sc.training.precision) ? gemm_operand_bytes(sc.training.precision) : 2.0;
+  const double g = gemm_operand_bytes(sc.training.precision);  // 2 for bf16 and fp16
   // Whole under TP: inputs of norm 1 (2 B), QKV (g), norm 2 (2 B) and FC1 (g); two dropout
   // masks (1 B). On an MoE layer "FC1's input" is the router's (2 B: it stays in bf16) and the
   // shared experts' input.
@@ -273,9 +272,8 @@ LayerBytes mamba_layer_bytes(const Scenario& sc) {
   const double in_proj = 2 * d + 2 * gn + a.heads / t;
   const double q = std::min(a.chunk, sc.training.seq_len);
   LayerBytes l;
-  const double g = is_low_precision(sc.training.precision)
-                       ? gemm_operand_bytes(sc.training.precision)
-                       : 2.0;  // in_proj's and out_proj's saved inputs (layer_pieces)
+  // in_proj's and out_proj's saved inputs, as a linear layer's (layer_pieces).
+  const double g = gemm_operand_bytes(sc.training.precision);
   l.kept = tokens * h * (2.0 + g + (m.dropout ? 1.0 : 0.0)) / whole + 2.0 * tokens * in_proj +
            (2.0 + g) * tokens * d + 4.0 * tokens * a.groups / t;
   l.checkpoint = 2.0 * tokens * h / whole;
