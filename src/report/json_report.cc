@@ -235,7 +235,7 @@ json report_to_json(const SimulationReport& r) {
     }
   }
   // Flow-level network: flows, re-solves, per-tier link utilization and the hottest links.
-  json network{{"backend", r.scenario.simulation.network}};
+  json network{{"backend", r.network}};
   if (e.has_network_stats) {
     const NetworkStats& n = e.network;
     network["flows"] = n.flows;

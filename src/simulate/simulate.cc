@@ -66,6 +66,7 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
   // The network: its figures plan collectives; the flow backend also carries the traffic.
   PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
                              make_network_backend(s.simulation.network, s));
+  r.network = to_string(network->kind());
   const JobGroups groups = place_job_groups(s);
   PREFLIGHT_ASSIGN_OR_RETURN(
       const CollectiveModel collectives,
