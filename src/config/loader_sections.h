@@ -1,6 +1,6 @@
 // The scenario loader's pieces shared by its files (loader.cc reads the whole scenario;
-// model_section.cc and cluster_section.cc read one section each). Internal to config/: callers
-// outside use config/loader.h.
+// model_section.cc, cluster_section.cc and job_sections.cc read one section each). Internal to
+// config/: callers outside use config/loader.h.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -31,6 +31,23 @@ StatusOr<YAML::Node> resolve_cluster(const YAML::Node& node, const std::string& 
 
 // `cluster` (resolved): nodes, the GPU (over its preset) and its calibration, NICs, topology.
 Status read_cluster(const YAML::Node& node, const std::string& source, ClusterConfig* c);
+
+// `training` (with its stack over the stack preset, and LoRA against model `m`).
+Status read_training(const YAML::Node& node, const std::string& source, const ModelConfig& m,
+                     TrainingConfig* t);
+
+// `parallelism`, except the pipeline split (resolve_pipeline_split) and dp: auto (build()).
+Status read_parallelism(const YAML::Node& node, const std::string& source, ParallelismConfig* p);
+
+// The layers of each virtual stage from parallelism.pipeline_layout, the account_for_* flags,
+// or Megatron-Bridge's uneven split (config/pipeline_layout.h), against s->model.
+Status resolve_pipeline_split(const YAML::Node& node, const std::string& source, Scenario* s);
+
+// `collectives`: NCCL's algorithm, protocol and channel overrides, the model, NVLS and PXN.
+Status read_collectives(const YAML::Node& node, const std::string& source, CollectivesConfig* c);
+
+// `simulation`: the network backend and the seed.
+Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s);
 
 }  // namespace loader_internal
 }  // namespace preflight

@@ -1,0 +1,292 @@
+// The scenario's training, parallelism, collectives and simulation sections
+// (loader_sections.h).
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "base/text.h"
+#include "config/loader_sections.h"
+#include "config/pipeline_layout.h"
+#include "config/yaml_reader.h"
+
+namespace preflight {
+namespace loader_internal {
+namespace {
+
+// training.stack: a preset name (presets/stacks/) or a mapping (preset and inline keys).
+Status read_stack(const YAML::Node& training, const std::string& source, StackConfig* k) {
+  YAML::Node section(YAML::NodeType::Map);
+  section["preset"] = "megatron-core";
+  if (training && training.IsMap() && training["stack"] && !training["stack"].IsNull()) {
+    section.reset(training["stack"]);
+  }
+  PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node merged,
+                             resolve_preset(section, "stacks", source, "training.stack"));
+  YamlReader r(merged, source, "training.stack");
+  r.skip("preset");
+  k->name = r.get_string("name", "custom");
+  k->description = r.get_string("description", "");
+  k->launch_overhead = r.get_time("launch_overhead", k->launch_overhead, "1s");
+  k->collective_call_overhead =
+      r.get_time("collective_call_overhead", k->collective_call_overhead, "1s");
+  k->attention_kernel = static_cast<AttentionKernel>(
+      r.get_choice("attention_kernel", 0, {"cudnn", "flash2", "unfused"}));
+  k->fused_grouped_gemm = r.get_choice("grouped_gemm", 0, {"per_expert", "fused"}) == 1;
+  k->expert_launch_overhead_given = r.has("expert_launch_overhead");
+  k->expert_launch_overhead = r.get_time("expert_launch_overhead", k->expert_launch_overhead, "1s");
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  const SimTime one_second = SimTime::seconds(1.0);
+  if (k->launch_overhead > one_second || k->collective_call_overhead > one_second ||
+      k->expert_launch_overhead > one_second) {
+    return invalid_argument(source +
+                            ": training.stack: launch_overhead, expert_launch_overhead and "
+                            "collective_call_overhead: expected at most 1 s");
+  }
+  return Status();
+}
+
+// training.lora: {rank, targets}; absent = no LoRA.
+Status read_lora(const YAML::Node& training, const std::string& source, const ModelConfig& m,
+                 LoraConfig* l) {
+  if (!training || !training.IsMap() || !training["lora"] || training["lora"].IsNull()) {
+    return Status();
+  }
+  const YAML::Node node = training["lora"];
+  if (!node.IsMap()) {
+    return invalid_argument(source +
+                            ": training.lora: expected a mapping such as {rank: 16, "
+                            "targets: [qkv, proj, fc1, fc2]}");
+  }
+  YamlReader r(node, source, "training.lora");
+  r.skip("targets");
+  l->rank = r.required_int("rank");
+  r.get_double("alpha", 0, 0, 1e9);  // scales the adapter's output; changes no time
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (l->rank > m.hidden) {
+    return invalid_argument(source + ": training.lora.rank: " + std::to_string(l->rank) +
+                            ": expected at most model.hidden (" + std::to_string(m.hidden) + ")");
+  }
+  static const std::vector<std::string> kTargets = {"qkv", "proj", "fc1", "fc2"};
+  const YAML::Node targets = node["targets"];
+  if (!targets) {
+    l->targets = kTargets;  // Megatron-Bridge's LoRA default: every linear layer
+    return Status();
+  }
+  if (!targets.IsSequence() || targets.size() == 0 || targets.size() > 4) {
+    return invalid_argument(source +
+                            ": training.lora.targets: expected a list of qkv, proj, "
+                            "fc1, fc2");
+  }
+  for (const YAML::Node& t : targets) {
+    const std::string v = t.IsScalar() ? t.Scalar() : "";
+    if (std::find(kTargets.begin(), kTargets.end(), v) == kTargets.end()) {
+      return invalid_argument(source + ": training.lora.targets: '" + v.substr(0, 32) +
+                              "': expected qkv, proj, fc1 or fc2");
+    }
+    if (!l->targets_layer(v)) l->targets.push_back(v);
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status read_training(const YAML::Node& node, const std::string& source, const ModelConfig& m,
+                     TrainingConfig* t) {
+  YamlReader r(node, source, "training");
+  r.skip("stack");
+  r.skip("lora");
+  PREFLIGHT_RETURN_IF_ERROR(read_lora(node, source, m, &t->lora));
+  PREFLIGHT_RETURN_IF_ERROR(read_stack(node, source, &t->stack));
+  t->seq_len = r.get_int("seq_len", m.max_seq_len);
+  t->global_batch = r.required_int("global_batch");
+  t->micro_batch = r.get_int("micro_batch", 1);
+  t->precision = static_cast<Precision>(
+      r.get_choice("precision", 1, {"fp16", "bf16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"}));
+  t->flash_attention =
+      r.get_bool("flash_attention", t->stack.attention_kernel != AttentionKernel::kUnfused);
+  t->optimizer_bytes_per_param =
+      r.get_double("optimizer_bytes_per_param", t->optimizer_bytes_per_param, 0, 1000);
+  // No GPU holds 16 TiB (cluster.gpu.hbm_capacity's bound).
+  t->framework_overhead = r.get_bytes("framework_overhead", t->framework_overhead, "16TiB");
+  t->allocator_fragmentation =
+      r.get_double("allocator_fragmentation", t->allocator_fragmentation, 0, 1);
+  t->packed_sequence_length = r.get_int("packed_sequence_length", 0, 0);
+  t->cuda_graphs = r.get_choice("cuda_graphs", 0, {"none", "full"}) == 1;
+  if (r.status().ok() && t->packed_sequence_length > t->seq_len) {
+    r.fail("packed_sequence_length", std::to_string(t->packed_sequence_length) +
+                                         ": expected at most training.seq_len (" +
+                                         std::to_string(t->seq_len) + ")");
+  }
+  return r.finish();
+}
+
+Status read_parallelism(const YAML::Node& node, const std::string& source, ParallelismConfig* p) {
+  YamlReader r(node, source, "parallelism");
+  p->tp = r.get_int("tp", 1);
+  p->pp = r.get_int("pp", 1);
+  p->dp = r.get_int_or_auto("dp", 0);  // auto (0) is resolved by build()
+  p->vpp = r.get_int("vpp", 1);
+  p->first_stage_layers = r.get_int("first_stage_layers", 0, 0);
+  p->last_stage_layers = r.get_int("last_stage_layers", 0, 0);
+  // pipeline_layout (a list of layers per virtual stage, or Megatron's layout string) and the
+  // account_for_* flags are resolved against the model in resolve_pipeline_split().
+  r.skip("pipeline_layout");
+  r.get_bool("account_for_embedding_in_pipeline_split", false);
+  r.get_bool("account_for_loss_in_pipeline_split", false);
+  p->sequence_parallel = r.get_bool("sequence_parallel", false);
+  p->recompute =
+      static_cast<Recompute>(r.get_choice("recompute", 0, {"none", "selective", "full"}));
+  // Megatron-Core's --recompute-modules, in RecomputeModule order; given alone it implies
+  // recompute: selective, the only granularity that reads it.
+  std::vector<std::string> module_names;
+  for (int i = 0; i < kRecomputeModuleCount; ++i) {
+    module_names.push_back(to_string(static_cast<RecomputeModule>(i)));
+  }
+  const std::vector<int> modules = r.get_choice_list("recompute_modules", module_names);
+  if (!modules.empty()) {
+    if (!r.has("recompute")) {
+      p->recompute = Recompute::kSelective;
+    } else if (p->recompute != Recompute::kSelective) {
+      r.fail("recompute_modules", std::string("given with recompute ") + to_string(p->recompute) +
+                                      ": expected recompute: selective (the modules are what "
+                                      "selective recompute replays; --set "
+                                      "parallelism.recompute=selective)");
+    }
+    p->recompute_modules = 0;
+    for (int i : modules) p->recompute_modules |= 1u << i;
+  }
+  p->distributed_optimizer = r.get_bool("distributed_optimizer", false);
+  p->zero_stage = r.get_int("zero_stage", 0, -1'000'000'000);
+  if (p->zero_stage < 0 || p->zero_stage > 3) {
+    r.fail("zero_stage", "'" + std::to_string(p->zero_stage) + "': expected 0, 1, 2 or 3");
+  }
+  p->schedule = static_cast<Schedule>(
+      r.get_choice("schedule", 1, {"gpipe", "1f1b", "interleaved", "zb_h1", "zb_h2", "dualpipe"}));
+  p->ep = r.get_int("ep", 1);
+  p->etp = r.get_int("etp", 0, 0);
+  p->cp = r.get_int("cp", 1);
+  p->cp_kind = static_cast<ContextParallelKind>(r.get_choice("cp_kind", 0, {"ring", "a2a"}));
+  p->tp_comm_overlap = r.get_bool("tp_comm_overlap", false);
+  p->overlap_param_gather = r.get_bool("overlap_param_gather", false);
+  p->overlap_p2p = r.get_bool("overlap_p2p", false);
+  p->overlap_grad_reduce = r.get_bool("overlap_grad_reduce", false);
+  p->overlap_moe_comm = r.get_bool("overlap_moe_comm", false);
+  // No GPU holds 16 TiB (cluster.gpu.hbm_capacity's bound).
+  p->grad_bucket_size = r.get_bytes("grad_bucket_size", p->grad_bucket_size, "16TiB");
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (p->vpp > 1 && !r.has("schedule")) p->schedule = Schedule::kInterleaved;
+  return Status();
+}
+
+// The layers of each virtual stage: parallelism.pipeline_layout, the account_for_* split, or,
+// when pp·vpp does not divide the layers and no split is named, the default of
+// config/pipeline_layout.h (said in parallelism.pipeline_split).
+Status resolve_pipeline_split(const YAML::Node& node, const std::string& source, Scenario* s) {
+  ParallelismConfig& p = s->parallelism;
+  const int layers = s->model.layers;
+  const int64_t chunks64 = int64_t{p.pp} * std::max(1, p.vpp);
+  if (chunks64 > 1'000'000) return Status();  // validate_scenario() reports pp and vpp
+  const int chunks = static_cast<int>(chunks64);
+  const YAML::Node layout = node && node.IsMap() ? node["pipeline_layout"] : YAML::Node();
+  const bool embedding = node && node.IsMap() && node["account_for_embedding_in_pipeline_split"] &&
+                         node["account_for_embedding_in_pipeline_split"].as<bool>(false);
+  const bool loss = node && node.IsMap() && node["account_for_loss_in_pipeline_split"] &&
+                    node["account_for_loss_in_pipeline_split"].as<bool>(false);
+  const std::string key = source + ": parallelism.pipeline_layout";
+  if (layout && !layout.IsNull()) {
+    if (embedding || loss) {
+      return invalid_argument(key + ": give a layout or the account_for_* flags, not both");
+    }
+    if (layout.IsScalar()) {
+      StatusOr<std::vector<int>> parsed = parse_megatron_layout(layout.Scalar(), chunks);
+      if (!parsed.ok()) return invalid_argument(key + ": " + parsed.status().message());
+      p.pipeline_layout = *std::move(parsed);
+    } else if (layout.IsSequence()) {
+      if (layout.size() > 1'000'000) return invalid_argument(key + ": too many entries");
+      for (const YAML::Node& n : layout) {
+        int v = -1;
+        try {
+          v = n.IsScalar() ? n.as<int>() : -1;
+        } catch (const YAML::Exception&) {
+          v = -1;
+        }
+        if (v < 0) {
+          return invalid_argument(key +
+                                  ": expected a list of layer counts (integers >= 0), one "
+                                  "per virtual stage");
+        }
+        p.pipeline_layout.push_back(v);
+      }
+    } else {
+      return invalid_argument(key +
+                              ": expected a list of layers per virtual stage or a "
+                              "Megatron layout string such as \"Et|(tt|)*30mL\"");
+    }
+    return Status();
+  }
+  if (embedding || loss) {
+    StatusOr<std::vector<int>> split = account_for_split(layers, chunks, embedding, loss);
+    if (!split.ok()) {
+      return invalid_argument(source + ": parallelism.account_for_" +
+                              std::string(embedding ? "embedding" : "loss") +
+                              "_in_pipeline_split: " + split.status().message());
+    }
+    p.pipeline_layout = *std::move(split);
+    return Status();
+  }
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || chunks <= 1 || layers % chunks == 0) {
+    return Status();
+  }
+  PipelineSplit split = default_pipeline_split(layers, chunks);
+  p.pipeline_layout = std::move(split.layers);
+  p.pipeline_split = "pp " + std::to_string(p.pp) +
+                     (p.vpp > 1 ? " × vpp " + std::to_string(p.vpp) : "") + " does not divide " +
+                     std::to_string(layers) + " layers: " + split.description;
+  return Status();
+}
+
+Status read_collectives(const YAML::Node& node, const std::string& source, CollectivesConfig* c) {
+  YamlReader r(node, source, "collectives");
+  static const std::vector<std::string> kVersions = {"2.18", "2.19", "2.20", "2.21", "2.22", "2.23",
+                                                     "2.24", "2.25", "2.26", "2.27", "2.28"};
+  c->nccl_version = kVersions[r.get_choice("nccl_version", 10, kVersions)];
+  c->algo = r.get_string("algo", "");
+  c->proto = r.get_string("proto", "");
+  c->min_channels = r.get_int("min_channels", 0, 0);
+  c->max_channels = r.get_int("max_channels", 0, 0);
+  c->pxn = r.get_bool("pxn", true);
+  if (r.has("nvls")) {
+    const std::string v = r.get_string("nvls", "auto");
+    if (v == "auto" || v == "2") {
+      c->nvls = 2;
+    } else if (v == "true" || v == "1" || v == "on" || v == "yes") {
+      c->nvls = 1;
+    } else if (v == "false" || v == "0" || v == "off" || v == "no") {
+      c->nvls = 0;
+    } else {
+      r.fail("nvls", "'" + v + "': expected auto, true or false (NCCL_NVLS_ENABLE 2, 1, 0)");
+    }
+  }
+  static const std::vector<std::string> kModels = {"calibrated", "nccl", "alpha_beta"};
+  c->model = kModels[r.get_choice("model", 0, kModels)];
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (c->max_channels > 0 && c->min_channels > c->max_channels) {
+    return invalid_argument(
+        source + ": collectives.min_channels: " + std::to_string(c->min_channels) +
+        ": expected at most collectives.max_channels (" + std::to_string(c->max_channels) + ")");
+  }
+  return Status();
+}
+
+Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s) {
+  YamlReader r(node, source, "simulation");
+  static const std::vector<std::string> kNetworks = {"analytical", "flow"};
+  s->network = kNetworks[r.get_choice("network", 0, kNetworks)];
+  s->seed = r.get_uint64("seed", 0);
+  return r.finish();
+}
+
+}  // namespace loader_internal
+}  // namespace preflight
