@@ -1,0 +1,414 @@
+// The executor's internals (executor.h): the per-stage runner and the run that owns the
+// stages, their rendezvous and the transport. Shared by executor.cc (the run) and
+// stage_runner.cc (a stage's program on its streams); not for use outside exec/.
+#pragma once
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "base/check.h"
+#include "engine/simulator.h"
+#include "exec/executor.h"
+
+namespace preflight {
+namespace exec_internal {
+
+struct OpTiming {
+  SimTime duration;
+  Category category = Category::kCompute;
+  bool collective = false;
+  bool async = false;
+  bool wait_comm = false;
+  bool comm_chain = false;
+  int stats = -1;  // index into the stage's collective stats
+  // A collective whose group crosses nodes, carried by the transport (flow network); `plan`
+  // indexes the Execution's plans.
+  bool network = false;
+  int plan = -1;
+  // Collectives: the share of the GPU's SMs the NCCL kernel holds while it runs (its channels,
+  // one thread block each, over the SM count), times the calibrated interference factor.
+  double sm_share = 0;
+  int launches = 1;        // host launches of the op (Op::launches)
+  SimTime host_time;       // host work beyond the launches (Op::host_time)
+  bool host_sync = false;  // the host waits for the op to finish (Op::host_sync)
+};
+
+struct Message {
+  SimTime transfer_start;
+  SimTime arrival;
+};
+
+struct Rendezvous {
+  int expected = 0;
+  int arrived = 0;
+  SimTime ready;
+  std::vector<int> members;
+  // Through the transport: the collective and when it starts.
+  const Op* op = nullptr;
+  const OpTiming* timing = nullptr;
+  SimTime start;
+};
+
+class Execution;
+
+class StageRunner final : public EventHandler {
+ public:
+  StageRunner(Execution* exec, int stage) : exec_(exec), stage_(stage) {}
+  void on_event(int64_t payload) override;
+  void run_until_blocked();
+
+  // State, readable by Execution.
+  SimTime host, compute, comm;  // host thread, compute stream, TP communication stream
+  SimTime dp_stream;            // the DP gradient-reduction stream (overlapped buckets)
+  // The collective last started on each communication stream, [start, end) (end as planned
+  // when a transport carries it) and its SM share: compute kernels that run under it slow down.
+  struct Busy {
+    SimTime start, end;
+    double share = 0;
+  };
+  Busy tp_busy_span, dp_busy_span;
+  // `d` stretched for the SMs the communication kernels running under [start, start + d) take:
+  // the kernel gets (1 − share) of the SMs while they overlap, so its time grows by
+  // share × overlap (docs/engine.md "Communication slows the compute it hides behind").
+  SimTime with_interference(SimTime start, SimTime d) const {
+    double extra = 0;
+    for (const Busy* b : {&tp_busy_span, &dp_busy_span}) {
+      if (b->share <= 0) continue;
+      const SimTime from = std::max(start, b->start);
+      const SimTime to = std::min(start + d, b->end);
+      if (to > from) extra += b->share * static_cast<double>((to - from).ps());
+    }
+    return d + SimTime::picoseconds(static_cast<int64_t>(extra));
+  }
+  Category comm_reason = Category::kTpComm;
+  SimTime sync_until;  // the host waited (for a p2p) until this time
+  Category sync_reason = Category::kPpComm;
+  size_t step = 0;
+  bool waiting = false;
+  int64_t waiting_tag = 0;
+  bool done = false;
+  Bytes allocated;  // for the memory counter track
+  // Inside a kRun step: the next op, and the start of the current instance's first kernel.
+  int block_rep = 0;
+  size_t block_op = 0;
+  SimTime block_first = SimTime::max();
+  // Network operations through a transport: the blocking op of the current step (or of the
+  // current block, `net_op`) waits for an event at its start time, then for its completion;
+  // async collectives queue on the TP stream, async DP buckets on the DP stream.
+  bool net_pending = false;  // the current op is scheduled to start or in flight
+  SimTime net_start;
+  const Op* net_op = nullptr;  // a block's op, or null for the current step's
+  const OpTiming* net_timing = nullptr;
+  struct Bucket {
+    SimTime ready;
+    size_t step;
+  };
+  std::deque<Bucket> dp_queue;  // issued, not finished (front is in flight when dp_busy)
+  bool dp_busy = false;
+  bool waiting_dp = false;
+  // The TP stream while it holds a collective carried by the transport: later async ops queue
+  // behind it, and a kernel that waits for the stream waits until the queue drains.
+  struct CommOp {
+    SimTime ready;
+    const Op* op;
+    const OpTiming* timing;
+    int microbatch;
+  };
+  std::deque<CommOp> tp_queue;  // issued, not finished (front is in flight when tp_busy)
+  bool tp_busy = false;
+  bool waiting_tp = false;
+  SimTime tp_start;
+  bool tp_pending() const { return tp_busy || !tp_queue.empty(); }
+  void start_network_op();
+  void start_async_send(size_t send_step);
+  void start_next_bucket();
+  void launch_bucket();
+  void start_next_tp();
+  void launch_tp();
+  void finish_tp(SimTime finish);
+  // Runs the current kRun step's block instances from (block_rep, block_op); false when blocked.
+  bool run_block(const Step& st);
+  StageResult result;
+
+  // Moves the compute stream to `start` then runs [start, end) as `busy`; the gap before
+  // `start` is split between the host sync reason, `reason` (if `reason_until` > old clock),
+  // and host overhead.
+  void occupy(SimTime start, SimTime end, Category busy, SimTime reason_until, Category reason);
+  void attribute_gap(SimTime from, SimTime to, SimTime reason_until, Category reason);
+  // The stage's end after its compute stream drained (result.end set): the stage waits for
+  // collectives still running on the DP stream (exposed DP communication), then on the TP stream
+  // (its last collective's category); what is left is the host finishing (host overhead).
+  void attribute_tail();
+  void add(Category c, SimTime t);
+  void count_collective(const OpTiming& t) {
+    if (t.stats < 0) return;
+    CollectiveStats& cs = result.collectives[t.stats];
+    cs.count++;
+    cs.time += t.duration;
+    cs.planned_time += t.duration;
+  }
+  // A collective carried by the transport took `actual` instead of its planned duration.
+  void correct_collective_time(const OpTiming& t, SimTime actual) {
+    if (t.stats < 0) return;
+    result.collectives[t.stats].time += actual - t.duration;
+  }
+
+ private:
+  Execution* exec_;
+  int stage_;
+};
+
+class Execution {
+ public:
+  Execution(const Workload& w, const ComputeModel& compute, const CollectiveModel& coll,
+            const JobGroups& groups, const ExecutorOptions& options)
+      : w_(w), coll_(coll), compute_(&compute), groups_(groups), options_(options) {
+    const size_t stages = w.stages.size();
+    mailbox_.resize(stages);
+    for (size_t s = 0; s < stages; ++s) runners_.push_back(std::make_unique<StageRunner>(this, s));
+    // Time every op of every block once: all instances of a block cost the same.
+    for (const Block& b : w.blocks) {
+      // Memory counter: a layer's forward keeps its activations, its backward frees them.
+      const bool track = options.layer_activation_bytes.count() > 0;
+      memory_sign_.push_back(!track                  ? 0
+                             : b.name == "layer.fwd" ? 1
+                             : b.name == "layer.bwd" ? -1
+                                                     : 0);
+      std::vector<OpTiming> t;
+      t.reserve(b.ops.size());
+      for (const Op& op : b.ops) t.push_back(time_op(op));
+      timings_.push_back(std::move(t));
+    }
+    step_timings_.resize(stages);
+    for (size_t s = 0; s < stages; ++s) {
+      for (const Step& st : w.stages[s].steps) {
+        OpTiming t;
+        if (st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync) {
+          t = time_op(st.op);
+        }
+        step_timings_[s].push_back(t);
+        if (st.kind == StepKind::kCollective && st.op.group == GroupKind::kEmbedding) {
+          rendezvous_[st.tag].expected++;
+        }
+      }
+    }
+    for (auto& r : runners_) r->result.collectives = stats_names_;
+    if (options_.transport) transport_ = options_.transport(&sim_);
+  }
+
+  // Starts a cross-stage collective carried by the transport (payload: its tag).
+  struct RendezvousStarter final : EventHandler {
+    explicit RendezvousStarter(Execution* e) : ex(e) {}
+    void on_event(int64_t tag) override { ex->start_rendezvous(tag); }
+    Execution* ex;
+  };
+
+  OpTiming time_op(const Op& op) {
+    OpTiming t;
+    t.category = op.category;
+    t.async = op.async;
+    t.wait_comm = op.wait_comm;
+    t.comm_chain = op.comm_chain;
+    t.launches = std::max(0, op.launches);
+    t.host_time = op.host_time;
+    t.host_sync = op.host_sync;
+    if (op.type == OpType::kCollective) {
+      const GroupPlacement& g = group(op.group);
+      const CollectivePlan plan = coll_.plan(op.collective, g, op.comm_bytes);
+      t.duration = plan.time;
+      t.collective = true;
+      if (options_.sm_count > 0 && plan.channels > 0) {
+        t.sm_share = std::min(1.0, options_.comm_sm_interference * plan.channels /
+                                       static_cast<double>(options_.sm_count));
+      }
+      t.stats = stats_index(op.name, to_string(op.collective), plan);
+      // With a transport, a collective whose group spans nodes goes through the fabric.
+      if (options_.transport && g.crosses_nodes() && g.size > 1 && op.comm_bytes.count() > 0) {
+        t.network = true;
+        t.plan = static_cast<int>(plans_.size());
+        plans_.push_back(plan);
+      }
+    } else {
+      t.duration = compute_duration(op);
+    }
+    return t;
+  }
+
+  SimTime compute_duration(const Op& op) {
+    return op.fixed_time.ps() > 0 ? op.fixed_time : compute_->duration(op);
+  }
+
+  const GroupPlacement& group(GroupKind g) const {
+    switch (g) {
+      case GroupKind::kTensor:
+        return groups_.tp;
+      case GroupKind::kData:
+        return groups_.dp;
+      case GroupKind::kPipeline:
+        return groups_.pp;
+      case GroupKind::kEmbedding:
+        return groups_.embedding;
+      case GroupKind::kContext:
+        return groups_.cp;
+      case GroupKind::kExpert:
+        return groups_.ep;
+      case GroupKind::kExpertTensor:
+        return groups_.etp;
+      case GroupKind::kExpertData:
+        return groups_.edp;
+    }
+    return groups_.tp;
+  }
+
+  int stats_index(const std::string& name, const char* kind, const CollectivePlan& plan) {
+    for (size_t i = 0; i < stats_names_.size(); ++i) {
+      if (stats_names_[i].name == name) return static_cast<int>(i);
+    }
+    CollectiveStats s;
+    s.name = name;
+    s.kind = kind;
+    s.algorithm = to_string(plan.algorithm);
+    s.protocol = plan.protocol;
+    s.channels = plan.channels;
+    s.busbw_gbps = plan.busbw_gbps;
+    stats_names_.push_back(s);
+    return static_cast<int>(stats_names_.size()) - 1;
+  }
+
+  void record(int stage, int stream, SimTime start, SimTime end, const std::string& name, int mb,
+              Category c) {
+    result_.trace.push_back(TraceInterval{stage, stream, start, end, name, mb, c});
+  }
+
+  void send(int from, const Step& st, SimTime transfer_start, SimTime arrival) {
+    (void)from;
+    mailbox_[st.peer][st.tag] = Message{transfer_start, arrival};
+    StageRunner& r = *runners_[st.peer];
+    if (r.waiting && r.waiting_tag == st.tag) {
+      r.waiting = false;
+      sim_.schedule(std::max(arrival, sim_.now()), &r, 0);
+    }
+  }
+
+  bool take_message(int stage, int64_t tag, Message* out) {
+    auto& box = mailbox_[stage];
+    auto it = box.find(tag);
+    if (it == box.end()) return false;
+    *out = it->second;
+    box.erase(it);
+    return true;
+  }
+
+  // A stage arrives at a cross-stage collective, ready at `ready`. When the last member arrives
+  // the collective runs for everyone; each member's wait for the others is bubble.
+  void arrive(int stage, int64_t tag, SimTime ready, const Op& op, const OpTiming& t) {
+    const SimTime duration = t.duration;
+    const std::string& name = op.name;
+    Rendezvous& r = rendezvous_[tag];
+    r.arrived++;
+    r.ready = std::max(r.ready, ready);
+    r.members.push_back(stage);
+    if (r.arrived < r.expected) return;
+    const SimTime start = r.ready;
+    if (t.network) {
+      // Every member waits (bubble) until the start, then for the transport's completion.
+      for (int m : r.members) {
+        StageRunner& s = *runners_[m];
+        if (start > s.compute) s.result.breakdown.bubble += start - s.compute;
+        s.compute = start;
+        s.host = std::max(s.host, start);
+      }
+      r.op = &op;
+      r.timing = &t;
+      r.start = start;
+      sim_.schedule(std::max(start, sim_.now()), &rendezvous_starter_, tag);
+      return;
+    }
+    for (int m : r.members) {
+      StageRunner& s = *runners_[m];
+      if (start > s.compute) s.result.breakdown.bubble += start - s.compute;
+      s.compute = start;
+      s.occupy(start, start + duration, Category::kDpComm, SimTime(), Category::kCompute);
+      s.host = std::max(s.host, start);
+      s.waiting = false;
+      if (options_.trace != TraceLevel::kNone) {
+        record(m, 0, start, start + duration, name, -1, Category::kDpComm);
+      }
+      sim_.schedule(std::max(start + duration, sim_.now()), &s, 0);
+    }
+  }
+
+  void start_rendezvous(int64_t tag) {
+    Rendezvous& r = rendezvous_[tag];
+    transport_->collective(r.op->group, r.members.front(), r.op->collective, r.op->comm_bytes,
+                           plans_[r.timing->plan], [this, tag](SimTime finish) {
+                             Rendezvous& rv = rendezvous_[tag];
+                             for (int m : rv.members) {
+                               StageRunner& s = *runners_[m];
+                               s.occupy(rv.start, finish, Category::kDpComm, SimTime(),
+                                        Category::kCompute);
+                               s.correct_collective_time(*rv.timing, finish - rv.start);
+                               s.waiting = false;
+                               if (options_.trace != TraceLevel::kNone) {
+                                 record(m, 0, rv.start, finish, rv.op->name, -1, Category::kDpComm);
+                               }
+                               sim_.schedule(sim_.now(), &s, 0);
+                             }
+                           });
+  }
+
+  ExecutionResult run() {
+    for (size_t s = 0; s < runners_.size(); ++s) {
+      if (s < options_.resident_bytes.size() && options_.trace != TraceLevel::kNone &&
+          options_.layer_activation_bytes.count() > 0) {
+        runners_[s]->allocated = options_.resident_bytes[s];
+        result_.memory_trace.push_back(
+            MemorySample{static_cast<int>(s), SimTime(), runners_[s]->allocated});
+      }
+    }
+    for (auto& r : runners_) sim_.schedule(SimTime(), r.get(), 0);
+    result_.events = sim_.run();
+    SimTime end;
+    for (size_t s = 0; s < runners_.size(); ++s) {
+      StageRunner& r = *runners_[s];
+      PREFLIGHT_CHECK_MSG(r.done, "pipeline deadlock: a stage never finished its program");
+      r.result.end = std::max(std::max(r.compute, r.dp_stream), std::max(r.comm, r.host));
+      r.attribute_tail();
+      if (r.result.end > end) {
+        end = r.result.end;
+        result_.critical_stage = static_cast<int>(s);
+      }
+      result_.stages.push_back(r.result);
+    }
+    result_.iteration_time = end;
+    if (transport_) {
+      result_.has_network_stats = true;
+      result_.network = transport_->stats(end);
+    }
+    return std::move(result_);
+  }
+
+  const Workload& w_;
+  const CollectiveModel& coll_;
+  const ComputeModel* compute_;
+  JobGroups groups_;
+  ExecutorOptions options_;
+  Simulator sim_;
+  std::unique_ptr<Transport> transport_;
+  std::vector<std::unique_ptr<StageRunner>> runners_;
+  std::vector<std::vector<OpTiming>> timings_;
+  std::vector<int> memory_sign_;  // per block: +1 keeps activations, −1 frees them, 0 neither
+  std::vector<std::map<int64_t, Message>> mailbox_;
+  std::map<int64_t, Rendezvous> rendezvous_;
+  std::vector<std::vector<OpTiming>> step_timings_;
+  std::vector<CollectivePlan> plans_;  // of the collectives carried by the transport
+  RendezvousStarter rendezvous_starter_{this};
+  std::vector<CollectiveStats> stats_names_;
+  ExecutionResult result_;
+};
+
+}  // namespace exec_internal
+}  // namespace preflight
