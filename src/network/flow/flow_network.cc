@@ -46,6 +46,17 @@ int FlowNetwork::add_resource(Bandwidth capacity, int group) {
   return static_cast<int>(resources_.size()) - 1;
 }
 
+void FlowNetwork::set_capacity(int resource, Bandwidth capacity) {
+  PREFLIGHT_CHECK(resource >= 0 && resource < num_resources());
+  const double c = capacity.bytes_per_second();
+  PREFLIGHT_CHECK_MSG(c > 0 && std::isfinite(c), "a resource needs a finite capacity > 0");
+  if (c == resources_[resource].capacity) return;
+  resources_[resource].capacity = c;
+  // The re-solve settles the component's bytes at the old rates before it uses the new one.
+  mark_dirty(resource);
+  request_resolve();
+}
+
 int64_t FlowNetwork::start_flow(Bytes bytes, std::vector<int> path, SimTime latency, Bandwidth cap,
                                 Callback on_done) {
   PREFLIGHT_CHECK(bytes.count() >= 0);

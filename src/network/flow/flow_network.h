@@ -41,6 +41,14 @@ class FlowNetwork final : public EventHandler {
   // REQUIRES: capacity is finite and > 0.
   int add_resource(Bandwidth capacity, int group = -1);
 
+  // Changes `resource`'s capacity from now on (a link that degrades, fails over to a slower
+  // path or recovers): the flows crossing it are re-solved at this timestamp under the new
+  // capacity, the bytes they moved so far kept at their old rates. utilization() then divides
+  // by the current capacity. REQUIRES: a valid id; capacity finite and > 0.
+  void set_capacity(int resource, Bandwidth capacity);
+  // The resource's current capacity, bytes/s.
+  double capacity(int resource) const { return resources_[resource].capacity; }
+
   // Called after every re-solve (at most once per timestamp, after the rates of that time are
   // set and before the completion callbacks of flows it finished run); empty: none.
   void set_on_resolve(std::function<void()> on_resolve) { on_resolve_ = std::move(on_resolve); }

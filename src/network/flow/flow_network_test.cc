@@ -70,6 +70,35 @@ TEST(FlowNetwork, OneFlowOnIdlePathTakesLatencyPlusBytesOverSlowestLink) {
   EXPECT_EQ(net.flows_in_flight(), 0);
 }
 
+TEST(FlowNetwork, ALinkThatSlowsMidRunSlowsItsFlowsFromThenOn) {
+  // 1 MB over a 100 GB/s link: 10 us alone. At 4 us (400 kB moved) the link drops to 25 GB/s:
+  // the other 600 kB take 24 us more, so the flow ends at 28 us; a second flow on another link
+  // is untouched (10 us), and a link brought back up mid-run speeds its flow up again.
+  Simulator sim;
+  FlowNetwork net(&sim);
+  const int slow = net.add_resource(gbs(100));
+  const int other = net.add_resource(gbs(100));
+  const int back = net.add_resource(gbs(100));
+  Finishes f;
+  const int64_t a = net.start_flow(Bytes(1000000), {slow}, SimTime(), kNoCap, f.record());
+  const int64_t b = net.start_flow(Bytes(1000000), {other}, SimTime(), kNoCap, f.record());
+  const int64_t c = net.start_flow(Bytes(1000000), {back}, SimTime(), kNoCap, f.record());
+  Script script(&sim);
+  script.at(us(4), [&] { net.set_capacity(slow, gbs(25)); });
+  // `back`: 25 GB/s from 2 us to 6 us (100 kB), then 100 GB/s again: 200 kB + 100 kB by 6 us,
+  // 700 kB left at 100 GB/s = 7 us, done at 13 us.
+  script.at(us(2), [&] { net.set_capacity(back, gbs(25)); });
+  script.at(us(6), [&] { net.set_capacity(back, gbs(100)); });
+  sim.run();
+  EXPECT_EQ(f.at[a], us(28));
+  EXPECT_EQ(f.at[b], us(10));
+  EXPECT_EQ(f.at[c], us(13));
+  EXPECT_EQ(f.calls[a], 1);
+  EXPECT_EQ(net.capacity(slow), 25e9);
+  // Every byte was carried once.
+  EXPECT_NEAR(net.bytes_carried(slow), 1e6, 1e-3);
+}
+
 TEST(FlowNetwork, FullLinkHasUtilizationOne) {
   // 1 MB at 100 GB/s with no latency: the link is busy for all 10 us that elapse.
   Simulator sim;
