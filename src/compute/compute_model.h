@@ -1,9 +1,11 @@
 // ComputeModel: the seam that turns one compute op (GEMM, fused attention, memory-bound kernel)
-// into a device duration. Implementations: the calibrated roofline (make_roofline_model) and,
-// in tests, fakes. Implementations are immutable after construction and thread-safe.
+// into a device duration, on a given GPU at a given time. Implementations: the calibrated
+// roofline (make_roofline_model), slowed ranks on top of another model (make_slow_ranks_model)
+// and, in tests, fakes. Implementations are immutable after construction and thread-safe.
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "base/units.h"
 #include "config/scenario.h"
@@ -11,11 +13,29 @@
 
 namespace preflight {
 
+// Where and when an op runs: the GPU (its global rank, parallel/rank_layout.h), its pipeline
+// stage, and the kernel's start within the iteration.
+struct RankContext {
+  int rank = 0;
+  int stage = 0;
+  SimTime time;
+};
+
 class ComputeModel {
  public:
   virtual ~ComputeModel() = default;
-  // Device time of `op` (REQUIRES: op.type != kCollective), including the per-kernel gap.
+  // Device time of `op` (REQUIRES: op.type != kCollective), including the per-kernel gap, on a
+  // GPU that runs like every other.
   virtual SimTime duration(const Op& op) const = 0;
+  // Device time of `op` on the GPU and at the time `at` names. It equals duration(op) for every
+  // rank outside distinct_ranks().
+  virtual SimTime duration(const Op& op, const RankContext& at) const {
+    (void)at;
+    return duration(op);
+  }
+  // The ranks whose kernels may run differently from duration(op), ascending; empty when every
+  // GPU runs alike. The executor simulates the ranks listed apart and folds the rest.
+  virtual std::vector<int> distinct_ranks() const { return {}; }
 };
 
 // The roofline model with tile/wave quantisation (docs/compute.md):
@@ -36,6 +56,12 @@ class ComputeModel {
 // Ampere and before FlashAttention-2 is the reference kernel (factor 1).
 std::unique_ptr<ComputeModel> make_roofline_model(const GpuConfig& gpu, Precision precision,
                                                   AttentionKernel kernel = AttentionKernel::kCudnn);
+
+// `base` slowed on `ranks` (simulation.slow_ranks, config/scenario.h; a rank listed twice takes the
+// product of its factors where the windows overlap). REQUIRES: `base` outlives the model; every
+// factor > 0.
+std::unique_ptr<ComputeModel> make_slow_ranks_model(const ComputeModel& base,
+                                                    std::vector<SlowRank> ranks);
 
 // FlashAttention-2 against cuDNN on H100, head dim 128, sequence 8K (FlashAttention-3 paper,
 // Shah et al. 2024, Figs. 5-6): forward 335 vs ~605 TFLOP/s, backward 318 vs 518.

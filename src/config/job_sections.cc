@@ -285,7 +285,37 @@ Status read_simulation(const YAML::Node& node, const std::string& source, Simula
   static const std::vector<std::string> kNetworks = {"analytical", "flow"};
   s->network = kNetworks[r.get_choice("network", 0, kNetworks)];
   s->seed = r.get_uint64("seed", 0);
-  return r.finish();
+  r.skip("slow_ranks");
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  // simulation.slow_ranks: [{rank: 5, factor: 1.3, from: 10ms, until: 50ms}, ...]
+  if (!node.IsMap() || !node["slow_ranks"]) return Status();
+  const YAML::Node list = node["slow_ranks"];
+  if (!list.IsSequence() || list.size() > 4096) {
+    return invalid_argument(source +
+                            ": simulation.slow_ranks: expected a list of at most 4096 "
+                            "{rank, factor, from, until} entries");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string path = "simulation.slow_ranks[" + std::to_string(i) + "]";
+    if (!list[i].IsMap()) {
+      return invalid_argument(source + ": " + path +
+                              ": expected a map {rank, factor, from, until}");
+    }
+    YamlReader e(list[i], source, path);
+    SlowRank slow;
+    slow.rank = e.required_int("rank", 0);
+    // A GPU 100 times slower than its peers is a failed one, not a straggler.
+    slow.factor = e.get_double("factor", 0, 0.01, 100);
+    if (e.status().ok() && !list[i]["factor"]) e.fail("factor", "missing key");
+    slow.from = e.get_time("from", SimTime(), "1000s");
+    slow.until = e.get_time("until", SimTime::max(), "1000s");
+    if (e.status().ok() && list[i]["until"] && slow.until <= slow.from) {
+      e.fail("until", "expected a time after `from`");
+    }
+    PREFLIGHT_RETURN_IF_ERROR(e.finish());
+    s->slow_ranks.push_back(slow);
+  }
+  return Status();
 }
 
 }  // namespace loader_internal

@@ -530,6 +530,14 @@ Status validate_scenario(const Scenario& s) {
                             " has no FP4 tensor cores (Blackwell and later); expected bf16 or an "
                             "fp8 mode");
   }
+  for (size_t i = 0; i < s.simulation.slow_ranks.size(); ++i) {
+    const int rank = s.simulation.slow_ranks[i].rank;
+    if (rank >= gpus) {
+      return invalid_argument("simulation.slow_ranks[" + str(static_cast<int64_t>(i)) +
+                              "].rank: " + str(rank) + ": expected a rank below the job's " +
+                              str(gpus) + " GPUs");
+    }
+  }
   return Status();
 }
 

@@ -465,9 +465,20 @@ struct CollectivesConfig {
   std::string model = "calibrated";
 };
 
+// A GPU that runs its kernels `factor` times as long as its peers within [from, until) of the
+// iteration: a thermally throttled, power-capped or otherwise degraded GPU (a straggler). The
+// kernel's start decides. Communication and host work are not slowed.
+struct SlowRank {
+  int rank = 0;  // the GPU's global rank (Megatron's order, parallel/rank_layout.h)
+  double factor = 1;
+  SimTime from;
+  SimTime until = SimTime::max();
+};
+
 struct SimulationConfig {
   std::string network = "analytical";
   uint64_t seed = 0;
+  std::vector<SlowRank> slow_ranks;  // simulation.slow_ranks
 };
 
 struct Scenario {

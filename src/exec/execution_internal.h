@@ -54,9 +54,15 @@ struct Rendezvous {
 
 class Execution;
 
+// One pipeline stage of one class of DP replicas (Execution::classes_): the tp·cp ranks of that
+// stage and replica, which move together (every kernel waits for its TP and CP peers at the
+// next collective, so the group runs at its slowest member's pace).
 class StageRunner final : public EventHandler {
  public:
-  StageRunner(Execution* exec, int stage) : exec_(exec), stage_(stage) {}
+  StageRunner(Execution* exec, int stage, int cls, int index)
+      : exec_(exec), stage_(stage), cls_(cls), index_(index) {}
+  int stage() const { return stage_; }
+  int replica() const;  // the DP replica the runner's class stands for
   void on_event(int64_t payload) override;
   void run_until_blocked();
 
@@ -132,6 +138,10 @@ class StageRunner final : public EventHandler {
   // Runs the current kRun step's block instances from (block_rep, block_op); false when blocked.
   bool run_block(const Step& st);
   StageResult result;
+  // The runner holds a rank the compute model times apart: its kernels are timed at their start
+  // on each of `ranks` (its GPUs), the slowest deciding.
+  bool distinct = false;
+  std::vector<int> ranks;
 
   // Moves the compute stream to `start` then runs [start, end) as `busy`; the gap before
   // `start` is split between the host sync reason, `reason` (if `reason_until` > old clock),
@@ -159,6 +169,22 @@ class StageRunner final : public EventHandler {
  private:
   Execution* exec_;
   int stage_;
+  int cls_;    // the class of DP replicas
+  int index_;  // in Execution::runners_: cls_ · stages + stage_
+};
+
+// DP replicas that run alike, simulated once: `replica` stands for `count` replicas.
+struct ReplicaClass {
+  int replica = 0;
+  int count = 1;
+};
+
+// Stage runners of every replica class arrive at a collective whose group spans the DP
+// replicas (a stage-level DP collective, when some replica runs apart).
+struct ReplicaRendezvous {
+  int arrived = 0;
+  SimTime start;  // the latest arrival's ready time (and DP stream, for a bucket)
+  std::vector<int> members;
 };
 
 class Execution {
@@ -166,9 +192,24 @@ class Execution {
   Execution(const Workload& w, const ComputeModel& compute, const CollectiveModel& coll,
             const JobGroups& groups, const ExecutorOptions& options)
       : w_(w), coll_(coll), compute_(&compute), groups_(groups), options_(options) {
-    const size_t stages = w.stages.size();
-    mailbox_.resize(stages);
-    for (size_t s = 0; s < stages; ++s) runners_.push_back(std::make_unique<StageRunner>(this, s));
+    const int stages = static_cast<int>(w.stages.size());
+    stages_ = stages;
+    make_classes(compute.distinct_ranks());
+    const RankLayout& l = options.layout;
+    for (int c = 0; c < static_cast<int>(classes_.size()); ++c) {
+      for (int s = 0; s < stages; ++s) {
+        runners_.push_back(std::make_unique<StageRunner>(this, s, c, c * stages + s));
+        StageRunner& r = *runners_.back();
+        const int first = l.tp() * l.cp() * classes_[c].replica;
+        for (int i = 0; i < l.tp() * l.cp(); ++i) {
+          const int rank = l.rank(s, first + i);
+          r.ranks.push_back(rank);
+          if (std::binary_search(distinct_.begin(), distinct_.end(), rank)) r.distinct = true;
+        }
+        if (!r.distinct) r.ranks.clear();
+      }
+    }
+    mailbox_.resize(runners_.size());
     // Time every op of every block once: all instances of a block cost the same.
     for (const Block& b : w.blocks) {
       // Memory counter: a layer's forward keeps its activations, its backward frees them.
@@ -183,20 +224,61 @@ class Execution {
       timings_.push_back(std::move(t));
     }
     step_timings_.resize(stages);
-    for (size_t s = 0; s < stages; ++s) {
+    step_crosses_.resize(stages);
+    for (int s = 0; s < stages; ++s) {
       for (const Step& st : w.stages[s].steps) {
         OpTiming t;
-        if (st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync) {
-          t = time_op(st.op);
-        }
+        const bool collective = st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync;
+        if (collective) t = time_op(st.op);
         step_timings_[s].push_back(t);
+        step_crosses_[s].push_back(collective && classes_.size() > 1 &&
+                                   group_crosses_replicas(l, st.op.group));
         if (st.kind == StepKind::kCollective && st.op.group == GroupKind::kEmbedding) {
-          rendezvous_[st.tag].expected++;
+          for (int c = 0; c < static_cast<int>(classes_.size()); ++c) {
+            rendezvous_[{c, st.tag}].expected++;
+          }
         }
       }
     }
     for (auto& r : runners_) r->result.collectives = stats_names_;
     if (options_.transport) transport_ = options_.transport(&sim_);
+    if (classes_.size() > 1) {
+      PREFLIGHT_CHECK_MSG(!transport_, "DP replicas simulated apart need the analytical network");
+      PREFLIGHT_CHECK_MSG(check_replicas_apart(w, l).ok(), "replicas cannot run apart");
+    }
+  }
+
+  // The classes of DP replicas: every replica that holds a distinct rank is a class of its own;
+  // the others run alike and are one class (the first), unless options_.fold_replicas is off.
+  void make_classes(std::vector<int> distinct) {
+    const RankLayout& l = options_.layout;
+    distinct_ = std::move(distinct);
+    std::vector<bool> apart(l.dp(), !options_.fold_replicas);
+    for (int rank : distinct_) {
+      PREFLIGHT_CHECK_MSG(rank >= 0 && rank < l.stage_ranks() * l.pp(),
+                          "a distinct rank outside the job's layout");
+      apart[(rank % l.stage_ranks()) / (l.tp() * l.cp())] = true;
+    }
+    const int rest = static_cast<int>(std::count(apart.begin(), apart.end(), false));
+    if (rest > 0) {
+      const int first =
+          static_cast<int>(std::find(apart.begin(), apart.end(), false) - apart.begin());
+      classes_.push_back(ReplicaClass{first, rest});
+    }
+    for (int d = 0; d < l.dp(); ++d) {
+      if (apart[d]) classes_.push_back(ReplicaClass{d, 1});
+    }
+  }
+
+  bool step_crosses_replicas(int stage, size_t step) const { return step_crosses_[stage][step]; }
+
+  // The compute time of `op` starting at `start` on the runner's GPUs: the slowest decides.
+  SimTime rank_duration(const StageRunner& r, const Op& op, SimTime start) const {
+    if (op.fixed_time.ps() > 0) return op.fixed_time;
+    SimTime d;
+    for (int rank : r.ranks)
+      d = std::max(d, compute_->duration(op, RankContext{rank, r.stage(), start}));
+    return d;
   }
 
   // Starts a cross-stage collective carried by the transport (payload: its tag).
@@ -278,23 +360,26 @@ class Execution {
     return static_cast<int>(stats_names_.size()) - 1;
   }
 
-  void record(int stage, int stream, SimTime start, SimTime end, const std::string& name, int mb,
+  // A trace interval of runner `index` (its stage and replica).
+  void record(int index, int stream, SimTime start, SimTime end, const std::string& name, int mb,
               Category c) {
-    result_.trace.push_back(TraceInterval{stage, stream, start, end, name, mb, c});
+    result_.trace.push_back(TraceInterval{index % stages_, stream, start, end, name, mb, c,
+                                          classes_[index / stages_].replica});
   }
 
-  void send(int from, const Step& st, SimTime transfer_start, SimTime arrival) {
-    (void)from;
-    mailbox_[st.peer][st.tag] = Message{transfer_start, arrival};
-    StageRunner& r = *runners_[st.peer];
+  // A pipeline send within replica class `cls`.
+  void send(int cls, const Step& st, SimTime transfer_start, SimTime arrival) {
+    const int peer = cls * stages_ + st.peer;
+    mailbox_[peer][st.tag] = Message{transfer_start, arrival};
+    StageRunner& r = *runners_[peer];
     if (r.waiting && r.waiting_tag == st.tag) {
       r.waiting = false;
       sim_.schedule(std::max(arrival, sim_.now()), &r, 0);
     }
   }
 
-  bool take_message(int stage, int64_t tag, Message* out) {
-    auto& box = mailbox_[stage];
+  bool take_message(int index, int64_t tag, Message* out) {
+    auto& box = mailbox_[index];
     auto it = box.find(tag);
     if (it == box.end()) return false;
     *out = it->second;
@@ -302,15 +387,16 @@ class Execution {
     return true;
   }
 
-  // A stage arrives at a cross-stage collective, ready at `ready`. When the last member arrives
-  // the collective runs for everyone; each member's wait for the others is bubble.
-  void arrive(int stage, int64_t tag, SimTime ready, const Op& op, const OpTiming& t) {
+  // Runner `index` arrives at a cross-stage collective, ready at `ready`. When the last member
+  // stage of its replica class arrives the collective runs for everyone; each member's wait for
+  // the others is bubble.
+  void arrive(int index, int64_t tag, SimTime ready, const Op& op, const OpTiming& t) {
     const SimTime duration = t.duration;
     const std::string& name = op.name;
-    Rendezvous& r = rendezvous_[tag];
+    Rendezvous& r = rendezvous_[{index / stages_, tag}];
     r.arrived++;
     r.ready = std::max(r.ready, ready);
-    r.members.push_back(stage);
+    r.members.push_back(index);
     if (r.arrived < r.expected) return;
     const SimTime start = r.ready;
     if (t.network) {
@@ -324,6 +410,7 @@ class Execution {
       r.op = &op;
       r.timing = &t;
       r.start = start;
+      PREFLIGHT_CHECK(classes_.size() == 1);  // the transport runs folded only
       sim_.schedule(std::max(start, sim_.now()), &rendezvous_starter_, tag);
       return;
     }
@@ -341,11 +428,46 @@ class Execution {
     }
   }
 
+  // Runner `index` arrives at step `step` of its stage, a collective across the DP replicas
+  // simulated apart, ready at `ready`. When every class has arrived it runs from the latest
+  // ready time (for a DP bucket, also the latest DP stream): a replica that waits for a slower
+  // one waits inside the collective, as NCCL's kernel does, and that wait is the collective's
+  // category. Blocking steps resume after it; a bucket resumes its runner at once (clocks
+  // unchanged) with its DP stream busy until the bucket ends.
+  void arrive_replicas(int index, size_t step, SimTime ready, const Op& op, const OpTiming& t) {
+    const int stage = index % stages_;
+    const Step& st = w_.stages[stage].steps[step];
+    const bool bucket = st.kind == StepKind::kCommAsync;
+    ReplicaRendezvous& r = replica_rendezvous_[{stage, step}];
+    StageRunner& self = *runners_[index];
+    r.start = std::max(r.start, bucket ? std::max(ready, self.dp_stream) : ready);
+    r.members.push_back(index);
+    if (++r.arrived < static_cast<int>(classes_.size())) return;
+    const SimTime start = r.start;
+    const SimTime end = start + t.duration;
+    for (int m : r.members) {
+      StageRunner& s = *runners_[m];
+      if (bucket) {
+        s.dp_stream = end;
+        s.dp_busy_span = StageRunner::Busy{start, end, t.sm_share};
+        if (options_.trace != TraceLevel::kNone) {
+          record(m, 2, start, end, op.name, st.microbatch, t.category);
+        }
+      } else {
+        s.occupy(start, end, t.category, start, t.category);
+        if (options_.trace != TraceLevel::kNone) record(m, 0, start, end, op.name, -1, t.category);
+      }
+      s.waiting = false;
+      sim_.schedule(std::max(bucket ? start : end, sim_.now()), &s, 0);
+    }
+    replica_rendezvous_.erase({stage, step});
+  }
+
   void start_rendezvous(int64_t tag) {
-    Rendezvous& r = rendezvous_[tag];
+    Rendezvous& r = rendezvous_[{0, tag}];
     transport_->collective(r.op->group, r.members.front(), r.op->collective, r.op->comm_bytes,
                            plans_[r.timing->plan], [this, tag](SimTime finish) {
-                             Rendezvous& rv = rendezvous_[tag];
+                             Rendezvous& rv = rendezvous_[{0, tag}];
                              for (int m : rv.members) {
                                StageRunner& s = *runners_[m];
                                s.occupy(rv.start, finish, Category::kDpComm, SimTime(),
@@ -361,27 +483,60 @@ class Execution {
   }
 
   ExecutionResult run() {
-    for (size_t s = 0; s < runners_.size(); ++s) {
+    for (auto& r : runners_) {
+      const size_t s = r->stage();
       if (s < options_.resident_bytes.size() && options_.trace != TraceLevel::kNone &&
           options_.layer_activation_bytes.count() > 0) {
-        runners_[s]->allocated = options_.resident_bytes[s];
+        r->allocated = options_.resident_bytes[s];
         result_.memory_trace.push_back(
-            MemorySample{static_cast<int>(s), SimTime(), runners_[s]->allocated});
+            MemorySample{static_cast<int>(s), SimTime(), r->allocated, r->replica()});
       }
     }
     for (auto& r : runners_) sim_.schedule(SimTime(), r.get(), 0);
     result_.events = sim_.run();
     SimTime end;
-    for (size_t s = 0; s < runners_.size(); ++s) {
-      StageRunner& r = *runners_[s];
+    int critical = 0;
+    for (size_t i = 0; i < runners_.size(); ++i) {
+      StageRunner& r = *runners_[i];
       PREFLIGHT_CHECK_MSG(r.done, "pipeline deadlock: a stage never finished its program");
       r.result.end = std::max(std::max(r.compute, r.dp_stream), std::max(r.comm, r.host));
       r.attribute_tail();
       if (r.result.end > end) {
         end = r.result.end;
-        result_.critical_stage = static_cast<int>(s);
+        critical = static_cast<int>(i);
       }
-      result_.stages.push_back(r.result);
+    }
+    // The stages reported are those of the replica class that holds the critical stage; so are
+    // the trace and the memory track. Replicas that end together (the last DP collective joins
+    // them) report the last class that ends then: a replica run apart, which the user asked about.
+    for (int c = static_cast<int>(classes_.size()) - 1; c > critical / stages_; --c) {
+      bool found = false;
+      for (int s = 0; s < stages_ && !found; ++s) {
+        if (runners_[c * stages_ + s]->result.end == end) {
+          critical = c * stages_ + s;
+          found = true;
+        }
+      }
+      if (found) break;
+    }
+    const int cls = critical / stages_;
+    for (int s = 0; s < stages_; ++s) result_.stages.push_back(runners_[cls * stages_ + s]->result);
+    result_.critical_stage = critical % stages_;
+    result_.critical_replica = classes_[cls].replica;
+    for (size_t c = 0; c < classes_.size(); ++c) {
+      ReplicaResult rr{classes_[c].replica, classes_[c].count, SimTime(), {}};
+      for (int s = 0; s < stages_; ++s) {
+        const StageResult& sr = runners_[c * stages_ + s]->result;
+        rr.end = std::max(rr.end, sr.end);
+        if (classes_.size() > 1) rr.stages.push_back(sr);
+      }
+      result_.replicas.push_back(std::move(rr));
+    }
+    if (classes_.size() > 1) {
+      const int keep = result_.critical_replica;
+      std::erase_if(result_.trace, [keep](const TraceInterval& t) { return t.replica != keep; });
+      std::erase_if(result_.memory_trace,
+                    [keep](const MemorySample& m) { return m.replica != keep; });
     }
     result_.iteration_time = end;
     if (transport_) {
@@ -402,13 +557,20 @@ class Execution {
   std::vector<std::vector<OpTiming>> timings_;
   std::vector<int> memory_sign_;  // per block: +1 keeps activations, −1 frees them, 0 neither
   std::vector<std::map<int64_t, Message>> mailbox_;
-  std::map<int64_t, Rendezvous> rendezvous_;
+  std::map<std::pair<int, int64_t>, Rendezvous> rendezvous_;  // by (replica class, tag)
+  std::map<std::pair<int, size_t>, ReplicaRendezvous> replica_rendezvous_;  // (stage, step)
+  int stages_ = 0;
+  std::vector<int> distinct_;  // ranks the compute model times apart, ascending
+  std::vector<ReplicaClass> classes_;
+  std::vector<std::vector<bool>> step_crosses_;  // per stage and step: across the replicas
   std::vector<std::vector<OpTiming>> step_timings_;
   std::vector<CollectivePlan> plans_;  // of the collectives carried by the transport
   RendezvousStarter rendezvous_starter_{this};
   std::vector<CollectiveStats> stats_names_;
   ExecutionResult result_;
 };
+
+inline int StageRunner::replica() const { return exec_->classes_[cls_].replica; }
 
 }  // namespace exec_internal
 }  // namespace preflight

@@ -1,9 +1,52 @@
 #include "exec/executor.h"
 
+#include <algorithm>
+#include <string>
+
 #include "base/check.h"
 #include "exec/execution_internal.h"
 
 namespace preflight {
+
+namespace {
+
+// The DP replicas the group of kind `g` that holds rank 0 of stage 0 reaches (groups of a kind
+// are alike, so one tells for all).
+int replicas_reached(const RankLayout& l, GroupKind g) {
+  if (g == GroupKind::kPipeline || g == GroupKind::kEmbedding) return 1;  // one replica's stages
+  std::vector<int> replicas;
+  for (int rank : l.members(g, 0, 0)) replicas.push_back(rank / (l.tp() * l.cp()));
+  std::sort(replicas.begin(), replicas.end());
+  return static_cast<int>(std::unique(replicas.begin(), replicas.end()) - replicas.begin());
+}
+
+}  // namespace
+
+bool group_crosses_replicas(const RankLayout& layout, GroupKind g) {
+  return replicas_reached(layout, g) > 1;
+}
+
+Status check_replicas_apart(const Workload& w, const RankLayout& layout) {
+  for (const Block& b : w.blocks) {
+    for (const Op& op : b.ops) {
+      if (op.type == OpType::kCollective && group_crosses_replicas(layout, op.group)) {
+        return invalid_argument("collective " + op.name + " in " + b.name +
+                                " spans DP replicas inside a layer");
+      }
+    }
+  }
+  for (const Program& p : w.stages) {
+    for (const Step& st : p.steps) {
+      if (st.kind != StepKind::kCollective && st.kind != StepKind::kCommAsync) continue;
+      const int reached = replicas_reached(layout, st.op.group);
+      if (reached > 1 && reached < layout.dp()) {
+        return invalid_argument("collective " + st.op.name + " spans " + std::to_string(reached) +
+                                " of the " + std::to_string(layout.dp()) + " DP replicas");
+      }
+    }
+  }
+  return Status();
+}
 
 ExecutionResult execute(const Workload& w, const ComputeModel& compute,
                         const CollectiveModel& collectives, const JobGroups& groups,

@@ -1,8 +1,12 @@
-// Executor: runs a Workload on a Simulator. Each pipeline stage is one rank class (its TP and DP
-// peers are symmetric, so one representative is exact under the analytical network) with four
-// clocks: the host thread that dispatches kernels in program order (launch_overhead each), the
-// compute stream, the TP communication stream and the DP communication stream. A kernel starts when
-// the host has launched it and the stream is free; sends are eager and the host waits for them
+// Executor: runs a Workload on a Simulator. Ranks that run alike are simulated once: each
+// pipeline stage of each class of DP replicas is one runner for its tp·cp ranks. When every GPU
+// runs alike there is one class (its TP and DP peers are symmetric, so one representative is
+// exact under the analytical network); a replica that holds a rank the compute model times apart
+// (ComputeModel::distinct_ranks, e.g. a slowed GPU) is a class of its own, and the collectives
+// that span the DP replicas wait for every class (docs/engine.md "Ranks that differ"). A runner
+// has four clocks: the host thread that dispatches kernels in program order (launch_overhead each),
+// the compute stream, the TP communication stream and the DP communication stream. A kernel starts
+// when the host has launched it and the stream is free; sends are eager and the host waits for them
 // (Megatron synchronises after p2p); a receive waits for the matching send's arrival and
 // synchronises the host; a collective spanning stages starts when all of them have arrived. Events
 // on the Simulator carry the cross-stage dependencies, ordered by (time, sequence): deterministic.
@@ -31,6 +35,7 @@ struct TraceInterval {
   std::string name;
   int microbatch = -1;
   Category category = Category::kCompute;
+  int replica = 0;  // the DP replica (that of the critical stage once the run ends)
 };
 
 // One sample of a stage's allocated memory (for the trace's counter track).
@@ -38,6 +43,7 @@ struct MemorySample {
   int stage = 0;
   SimTime time;
   Bytes bytes;
+  int replica = 0;
 };
 
 // Per collective name ("tp.allreduce", "dp.allreduce", "pp.send"): what one GPU of the critical
@@ -68,10 +74,20 @@ struct StageResult {
   std::vector<CollectiveStats> collectives;
 };
 
+// A class of DP replicas that ran alike: `first` (the replica simulated) and `count` replicas.
+struct ReplicaResult {
+  int first = 0;
+  int count = 1;
+  SimTime end;                      // its last stage's end
+  std::vector<StageResult> stages;  // each stage's result, when more than one class ran
+};
+
 struct ExecutionResult {
   SimTime iteration_time;
   int critical_stage = 0;
-  std::vector<StageResult> stages;
+  int critical_replica = 0;             // the DP replica whose stage ends last
+  std::vector<ReplicaResult> replicas;  // the classes simulated (one when every GPU runs alike)
+  std::vector<StageResult> stages;      // of the critical replica
   std::vector<TraceInterval> trace;
   std::vector<MemorySample> memory_trace;  // when tracing and layer_activation_bytes > 0
   int64_t events = 0;
@@ -96,7 +112,21 @@ struct ExecutorOptions {
   // simulator (the flow-level network); otherwise they take the collective model's time (the
   // analytical network).
   TransportFactory transport;
+  // The job's rank layout, which tells the DP replica of each rank the compute model times
+  // apart. Off, `fold_replicas` simulates every DP replica on its own (for tests: folding must
+  // change nothing).
+  RankLayout layout;
+  bool fold_replicas = true;
 };
+
+// Whether DP replicas can be simulated apart: every collective inside a block stays within one
+// replica (TP, CP, and EP or expert-TP groups that fit in a replica), every stage-level
+// collective stays within one or spans them all. The error names the first collective that does
+// not (an EP group over part of the replicas, a ZeRO-3 gather inside a layer).
+Status check_replicas_apart(const Workload& w, const RankLayout& layout);
+
+// Whether a group of kind `g` holds ranks of more than one DP replica.
+bool group_crosses_replicas(const RankLayout& layout, GroupKind g);
 
 // REQUIRES: the models outlive the call.
 ExecutionResult execute(const Workload& w, const ComputeModel& compute,

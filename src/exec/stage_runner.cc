@@ -109,7 +109,7 @@ void StageRunner::start_network_op() {
           block_first = std::min(block_first, net_start);
           correct_collective_time(t, finish - net_start);
           if (e.options_.trace == TraceLevel::kKernels) {
-            e.record(stage_, 0, net_start, finish, op.name, microbatch, t.category);
+            e.record(index_, 0, net_start, finish, op.name, microbatch, t.category);
           }
           net_pending = false;
           net_op = nullptr;
@@ -123,12 +123,12 @@ void StageRunner::start_network_op() {
     const CollectivePlan plan = ex.coll_.p2p(Bytes(1), true);
     ex.transport_->send(stage_, st.peer, st.bytes, plan.latency, [this, &st](SimTime finish) {
       Execution& e = *exec_;
-      e.send(stage_, st, net_start, finish);
+      e.send(cls_, st, net_start, finish);
       host = finish;
       sync_until = finish;
       sync_reason = Category::kPpComm;
       if (e.options_.trace != TraceLevel::kNone) {
-        e.record(stage_, 1, net_start, finish, st.backward ? "pp.send.grad" : "pp.send.act",
+        e.record(index_, 1, net_start, finish, st.backward ? "pp.send.grad" : "pp.send.act",
                  st.microbatch, Category::kPpComm);
       }
       net_pending = false;
@@ -145,7 +145,7 @@ void StageRunner::start_network_op() {
                               correct_collective_time(t, finish - net_start);
                               occupy(net_start, finish, t.category, SimTime(), Category::kCompute);
                               if (e.options_.trace != TraceLevel::kNone) {
-                                e.record(stage_, 0, net_start, finish, st.op.name, -1, t.category);
+                                e.record(index_, 0, net_start, finish, st.op.name, -1, t.category);
                               }
                               net_pending = false;
                               ++step;
@@ -162,9 +162,9 @@ void StageRunner::start_async_send(size_t send_step) {
   const CollectivePlan plan = ex.coll_.p2p(Bytes(1), true);
   ex.transport_->send(stage_, st.peer, st.bytes, plan.latency, [this, &st, start](SimTime finish) {
     Execution& e = *exec_;
-    e.send(stage_, st, start, finish);
+    e.send(cls_, st, start, finish);
     if (e.options_.trace != TraceLevel::kNone) {
-      e.record(stage_, 1, start, finish, st.backward ? "pp.send.grad" : "pp.send.act",
+      e.record(index_, 1, start, finish, st.backward ? "pp.send.grad" : "pp.send.act",
                st.microbatch, Category::kPpComm);
     }
   });
@@ -190,7 +190,7 @@ void StageRunner::launch_bucket() {
                               correct_collective_time(t, finish - start);
                               dp_stream = finish;
                               if (e.options_.trace != TraceLevel::kNone) {
-                                e.record(stage_, 2, start, finish, st.op.name, st.microbatch,
+                                e.record(index_, 2, start, finish, st.op.name, st.microbatch,
                                          Category::kDpComm);
                               }
                               dp_queue.pop_front();
@@ -231,7 +231,7 @@ void StageRunner::finish_tp(SimTime finish) {
   comm = finish;
   comm_reason = c.timing->category;
   if (ex.options_.trace == TraceLevel::kKernels) {
-    ex.record(stage_, 1, tp_start, finish, c.op->name, c.microbatch, c.timing->category);
+    ex.record(index_, 1, tp_start, finish, c.op->name, c.microbatch, c.timing->category);
   }
   tp_queue.pop_front();
   tp_busy = false;
@@ -272,7 +272,7 @@ bool StageRunner::run_block(const Step& st) {
         comm_reason = op.category;
         count_collective(op);
         if (trace == TraceLevel::kKernels) {
-          ex.record(stage_, 1, start, comm, block.ops[block_op].name, st.microbatch, op.category);
+          ex.record(index_, 1, start, comm, block.ops[block_op].name, st.microbatch, op.category);
         }
         continue;
       }
@@ -294,26 +294,30 @@ bool StageRunner::run_block(const Step& st) {
         ex.sim_.schedule(std::max(start, ex.sim_.now()), this, 1);
         return false;
       }
-      const SimTime end =
-          start + (op.collective ? op.duration : with_interference(start, op.duration));
+      // A runner that holds a rank timed apart (ComputeModel::distinct_ranks) asks the compute
+      // model for each kernel at its start; the others use the op's one timing.
+      const SimTime base = distinct && !op.collective
+                               ? ex.rank_duration(*this, block.ops[block_op], start)
+                               : op.duration;
+      const SimTime end = start + (op.collective ? base : with_interference(start, base));
       occupy(start, end, op.category, reason_until, comm_reason);
       block_first = std::min(block_first, start);
       count_collective(op);
       // A device-to-host copy: the host waits for the kernel before it launches the next.
       if (op.host_sync) host = std::max(host, end);
       if (trace == TraceLevel::kKernels) {
-        ex.record(stage_, 0, start, end, block.ops[block_op].name, st.microbatch, op.category);
+        ex.record(index_, 0, start, end, block.ops[block_op].name, st.microbatch, op.category);
       }
     }
     if (trace == TraceLevel::kBlocks && !ops.empty()) {
-      ex.record(stage_, 0, block_first, compute, block.name, st.microbatch,
+      ex.record(index_, 0, block_first, compute, block.name, st.microbatch,
                 block.name.rfind("optimizer", 0) == 0 ? Category::kOptimizer : Category::kCompute);
     }
     ex.result_.ops_executed += static_cast<int64_t>(ops.size());
     const int sign = ex.memory_sign_[st.block];
     if (sign != 0 && trace != TraceLevel::kNone) {
       allocated += ex.options_.layer_activation_bytes * sign;
-      ex.result_.memory_trace.push_back(MemorySample{stage_, compute, allocated});
+      ex.result_.memory_trace.push_back(MemorySample{stage_, compute, allocated, replica()});
     }
     block_op = 0;
     block_first = SimTime::max();
@@ -352,21 +356,21 @@ void StageRunner::run_until_blocked() {
         const CollectivePlan plan = ex.coll_.p2p(st.bytes, ex.groups_.pp.crosses_nodes());
         const SimTime start = std::max(host, compute);
         const SimTime arrival = start + plan.time;
-        ex.send(stage_, st, start, arrival);
+        ex.send(cls_, st, start, arrival);
         if (!st.async_p2p) {
           host = arrival;  // Megatron synchronises after batched isend/irecv
           sync_until = arrival;
           sync_reason = Category::kPpComm;
         }
         if (trace != TraceLevel::kNone) {
-          ex.record(stage_, 1, start, arrival, st.backward ? "pp.send.grad" : "pp.send.act",
+          ex.record(index_, 1, start, arrival, st.backward ? "pp.send.grad" : "pp.send.act",
                     st.microbatch, Category::kPpComm);
         }
         break;
       }
       case StepKind::kRecv: {
         Message msg;
-        if (!ex.take_message(stage_, st.tag, &msg)) {
+        if (!ex.take_message(index_, st.tag, &msg)) {
           waiting = true;
           waiting_tag = st.tag;
           return;  // resumed by the matching send
@@ -398,7 +402,16 @@ void StageRunner::run_until_blocked() {
           compute = ready;
           ++step;
           waiting = true;
-          ex.arrive(stage_, st.tag, ready, st.op, t);
+          ex.arrive(index_, st.tag, ready, st.op, t);
+          return;
+        }
+        if (ex.step_crosses_replicas(stage_, step)) {
+          // Across the DP replicas simulated apart: it starts when the last one arrives.
+          attribute_gap(compute, ready, SimTime(), Category::kCompute);
+          compute = ready;
+          ++step;
+          waiting = true;
+          ex.arrive_replicas(index_, step - 1, ready, st.op, t);
           return;
         }
         if (t.network) {
@@ -411,7 +424,7 @@ void StageRunner::run_until_blocked() {
         }
         occupy(ready, ready + t.duration, t.category, SimTime(), Category::kCompute);
         if (trace != TraceLevel::kNone) {
-          ex.record(stage_, 0, ready, compute, st.op.name, -1, t.category);
+          ex.record(index_, 0, ready, compute, st.op.name, -1, t.category);
         }
         break;
       }
@@ -424,13 +437,22 @@ void StageRunner::run_until_blocked() {
           start_next_bucket();
           break;
         }
+        if (ex.step_crosses_replicas(stage_, step)) {
+          // Across the DP replicas simulated apart: the bucket starts when every replica has it
+          // and its DP stream free. The runner waits for that only to learn its DP stream's
+          // busy span before it times later kernels; its clocks do not move.
+          ++step;
+          waiting = true;
+          ex.arrive_replicas(index_, step - 1, std::max(host, compute), st.op, t);
+          return;
+        }
         // DP buckets run on their own communicator and stream (Megatron DDP), so they do not
         // delay the TP stream's waits.
         const SimTime start = std::max(host, std::max(compute, dp_stream));
         dp_stream = start + t.duration;
         dp_busy_span = Busy{start, dp_stream, t.sm_share};
         if (trace != TraceLevel::kNone) {
-          ex.record(stage_, 2, start, dp_stream, st.op.name, st.microbatch, t.category);
+          ex.record(index_, 2, start, dp_stream, st.op.name, st.microbatch, t.category);
         }
         break;
       }

@@ -183,6 +183,15 @@ json scenario_to_json(const Scenario& s) {
             {"nvls", k2.nvls},
             {"model", k2.model}};
   json sim{{"network", s.simulation.network}, {"seed", s.simulation.seed}};
+  if (!s.simulation.slow_ranks.empty()) {
+    json slow = json::array();
+    for (const SlowRank& x : s.simulation.slow_ranks) {
+      json e{{"rank", x.rank}, {"factor", x.factor}, {"from_s", x.from.to_seconds()}};
+      if (x.until != SimTime::max()) e["until_s"] = x.until.to_seconds();
+      slow.push_back(e);
+    }
+    sim["slow_ranks"] = slow;
+  }
   return json{{"source", s.source},   {"model", model},     {"cluster", cluster},
               {"training", training}, {"parallelism", par}, {"collectives", coll},
               {"simulation", sim}};
@@ -305,6 +314,17 @@ json report_to_json(const SimulationReport& r) {
            {"warnings", r.warnings},
            {"defaults", defaults},
            {"scenario", scenario_to_json(r.scenario)}};
+  if (e.replicas.size() > 1) {
+    // DP replicas simulated apart (a slowed rank): each class, the replica it simulated and how
+    // many it stands for, and its end; the breakdown and stages above are the critical replica's.
+    json classes = json::array();
+    for (const ReplicaResult& c : e.replicas) {
+      classes.push_back(
+          json{{"first", c.first}, {"count", c.count}, {"end_s", c.end.to_seconds()}});
+    }
+    out["critical_replica"] = e.critical_replica;
+    out["replica_classes"] = classes;
+  }
   if (!r.moe_layers.empty()) {
     // Expert routing per MoE layer: the busiest EP rank's tokens over the mean (what sets the
     // layer's expert GEMMs and all-to-alls), the most popular expert's share of the T·k token

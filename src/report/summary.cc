@@ -141,11 +141,51 @@ std::string format_summary(const SimulationReport& r) {
       }
     }
   }
+  const ExecutionResult& e = r.execution;
+  if (!s.simulation.slow_ranks.empty()) {
+    const RankLayout l = RankLayout::of(s);
+    for (const SlowRank& x : s.simulation.slow_ranks) {
+      const int local = x.rank % l.stage_ranks();
+      std::string window;
+      if (x.from > SimTime() || x.until != SimTime::max()) {
+        char w[96];
+        std::snprintf(w, sizeof w, " from %.3f s", x.from.to_seconds());
+        window = w;
+        if (x.until != SimTime::max()) {
+          std::snprintf(w, sizeof w, " until %.3f s", x.until.to_seconds());
+          window += w;
+        }
+      }
+      out += line("slow rank        GPU %d (stage %d, DP replica %d): kernels x%.2f%s", x.rank,
+                  x.rank / l.stage_ranks(), local / (l.tp() * l.cp()), x.factor, window.c_str());
+    }
+    // The replicas simulated apart, then the class of the others (simulated once).
+    std::string classes;
+    for (int rest = 0; rest < 2; ++rest) {
+      for (const ReplicaResult& c : e.replicas) {
+        if ((c.count > 1 || e.replicas.size() == 1) != (rest == 1)) continue;
+        char buf[128];
+        if (rest == 0) {
+          std::snprintf(buf, sizeof buf, "%sreplica %d ends at %.3f s", classes.empty() ? "" : "; ",
+                        c.first, c.end.to_seconds());
+        } else {
+          std::snprintf(buf, sizeof buf, "%sthe other %d at %.3f s", classes.empty() ? "" : "; ",
+                        c.count, c.end.to_seconds());
+        }
+        classes += buf;
+      }
+    }
+    out += line("replicas         %s", classes.c_str());
+  }
   out += "\n";
-  const StageResult& crit = r.execution.stages[r.execution.critical_stage];
+  const StageResult& crit = e.stages[e.critical_stage];
   const Breakdown& b = crit.breakdown;
-  out += line("where the time goes (pipeline stage %d, the last to finish):",
-              r.execution.critical_stage);
+  if (e.replicas.size() > 1) {
+    out += line("where the time goes (pipeline stage %d of DP replica %d, the last to finish):",
+                e.critical_stage, e.critical_replica);
+  } else {
+    out += line("where the time goes (pipeline stage %d, the last to finish):", e.critical_stage);
+  }
   const double total = r.iteration_time_s;
   auto row = [&](const char* name, SimTime t) {
     out += line("  %-22s %9.3f s  %5.1f %%", name, t.to_seconds(),

@@ -127,7 +127,22 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
     }
   }
   exec_options.transport = make_transport_factory(network->fabric_factory(), s);
-  r.execution = execute(workload, *compute, collectives, groups, exec_options);
+  exec_options.layout = RankLayout::of(s);
+  // Stragglers (simulation.slow_ranks): their replicas run apart from the rest.
+  std::unique_ptr<ComputeModel> slowed;
+  if (!s.simulation.slow_ranks.empty()) {
+    if (exec_options.transport) {
+      return invalid_argument(s.source +
+                              ": simulation.slow_ranks: expected simulation.network: analytical "
+                              "(the flow network runs every DP replica alike)");
+    }
+    if (const Status st = check_replicas_apart(workload, exec_options.layout); !st.ok()) {
+      return invalid_argument(s.source + ": simulation.slow_ranks: " + st.message() +
+                              ", which cannot run apart yet");
+    }
+    slowed = make_slow_ranks_model(*compute, s.simulation.slow_ranks);
+  }
+  r.execution = execute(workload, slowed ? *slowed : *compute, collectives, groups, exec_options);
 
   const int gpus = s.cluster.total_gpus();
   r.microbatches = s.num_microbatches();
