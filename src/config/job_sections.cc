@@ -282,7 +282,11 @@ Status read_collectives(const YAML::Node& node, const std::string& source, Colle
 
 Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s) {
   YamlReader r(node, source, "simulation");
-  static const std::vector<std::string> kNetworks = {"analytical", "flow"};
+  static const std::vector<std::string> kNetworks = [] {
+    std::vector<std::string> names;
+    for (NetworkKind k : kNetworkKinds) names.emplace_back(to_string(k));
+    return names;
+  }();
   s->network = kNetworks[r.get_choice("network", 0, kNetworks)];
   s->seed = r.get_uint64("seed", 0);
   r.skip("slow_ranks");

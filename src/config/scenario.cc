@@ -322,6 +322,16 @@ std::vector<int> chunk_layers(const Scenario& s) {
   return out;
 }
 
+const char* to_string(NetworkKind kind) {
+  switch (kind) {
+    case NetworkKind::kAnalytical:
+      return "analytical";
+    case NetworkKind::kFlow:
+      return "flow";
+  }
+  return "?";
+}
+
 Status validate_scenario(const Scenario& s) {
   PREFLIGHT_RETURN_IF_ERROR(check_hardware_ranges(s.cluster));
   const ModelConfig& m = s.model;

@@ -475,6 +475,16 @@ struct SlowRank {
   SimTime until = SimTime::max();
 };
 
+// The network backends a scenario can choose (simulation.network; network/backends.h builds
+// them).
+enum class NetworkKind : uint8_t {
+  kAnalytical,  // closed-form bandwidths, no contention between traffic kinds
+  kFlow,        // the analytical figures for planning, plus a flow-level fabric
+};
+inline constexpr NetworkKind kNetworkKinds[] = {NetworkKind::kAnalytical, NetworkKind::kFlow};
+// "analytical", "flow".
+const char* to_string(NetworkKind kind);
+
 struct SimulationConfig {
   std::string network = "analytical";
   uint64_t seed = 0;

@@ -323,27 +323,7 @@ class Execution {
     return op.fixed_time.ps() > 0 ? op.fixed_time : compute_->duration(op);
   }
 
-  const GroupPlacement& group(GroupKind g) const {
-    switch (g) {
-      case GroupKind::kTensor:
-        return groups_.tp;
-      case GroupKind::kData:
-        return groups_.dp;
-      case GroupKind::kPipeline:
-        return groups_.pp;
-      case GroupKind::kEmbedding:
-        return groups_.embedding;
-      case GroupKind::kContext:
-        return groups_.cp;
-      case GroupKind::kExpert:
-        return groups_.ep;
-      case GroupKind::kExpertTensor:
-        return groups_.etp;
-      case GroupKind::kExpertData:
-        return groups_.edp;
-    }
-    return groups_.tp;
-  }
+  const GroupPlacement& group(GroupKind g) const { return groups_.of(g); }
 
   int stats_index(const std::string& name, const char* kind, const CollectivePlan& plan) {
     for (size_t i = 0; i < stats_names_.size(); ++i) {

@@ -9,18 +9,8 @@
 
 namespace preflight {
 
-const char* to_string(NetworkKind kind) {
-  switch (kind) {
-    case NetworkKind::kAnalytical:
-      return "analytical";
-    case NetworkKind::kFlow:
-      return "flow";
-  }
-  return "?";
-}
-
 StatusOr<NetworkKind> parse_network_kind(const std::string& name) {
-  for (NetworkKind k : {NetworkKind::kAnalytical, NetworkKind::kFlow}) {
+  for (NetworkKind k : kNetworkKinds) {
     if (name == to_string(k)) return k;
   }
   return invalid_argument("simulation.network: '" + name + "': expected analytical or flow");

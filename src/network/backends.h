@@ -11,8 +11,6 @@
 
 namespace preflight {
 
-// "analytical", "flow".
-const char* to_string(NetworkKind kind);
 // The kind named `name`; another name is an error that lists the kinds.
 StatusOr<NetworkKind> parse_network_kind(const std::string& name);
 

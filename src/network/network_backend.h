@@ -9,16 +9,11 @@
 #pragma once
 
 #include "base/units.h"
+#include "config/scenario.h"
 #include "network/fabric.h"
 #include "network/placement.h"
 
 namespace preflight {
-
-// The network backends (simulation.network).
-enum class NetworkKind : uint8_t {
-  kAnalytical,  // closed-form bandwidths, no contention between traffic kinds
-  kFlow,        // the analytical figures for planning, plus a flow-level fabric
-};
 
 class NetworkBackend {
  public:

@@ -67,6 +67,28 @@ std::vector<int> RankLayout::members(GroupKind g, int stage, int local) const {
   return m;
 }
 
+const GroupPlacement& JobGroups::of(GroupKind g) const {
+  switch (g) {
+    case GroupKind::kTensor:
+      return tp;
+    case GroupKind::kData:
+      return dp;
+    case GroupKind::kPipeline:
+      return pp;
+    case GroupKind::kEmbedding:
+      return embedding;
+    case GroupKind::kContext:
+      return cp;
+    case GroupKind::kExpert:
+      return ep;
+    case GroupKind::kExpertTensor:
+      return etp;
+    case GroupKind::kExpertData:
+      return edp;
+  }
+  return tp;
+}
+
 JobGroups place_job_groups(const Scenario& s) {
   const RankLayout l = RankLayout::of(s);
   const int gpn = s.cluster.gpus_per_node;

@@ -82,6 +82,9 @@ struct JobGroups {
   GroupPlacement ep;         // expert-parallel ranks (stride etp, in the expert folding)
   GroupPlacement etp;        // expert tensor-parallel ranks (contiguous)
   GroupPlacement edp;        // expert data-parallel ranks (stride etp·ep)
+
+  // The placement of the groups of kind `g`.
+  const GroupPlacement& of(GroupKind g) const;
 };
 
 JobGroups place_job_groups(const Scenario& s);

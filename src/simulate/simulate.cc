@@ -74,30 +74,9 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
                             {groups.tp, groups.dp, groups.pp, groups.embedding, groups.cp,
                              groups.ep, groups.etp, groups.edp}));
   // Every collective the workload issues must be plannable under the NCCL overrides.
-  auto group_of = [&](GroupKind g) -> const GroupPlacement& {
-    switch (g) {
-      case GroupKind::kTensor:
-        return groups.tp;
-      case GroupKind::kData:
-        return groups.dp;
-      case GroupKind::kPipeline:
-        return groups.pp;
-      case GroupKind::kEmbedding:
-        return groups.embedding;
-      case GroupKind::kContext:
-        return groups.cp;
-      case GroupKind::kExpert:
-        return groups.ep;
-      case GroupKind::kExpertTensor:
-        return groups.etp;
-      case GroupKind::kExpertData:
-        return groups.edp;
-    }
-    return groups.tp;
-  };
   auto check = [&](const Op& op) -> Status {
     if (op.type != OpType::kCollective) return Status();
-    return collectives.check(op.collective, group_of(op.group));
+    return collectives.check(op.collective, groups.of(op.group));
   };
   for (const Block& b : workload.blocks) {
     for (const Op& op : b.ops) PREFLIGHT_RETURN_IF_ERROR(check(op));
