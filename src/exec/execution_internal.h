@@ -136,6 +136,9 @@ class StageRunner final : public EventHandler {
   void launch_tp();
   void finish_tp(SimTime finish);
   // Runs the current kRun step's block instances from (block_rep, block_op); false when blocked.
+  // kTimedApart: the runner holds a distinct rank (`distinct`), so each kernel is timed at its
+  // start; the common case pays nothing for it.
+  template <bool kTimedApart>
   bool run_block(const Step& st);
   StageResult result;
   // The runner holds a rank the compute model times apart: its kernels are timed at their start

@@ -242,6 +242,7 @@ void StageRunner::finish_tp(SimTime finish) {
   }
 }
 
+template <bool kTimedApart>
 bool StageRunner::run_block(const Step& st) {
   Execution& ex = *exec_;
   const std::vector<OpTiming>& ops = ex.timings_[st.block];
@@ -296,9 +297,10 @@ bool StageRunner::run_block(const Step& st) {
       }
       // A runner that holds a rank timed apart (ComputeModel::distinct_ranks) asks the compute
       // model for each kernel at its start; the others use the op's one timing.
-      const SimTime base = distinct && !op.collective
-                               ? ex.rank_duration(*this, block.ops[block_op], start)
-                               : op.duration;
+      SimTime base = op.duration;
+      if constexpr (kTimedApart) {
+        if (!op.collective) base = ex.rank_duration(*this, block.ops[block_op], start);
+      }
       const SimTime end = start + (op.collective ? base : with_interference(start, base));
       occupy(start, end, op.category, reason_until, comm_reason);
       block_first = std::min(block_first, start);
@@ -336,7 +338,8 @@ void StageRunner::run_until_blocked() {
     const Step& st = steps[step];
     switch (st.kind) {
       case StepKind::kRun:
-        if (!run_block(st)) return;  // resumed by the transport or the TP stream
+        // Resumed by the transport or the TP stream when blocked.
+        if (!(distinct ? run_block<true>(st) : run_block<false>(st))) return;
         break;
       case StepKind::kSend: {
         if (ex.transport_ && ex.groups_.pp.crosses_nodes()) {
