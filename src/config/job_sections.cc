@@ -280,6 +280,42 @@ Status read_collectives(const YAML::Node& node, const std::string& source, Colle
   return Status();
 }
 
+namespace {
+
+// The `from`/`until` window of a simulation.* list entry: up to 1000 s, until after from.
+void read_window(YamlReader& e, const YAML::Node& entry, SimTime* from, SimTime* until) {
+  *from = e.get_time("from", SimTime(), "1000s");
+  *until = e.get_time("until", SimTime::max(), "1000s");
+  if (e.status().ok() && entry["until"] && *until <= *from) {
+    e.fail("until", "expected a time after `from`");
+  }
+}
+
+// simulation.<key>: a list of at most 4096 maps, each read by `read(reader, entry)`.
+template <typename Read>
+Status read_windows(const YAML::Node& node, const std::string& source, const char* key,
+                    const char* fields, Read read) {
+  if (!node.IsMap() || !node[key]) return Status();
+  const YAML::Node list = node[key];
+  const std::string list_path = std::string("simulation.") + key;
+  if (!list.IsSequence() || list.size() > 4096) {
+    return invalid_argument(source + ": " + list_path + ": expected a list of at most 4096 " +
+                            fields + " entries");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string path = list_path + "[" + std::to_string(i) + "]";
+    if (!list[i].IsMap()) {
+      return invalid_argument(source + ": " + path + ": expected a map " + fields);
+    }
+    YamlReader e(list[i], source, path);
+    read(e, list[i]);
+    PREFLIGHT_RETURN_IF_ERROR(e.finish());
+  }
+  return Status();
+}
+
+}  // namespace
+
 Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s) {
   YamlReader r(node, source, "simulation");
   static const std::vector<std::string> kNetworks = [] {
@@ -290,36 +326,38 @@ Status read_simulation(const YAML::Node& node, const std::string& source, Simula
   s->network = kNetworks[r.get_choice("network", 0, kNetworks)];
   s->seed = r.get_uint64("seed", 0);
   r.skip("slow_ranks");
+  r.skip("degraded_links");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   // simulation.slow_ranks: [{rank: 5, factor: 1.3, from: 10ms, until: 50ms}, ...]
-  if (!node.IsMap() || !node["slow_ranks"]) return Status();
-  const YAML::Node list = node["slow_ranks"];
-  if (!list.IsSequence() || list.size() > 4096) {
-    return invalid_argument(source +
-                            ": simulation.slow_ranks: expected a list of at most 4096 "
-                            "{rank, factor, from, until} entries");
-  }
-  for (size_t i = 0; i < list.size(); ++i) {
-    const std::string path = "simulation.slow_ranks[" + std::to_string(i) + "]";
-    if (!list[i].IsMap()) {
-      return invalid_argument(source + ": " + path +
-                              ": expected a map {rank, factor, from, until}");
-    }
-    YamlReader e(list[i], source, path);
-    SlowRank slow;
-    slow.rank = e.required_int("rank", 0);
-    // A GPU 100 times slower than its peers is a failed one, not a straggler.
-    slow.factor = e.get_double("factor", 0, 0.01, 100);
-    if (e.status().ok() && !list[i]["factor"]) e.fail("factor", "missing key");
-    slow.from = e.get_time("from", SimTime(), "1000s");
-    slow.until = e.get_time("until", SimTime::max(), "1000s");
-    if (e.status().ok() && list[i]["until"] && slow.until <= slow.from) {
-      e.fail("until", "expected a time after `from`");
-    }
-    PREFLIGHT_RETURN_IF_ERROR(e.finish());
-    s->slow_ranks.push_back(slow);
-  }
-  return Status();
+  PREFLIGHT_RETURN_IF_ERROR(read_windows(node, source, "slow_ranks", "{rank, factor, from, until}",
+                                         [&](YamlReader& e, const YAML::Node& entry) {
+                                           SlowRank slow;
+                                           slow.rank = e.required_int("rank", 0);
+                                           // A GPU 100 times slower than its peers is a failed one,
+                                           // not a straggler.
+                                           slow.factor = e.get_double("factor", 0, 0.01, 100);
+                                           if (e.status().ok() && !entry["factor"])
+                                             e.fail("factor", "missing key");
+                                           read_window(e, entry, &slow.from, &slow.until);
+                                           s->slow_ranks.push_back(slow);
+                                         }));
+  // simulation.degraded_links: [{link: nic3.5-leaf0.5, capacity: 0.25, from: 1s, until: 2s}]
+  return read_windows(node, source, "degraded_links", "{link, capacity, from, until}",
+                      [&](YamlReader& e, const YAML::Node& entry) {
+                        DegradedLink link;
+                        link.link = e.get_string("link", "");
+                        if (e.status().ok() && link.link.empty()) e.fail("link", "missing key");
+                        if (e.status().ok() && link.link.size() > 200) {
+                          e.fail("link", "expected a link or node name of at most 200 characters");
+                        }
+                        // A link at a thousandth of its line rate has failed; a dead link (0) would
+                        // hold its flows forever, where NCCL would abort or route around it.
+                        link.capacity = e.get_double("capacity", 0, 0.001, 1);
+                        if (e.status().ok() && !entry["capacity"])
+                          e.fail("capacity", "missing key");
+                        read_window(e, entry, &link.from, &link.until);
+                        s->degraded_links.push_back(link);
+                      });
 }
 
 }  // namespace loader_internal

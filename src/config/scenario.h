@@ -475,6 +475,19 @@ struct SlowRank {
   SimTime until = SimTime::max();
 };
 
+// A network link that carries `capacity` times its line rate within [from, until) of the
+// iteration: a link that degraded (a port that fell back to a lower speed, a flapping cable,
+// a lane down) or one shared with traffic outside the job. Only the flow network has links.
+struct DegradedLink {
+  // What the link is, by the topology's node names (network/topology.h find_channels):
+  // "nic3.5-leaf0.5" both directions of that link, "nic3.5>leaf0.5" one direction, "leaf0.5"
+  // every link of that node.
+  std::string link;
+  double capacity = 1;  // fraction of line rate, (0, 1]
+  SimTime from;
+  SimTime until = SimTime::max();
+};
+
 // The network backends a scenario can choose (simulation.network; network/backends.h builds
 // them).
 enum class NetworkKind : uint8_t {
@@ -488,7 +501,8 @@ const char* to_string(NetworkKind kind);
 struct SimulationConfig {
   std::string network = "analytical";
   uint64_t seed = 0;
-  std::vector<SlowRank> slow_ranks;  // simulation.slow_ranks
+  std::vector<SlowRank> slow_ranks;          // simulation.slow_ranks
+  std::vector<DegradedLink> degraded_links;  // simulation.degraded_links (flow network only)
 };
 
 struct Scenario {

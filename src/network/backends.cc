@@ -1,6 +1,8 @@
 #include "network/backends.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "network/analytical.h"
 #include "network/flow/flow_fabric.h"
@@ -37,7 +39,29 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string& name,
                                                                const Scenario& s) {
   PREFLIGHT_ASSIGN_OR_RETURN(NetworkKind kind, parse_network_kind(name));
-  return make_network_backend(kind, s.cluster, s.collectives.nccl_version, s.simulation.seed);
+  const std::vector<DegradedLink>& degraded = s.simulation.degraded_links;
+  if (degraded.empty()) {
+    return make_network_backend(kind, s.cluster, s.collectives.nccl_version, s.simulation.seed);
+  }
+  if (kind != NetworkKind::kFlow) {
+    return invalid_argument(s.source +
+                            ": simulation.degraded_links: expected simulation.network: flow "
+                            "(the analytical network has no links to degrade)");
+  }
+  PREFLIGHT_ASSIGN_OR_RETURN(Topology t, build_topology(s.cluster));
+  std::vector<ChannelWindow> windows;
+  for (size_t i = 0; i < degraded.size(); ++i) {
+    StatusOr<std::vector<int>> channels = find_channels(t, degraded[i].link);
+    if (!channels.ok()) {
+      return channels.status().with_prefix(s.source + ": simulation.degraded_links[" +
+                                           std::to_string(i) + "].link: ");
+    }
+    windows.push_back(ChannelWindow{std::move(channels).value(), degraded[i].capacity,
+                                    degraded[i].from, degraded[i].until});
+  }
+  return make_flow_network(
+      make_analytical_network(s.cluster, nccl_minor_version(s.collectives.nccl_version)),
+      std::move(t), s.cluster, s.simulation.seed, std::move(windows));
 }
 
 }  // namespace preflight

@@ -1,6 +1,8 @@
 #include "network/topology.h"
 
+#include <algorithm>
 #include <deque>
+#include <map>
 
 namespace preflight {
 
@@ -117,5 +119,80 @@ int Topology::count(NodeKind k) const {
 }
 
 int Topology::switch_count() const { return count(NodeKind::kSwitch) + count(NodeKind::kNvSwitch); }
+
+namespace {
+
+// "nic0.0-leaf0.0": a real link of `t` to show in an error (its first NIC's), or the first
+// link when there is no NIC.
+std::string example_link(const Topology& t) {
+  for (const TopoLink& l : t.links) {
+    if (t.nodes[l.a].kind == NodeKind::kNic && t.nodes[l.b].kind == NodeKind::kSwitch) {
+      return t.nodes[l.a].name + "-" + t.nodes[l.b].name;
+    }
+  }
+  return t.links.empty() ? "a-b" : t.nodes[t.links[0].a].name + "-" + t.nodes[t.links[0].b].name;
+}
+
+}  // namespace
+
+StatusOr<std::vector<int>> find_channels(const Topology& t, const std::string& spec) {
+  std::map<std::string, std::vector<int>> by_name;
+  for (size_t v = 0; v < t.nodes.size(); ++v)
+    by_name[t.nodes[v].name].push_back(static_cast<int>(v));
+  const std::string form = "expected a node of the " + t.kind +
+                           " topology, A-B (both directions of a link) or A>B (one), e.g. " +
+                           example_link(t);
+  const size_t cut = spec.find_first_of("->");
+  const std::string a = spec.substr(0, cut);
+  const std::string b = cut == std::string::npos ? "" : spec.substr(cut + 1);
+  auto nodes_of = [&](const std::string& name) -> const std::vector<int>* {
+    auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : &it->second;
+  };
+  const std::vector<int>* from = nodes_of(a);
+  if (from == nullptr) return invalid_argument("'" + a + "': no such node; " + form);
+  const std::vector<int>* to = cut == std::string::npos ? nullptr : nodes_of(b);
+  if (cut != std::string::npos && to == nullptr) {
+    return invalid_argument("'" + b + "': no such node; " + form);
+  }
+  const bool one_way = cut != std::string::npos && spec[cut] == '>';
+  std::vector<int> channels;
+  for (size_t l = 0; l < t.links.size(); ++l) {
+    const TopoLink& k = t.links[l];
+    auto in = [](const std::vector<int>* set, int v) {
+      return set != nullptr && std::find(set->begin(), set->end(), v) != set->end();
+    };
+    const int base = 2 * static_cast<int>(l);
+    if (to == nullptr) {
+      if (in(from, k.a) || in(from, k.b)) channels.insert(channels.end(), {base, base + 1});
+      continue;
+    }
+    const bool forward = in(from, k.a) && in(to, k.b);
+    const bool backward = in(from, k.b) && in(to, k.a);
+    if (!forward && !backward) continue;
+    // The channel A -> B (dir 0 runs a -> b), and with A-B its reverse as well.
+    const int a_to_b = forward ? base : base + 1;
+    channels.push_back(a_to_b);
+    if (!one_way) channels.push_back(a_to_b ^ 1);
+  }
+  if (channels.empty() && to == nullptr) return invalid_argument("'" + a + "': has no links");
+  if (channels.empty()) {
+    // Name what A does link to (its first 8 neighbours).
+    std::vector<std::string> names;
+    for (int v : *from) {
+      for (const auto& [w, link] : t.adjacency[v]) {
+        if (std::find(names.begin(), names.end(), t.nodes[w].name) == names.end()) {
+          names.push_back(t.nodes[w].name);
+        }
+      }
+    }
+    std::string near;
+    for (size_t i = 0; i < names.size() && i < 8; ++i) near += (i ? ", " : "") + names[i];
+    if (names.size() > 8) near += ", ...";
+    return invalid_argument("'" + spec + "': no link between " + a + " and " + b + "; " + a +
+                            " links to " + near);
+  }
+  return channels;
+}
 
 }  // namespace preflight

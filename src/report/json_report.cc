@@ -183,14 +183,19 @@ json scenario_to_json(const Scenario& s) {
             {"nvls", k2.nvls},
             {"model", k2.model}};
   json sim{{"network", s.simulation.network}, {"seed", s.simulation.seed}};
-  if (!s.simulation.slow_ranks.empty()) {
-    json slow = json::array();
-    for (const SlowRank& x : s.simulation.slow_ranks) {
-      json e{{"rank", x.rank}, {"factor", x.factor}, {"from_s", x.from.to_seconds()}};
-      if (x.until != SimTime::max()) e["until_s"] = x.until.to_seconds();
-      slow.push_back(e);
-    }
-    sim["slow_ranks"] = slow;
+  // The windowed lists, only where set: {fields..., from_s, until_s (when it ends)} each.
+  auto windowed = [](json e, SimTime from, SimTime until) {
+    e["from_s"] = from.to_seconds();
+    if (until != SimTime::max()) e["until_s"] = until.to_seconds();
+    return e;
+  };
+  for (const SlowRank& x : s.simulation.slow_ranks) {
+    sim["slow_ranks"].push_back(
+        windowed({{"rank", x.rank}, {"factor", x.factor}}, x.from, x.until));
+  }
+  for (const DegradedLink& x : s.simulation.degraded_links) {
+    sim["degraded_links"].push_back(
+        windowed({{"link", x.link}, {"capacity", x.capacity}}, x.from, x.until));
   }
   return json{{"source", s.source},   {"model", model},     {"cluster", cluster},
               {"training", training}, {"parallelism", par}, {"collectives", coll},

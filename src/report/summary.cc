@@ -31,6 +31,19 @@ std::string placement_text(const ClusterConfig& c) {
   return std::to_string(c.nodes) + (c.nodes == 1 ? " node" : " nodes");
 }
 
+// " from 0.200 s until 0.800 s" for a window of the iteration; "" for all of it.
+std::string window_text(SimTime from, SimTime until) {
+  if (from <= SimTime() && until == SimTime::max()) return "";
+  char w[96];
+  std::snprintf(w, sizeof w, " from %.3f s", from.to_seconds());
+  std::string text = w;
+  if (until != SimTime::max()) {
+    std::snprintf(w, sizeof w, " until %.3f s", until.to_seconds());
+    text += w;
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string format_summary(const SimulationReport& r) {
@@ -142,20 +155,15 @@ std::string format_summary(const SimulationReport& r) {
     }
   }
   const ExecutionResult& e = r.execution;
+  for (const DegradedLink& x : s.simulation.degraded_links) {
+    out += line("degraded link    %s at %.1f %% of its rate%s", x.link.c_str(), x.capacity * 100,
+                window_text(x.from, x.until).c_str());
+  }
   if (!s.simulation.slow_ranks.empty()) {
     const RankLayout l = RankLayout::of(s);
     for (const SlowRank& x : s.simulation.slow_ranks) {
       const int local = x.rank % l.stage_ranks();
-      std::string window;
-      if (x.from > SimTime() || x.until != SimTime::max()) {
-        char w[96];
-        std::snprintf(w, sizeof w, " from %.3f s", x.from.to_seconds());
-        window = w;
-        if (x.until != SimTime::max()) {
-          std::snprintf(w, sizeof w, " until %.3f s", x.until.to_seconds());
-          window += w;
-        }
-      }
+      const std::string window = window_text(x.from, x.until);
       out += line("slow rank        GPU %d (stage %d, DP replica %d): kernels x%.2f%s", x.rank,
                   x.rank / l.stage_ranks(), local / (l.tp() * l.cp()), x.factor, window.c_str());
     }

@@ -73,6 +73,8 @@ Outcome evaluate(const Scenario& base, const Strategy& st, const std::string& ne
   Outcome o;
   Scenario s = apply_strategy(base, st);
   s.simulation.network = network;
+  // The analytical pass has no links: degraded ones weigh only in the flow re-run of the best.
+  if (network == kCheapNetwork) s.simulation.degraded_links.clear();
   if (check_memory) {
     const MemoryReport m = estimate_memory(s);
     o.peak_bytes = peak_of(m);

@@ -99,6 +99,11 @@ expect_bad not-utf8 "model.name: not UTF-8 text" "$bin" simulate "$tmp/utf8.yaml
 printf 'model:\n  preset: "a\x1b[2Jb"\ncluster: {preset: dgx-a100}\n' >"$tmp/esc.yaml"
 expect_bad control-bytes-escaped 'a\\x1B\[2Jb' "$bin" simulate "$tmp/esc.yaml"
 
+# simulation.degraded_links: the flow network only, a link the fabric has, a bounded capacity.
+expect_bad degraded-link-analytical "simulation.degraded_links: expected simulation.network: flow" "$bin" simulate --set "simulation.degraded_links=[{link: nic0.0, capacity: 0.5}]"
+expect_bad degraded-link-unknown "simulation.degraded_links\\[0\\].link: 'nic999.0': no such node" "$bin" simulate --set simulation.network=flow --set "simulation.degraded_links=[{link: nic999.0, capacity: 0.5}]"
+expect_bad degraded-link-capacity "simulation.degraded_links\\[0\\].capacity" "$bin" simulate --set simulation.network=flow --set "simulation.degraded_links=[{link: nic0.0, capacity: 0}]"
+
 expect_bad zero-stage-4 "parallelism.zero_stage" "$bin" memory --set parallelism.zero_stage=4
 expect_bad zero-pipeline-stages "parallelism.pp" "$bin" memory --set parallelism.pp=0
 expect_bad negative-overhead "training.framework_overhead" "$bin" memory --set training.framework_overhead=-1GiB

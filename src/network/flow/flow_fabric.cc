@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -51,14 +52,17 @@ void merge_pairs(std::vector<Sample>* samples) {
   s = std::move(out);
 }
 
-class FlowFabric final : public Fabric {
+class FlowFabric final : public Fabric, private EventHandler {
  public:
   FlowFabric(std::shared_ptr<const Topology> topology, double nic_efficiency, int gpus_per_node,
-             uint64_t seed, Simulator* sim)
+             uint64_t seed, std::shared_ptr<const std::vector<ChannelWindow>> windows,
+             Simulator* sim)
       : topo_(std::move(topology)),
         net_(sim),
         router_(*topo_, seed),
-        gpus_per_node_(gpus_per_node) {
+        gpus_per_node_(gpus_per_node),
+        windows_(std::move(windows)),
+        sim_(sim) {
     // One resource per link direction, id = 2·link + dir (the router's channel ids), grouped by
     // tier. Network links run at the measured fraction of line rate (nic_efficiency).
     for (const TopoLink& l : topo_->links) {
@@ -89,6 +93,7 @@ class FlowFabric final : public Fabric {
     }
     samples_.push_back(Sample{sim->now(), {}});
     net_.set_on_resolve([this, sim] { sample(sim->now()); });
+    schedule_windows();
   }
 
   void transfer(const std::vector<GpuFlow>& flows, SimTime latency, Done done) override {
@@ -176,6 +181,41 @@ class FlowFabric final : public Fabric {
     return t;
   }
 
+  // The degraded channels' nominal capacities, and an event at every window edge after now
+  // (edges at now apply at once, before any flow starts).
+  void schedule_windows() {
+    if (windows_ == nullptr || windows_->empty()) return;
+    for (const ChannelWindow& w : *windows_) {
+      for (int c : w.channels) nominal_.emplace(c, net_.capacity(c));
+      edges_.push_back(w.from);
+      if (w.until != SimTime::max()) edges_.push_back(w.until);
+    }
+    std::sort(edges_.begin(), edges_.end());
+    edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+    for (size_t i = 0; i < edges_.size(); ++i) {
+      if (edges_[i] <= sim_->now()) {
+        apply_windows(edges_[i]);
+      } else {
+        sim_->schedule(edges_[i], this, static_cast<int64_t>(i));
+      }
+    }
+  }
+
+  void on_event(int64_t edge) override { apply_windows(edges_[edge]); }
+
+  // Sets every degraded channel to its nominal capacity times the windows open at `t`.
+  void apply_windows(SimTime t) {
+    std::map<int, double> factor;
+    for (const auto& [c, cap] : nominal_) factor[c] = 1.0;
+    for (const ChannelWindow& w : *windows_) {
+      if (w.from > t || t >= w.until) continue;
+      for (int c : w.channels) factor[c] *= w.capacity;
+    }
+    for (const auto& [c, f] : factor) {
+      net_.set_capacity(c, Bandwidth::bytes_per_second(nominal_.at(c) * f));
+    }
+  }
+
   // Records every tier's load at `now` (called after each re-solve).
   void sample(SimTime now) {
     Sample s{now, {}};
@@ -226,18 +266,24 @@ class FlowFabric final : public Fabric {
   std::array<double, kTiers> tier_capacity_{};  // bytes/s, line rate, both directions
   std::array<double, kTiers> peak_{};
   std::vector<Sample> samples_;
+  std::shared_ptr<const std::vector<ChannelWindow>> windows_;  // may be null
+  Simulator* sim_;
+  std::map<int, double> nominal_;  // degraded channel -> capacity without windows, bytes/s
+  std::vector<SimTime> edges_;     // the windows' edges, ascending
 };
 
 // Plans with the analytical figures; carries traffic on a FlowFabric.
 class FlowBackend final : public NetworkBackend {
  public:
   FlowBackend(std::unique_ptr<NetworkBackend> planning, std::shared_ptr<const Topology> topology,
-              const ClusterConfig& cluster, uint64_t seed)
+              const ClusterConfig& cluster, uint64_t seed,
+              std::shared_ptr<const std::vector<ChannelWindow>> windows)
       : planning_(std::move(planning)),
         topology_(std::move(topology)),
         nic_efficiency_(cluster.nic_efficiency),
         gpus_per_node_(cluster.gpus_per_node),
-        seed_(seed) {}
+        seed_(seed),
+        windows_(std::move(windows)) {}
 
   NetworkKind kind() const override { return NetworkKind::kFlow; }
   Bandwidth bus_bandwidth(const GroupPlacement& g) const override {
@@ -253,8 +299,9 @@ class FlowBackend final : public NetworkBackend {
     const double eff = nic_efficiency_;
     const int gpn = gpus_per_node_;
     const uint64_t seed = seed_;
-    return [topology, eff, gpn, seed](Simulator* sim) -> std::unique_ptr<Fabric> {
-      return std::make_unique<FlowFabric>(topology, eff, gpn, seed, sim);
+    std::shared_ptr<const std::vector<ChannelWindow>> windows = windows_;
+    return [topology, eff, gpn, seed, windows](Simulator* sim) -> std::unique_ptr<Fabric> {
+      return std::make_unique<FlowFabric>(topology, eff, gpn, seed, windows, sim);
     };
   }
 
@@ -264,15 +311,19 @@ class FlowBackend final : public NetworkBackend {
   double nic_efficiency_;
   int gpus_per_node_;
   uint64_t seed_;
+  std::shared_ptr<const std::vector<ChannelWindow>> windows_;
 };
 
 }  // namespace
 
 std::unique_ptr<NetworkBackend> make_flow_network(std::unique_ptr<NetworkBackend> planning,
                                                   Topology topology, const ClusterConfig& cluster,
-                                                  uint64_t seed) {
+                                                  uint64_t seed,
+                                                  std::vector<ChannelWindow> windows) {
   auto t = std::make_shared<const Topology>(std::move(topology));
-  return std::make_unique<FlowBackend>(std::move(planning), std::move(t), cluster, seed);
+  auto w = std::make_shared<const std::vector<ChannelWindow>>(std::move(windows));
+  return std::make_unique<FlowBackend>(std::move(planning), std::move(t), cluster, seed,
+                                       std::move(w));
 }
 
 }  // namespace preflight
