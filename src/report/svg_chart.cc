@@ -34,16 +34,6 @@ std::string short_number(double v, int digits) {
 
 bool drawn(double v) { return std::isfinite(v) && v >= 0; }
 
-// A step of 1, 2, 2.5 or 5 × 10^k giving about five ticks up to `max`.
-double nice_step(double max) {
-  const double raw = max / 5;
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 2.5, 5.0}) {
-    if (raw <= m * magnitude) return m * magnitude;
-  }
-  return 10 * magnitude;
-}
-
 }  // namespace
 
 std::string render_bar_chart_svg(const BarChart& chart) {
@@ -57,7 +47,8 @@ std::string render_bar_chart_svg(const BarChart& chart) {
       if (drawn(v)) max = std::max(max, v);
     }
   }
-  const double step = max > 0 ? nice_step(max) : 0.2;
+  // The y axis as every chart draws it (html_page.h): about five 1-2-5 steps from zero.
+  const double step = max > 0 ? html::tick_step(max, 5) : 0.2;
   const double top = max > 0 ? std::ceil(max / step - 1e-9) * step : 1.0;
   const int ticks = static_cast<int>(std::lround(top / step));
 
@@ -87,10 +78,8 @@ std::string render_bar_chart_svg(const BarChart& chart) {
   // Grid lines and y tick labels.
   for (int t = 0; t <= ticks; ++t) {
     const double v = t * step, y = y_of(v);
-    o += "<line x1=\"" + fmt("%.1f", left) + "\" y1=\"" + fmt("%.1f", y) + "\" x2=\"" +
-         fmt("%.1f", left + plot_width) + "\" y2=\"" + fmt("%.1f", y) + "\" stroke=\"#dddddd\"/>\n";
-    o += "<text x=\"" + fmt("%.1f", left - 6) + "\" y=\"" + fmt("%.1f", y + 4) +
-         "\" text-anchor=\"end\">" + short_number(v, 4) + "</text>\n";
+    o += html::line(left, y, left + plot_width, y, "#dddddd");
+    o += html::text(left - 6, y + 4, html::tick_label(v), "end");
   }
 
   // Bars, with their value above and a tooltip.
@@ -122,14 +111,10 @@ std::string render_bar_chart_svg(const BarChart& chart) {
   }
 
   // Axes and their labels.
-  o += "<line x1=\"" + fmt("%.1f", left) + "\" y1=\"" + fmt("%.1f", top_margin) + "\" x2=\"" +
-       fmt("%.1f", left) + "\" y2=\"" + fmt("%.1f", top_margin + plot_height) +
-       "\" stroke=\"black\"/>\n";
-  o += "<line x1=\"" + fmt("%.1f", left) + "\" y1=\"" + fmt("%.1f", top_margin + plot_height) +
-       "\" x2=\"" + fmt("%.1f", left + plot_width) + "\" y2=\"" +
-       fmt("%.1f", top_margin + plot_height) + "\" stroke=\"black\"/>\n";
-  o += "<text x=\"" + fmt("%.1f", left + plot_width / 2) + "\" y=\"" + fmt("%.1f", height - 12) +
-       "\" text-anchor=\"middle\">" + html::esc(chart.x_label) + "</text>\n";
+  o += html::line(left, top_margin, left, top_margin + plot_height, "black");
+  o += html::line(left, top_margin + plot_height, left + plot_width, top_margin + plot_height,
+                  "black");
+  o += html::text(left + plot_width / 2, height - 12, chart.x_label, "middle");
   const double ly = top_margin + plot_height / 2;
   o += "<text x=\"18\" y=\"" + fmt("%.1f", ly) +
        "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " + fmt("%.1f", ly) + ")\">" +
