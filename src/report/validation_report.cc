@@ -5,6 +5,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 namespace preflight {
 namespace {
@@ -107,8 +109,26 @@ std::string format_published_validation(const PublishedValidationResult& res, bo
     appendf(&out, "  line %d %s %s: %s\n", p.row.line, p.row.source.c_str(), p.row.model.c_str(),
             p.reason.c_str());
   }
+  if (!summary_only && res.configurations_not_fitting > 0) {
+    appendf(&out,
+            "\nconfigurations the memory model does not fit in HBM, though each ran (%d of %d):\n",
+            res.configurations_not_fitting, res.configurations);
+    std::set<std::string> listed;
+    for (const PublishedPrediction& p : res.rows) {
+      if (!p.simulated || p.fits || !listed.insert(p.run.yaml).second) continue;
+      appendf(&out, "  line %d %s %s on %d %s: peak %.1f GiB of %.1f GiB\n", p.row.line,
+              p.row.source.c_str(), p.row.model.c_str(), p.run.scenario.cluster.total_gpus(),
+              p.row.gpu.c_str(), p.peak_gib, p.hbm_gib);
+    }
+  }
   appendf(&out, "\ncoverage %d of %d rows (%.1f %%)\n", res.simulated, res.total,
           100.0 * res.simulated / res.total);
+  // Every published run ran: a configuration the memory model does not fit is its overestimate.
+  appendf(&out, "memory: %d of %d configurations fit in HBM by the memory model (%.1f %%)\n",
+          res.configurations - res.configurations_not_fitting, res.configurations,
+          res.configurations > 0
+              ? 100.0 * (res.configurations - res.configurations_not_fitting) / res.configurations
+              : 0.0);
   appendf(&out, "error = (predicted - measured) / measured iteration time; bias < 0: too fast\n");
   format_group_table(res.groups, &out);
   auto print_fits = [&out](const std::string& label, const std::vector<GpuFit>& fits) {
@@ -138,6 +158,8 @@ std::string published_validation_json(const PublishedValidationResult& res) {
   nlohmann::json j;
   j["rows"] = res.total;
   j["simulated"] = res.simulated;
+  j["memory"] = {{"configurations", res.configurations},
+                 {"not_fitting", res.configurations_not_fitting}};
   nlohmann::json groups = nlohmann::json::array();
   for (const GroupError& g : res.groups) {
     groups.push_back({{"by", g.by},
@@ -188,6 +210,9 @@ std::string published_validation_json(const PublishedValidationResult& res) {
       e["precision"] = p.run.precision;
       e["stack"] = p.run.stack;
       e["fold"] = p.fold;
+      e["fits"] = p.fits;
+      e["peak_gib"] = p.peak_gib;
+      e["hbm_gib"] = p.hbm_gib;
       if (!p.run.notes.empty()) e["notes"] = p.run.notes;
     } else {
       e["reason"] = p.reason;

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+
 #include "validation/flops_conventions.h"
 #include "validation/published_validate.h"
 
@@ -147,6 +150,43 @@ TEST(PublishedValidation, CoverageAndGroups) {
   for (const PublishedPrediction& p : r->rows) {
     if (p.simulated) EXPECT_GT(p.predicted_ms, 0) << p.row.line;
   }
+  // Rows of one run share a configuration; the memory model sizes each one.
+  EXPECT_EQ(r->configurations, 6);
+  EXPECT_GE(r->configurations_not_fitting, 0);
+  for (const PublishedPrediction& p : r->rows) {
+    if (!p.simulated) continue;
+    EXPECT_GT(p.peak_gib, 0) << p.row.line;
+    EXPECT_GT(p.hbm_gib, 0) << p.row.line;
+    EXPECT_EQ(p.fits, p.peak_gib <= p.hbm_gib) << p.row.line;
+  }
+}
+
+TEST(PublishedValidation, CountsConfigurationsTheMemoryModelDoesNotFit) {
+  // LLaMA-3 70B unsharded on 8 H100s (TP 1, PP 1, FSDP 0): 141 GB of bf16 weights alone; and
+  // LLaMA-3 8B on 8 B200s, which fits.
+  const std::string path = ::testing::TempDir() + "published_memory.csv";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(
+      "source,model,layers,hidden,heads,kv_heads,ffn,vocab,seq,gpu,num_gpus,tp,pp,dp,cp,ep,vpp,sp,"
+      "micro_batch,global_batch,recompute,precision,metric,value,notes\n"
+      "mbridge_perf,LLAMA3_70B,80,8192,64,8,28672,128256,8192,H100-SXM5-80GB,8,1,1,8,1,1,,,1,128,,"
+      "FP8-CS,tokens_per_sec_per_gpu,500,container 25.11; FSDP=0\n"
+      "mbridge_perf,LLAMA3_8B,32,4096,32,8,14336,128256,8192,B200,8,1,1,8,1,1,,,2,128,,FP8-CS,"
+      "tokens_per_sec_per_gpu,30624,container 25.11; FSDP=0\n",
+      f);
+  std::fclose(f);
+  StatusOr<std::vector<PublishedRow>> rows = load_published_csv(path);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  StatusOr<PublishedValidationResult> r = run_published_validation(*rows, ValidationOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->configurations, 2);
+  EXPECT_EQ(r->configurations_not_fitting, 1);
+  ASSERT_EQ(r->rows.size(), 2u);
+  EXPECT_FALSE(r->rows[0].fits);
+  EXPECT_GT(r->rows[0].peak_gib, 131.0);       // the bf16 weights: 70.6B x 2 B
+  EXPECT_DOUBLE_EQ(r->rows[0].hbm_gib, 80.0);  // the preset: 80 GiB
+  EXPECT_TRUE(r->rows[1].fits);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <map>
 #include <thread>
 
+#include "memory/memory_model.h"
 #include "simulate/simulate.h"
 #include "validation/optimize.h"
 #include "validation/stats.h"
@@ -229,6 +230,21 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     }
     row_unique[i] = it->second;
     if (!p.run.layer_metric.empty()) unique_layers[it->second] = true;
+  }
+  // The memory model on each configuration: no calibrated constant enters it.
+  std::vector<MemoryReport> unique_memory;
+  for (const Scenario* s : unique) unique_memory.push_back(estimate_memory(*s));
+  result.configurations = static_cast<int>(unique.size());
+  for (const MemoryReport& m : unique_memory) result.configurations_not_fitting += m.fits ? 0 : 1;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (row_unique[i] == SIZE_MAX) continue;
+    const MemoryReport& m = unique_memory[row_unique[i]];
+    PublishedPrediction& p = result.rows[i];
+    p.fits = m.fits;
+    for (const StageMemory& st : m.stages) {
+      p.peak_gib = std::max(p.peak_gib, st.peak.to_gib());
+      p.hbm_gib = st.capacity.to_gib();
+    }
   }
   // The GPUs to fit, in name order.
   std::vector<std::string> gpus;  // the generations to fit

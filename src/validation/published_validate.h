@@ -22,6 +22,11 @@ struct PublishedPrediction {
   PublishedCase run;   // when simulated
   double predicted_ms = 0;
   int fold = -1;
+  // The memory model on the run's configuration (memory/memory_model.h): its busiest stage's
+  // peak per GPU against the GPU's HBM. Every published run ran, so a run that does not fit is
+  // the memory model's overestimate.
+  bool fits = true;
+  double peak_gib = 0, hbm_gib = 0;
   double error_pct() const { return (predicted_ms - run.measured_ms) / run.measured_ms * 100; }
 };
 
@@ -59,6 +64,9 @@ struct PublishedValidationResult {
   std::vector<PublishedPrediction> rows;
   std::vector<GroupError> groups;  // "all" first, then by gpu, kind, precision, source, stack
   int total = 0, simulated = 0;
+  // Distinct configurations among the simulated rows, and those the memory model says do not
+  // fit in HBM (each ran, so each is an overestimate).
+  int configurations = 0, configurations_not_fitting = 0;
   int folds = 0;
   std::vector<std::string> fold_families;      // per fold: the families held out, joined by ","
   std::vector<GpuFit> fitted;                  // --calibrate: per generation, on all rows
