@@ -1,0 +1,165 @@
+#include "workload/layer_shape.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/transformer.h"
+
+namespace preflight {
+
+double expected_groups_reached(int64_t experts, int64_t groups, int64_t k) {
+  if (groups <= 1 || experts <= 0 || k <= 0) return std::max<int64_t>(1, std::min(groups, k));
+  const double e = static_cast<double>(experts);
+  const double outside = e - e / static_cast<double>(groups);  // experts not in one group
+  double missed = 1;  // P(none of the k distinct experts is in the group)
+  for (int64_t i = 0; i < k; ++i) {
+    const double d = static_cast<double>(i);
+    missed *= std::max(0.0, (outside - d) / (e - d));
+  }
+  return static_cast<double>(groups) * (1 - missed);
+}
+
+LayerShape make_layer_shape(const Scenario& sc) {
+  const ModelConfig& m = sc.model;
+  LayerShape x;
+  x.b = sc.training.micro_batch;
+  x.s = sc.training.seq_len;
+  x.h = m.hidden;
+  x.tokens = x.b * x.s;
+  x.tp = sc.parallelism.tp;
+  x.heads_per_rank = m.heads / x.tp;
+  x.kv_heads_per_rank = std::max<int64_t>(1, m.kv_heads / x.tp);
+  x.head_dim = m.head_dim();
+  x.qkv_out = (x.heads_per_rank + 2 * x.kv_heads_per_rank) * x.head_dim;
+  x.ffn_per_rank = m.ffn_hidden / x.tp;
+  x.swiglu = m.activation == Activation::kSwiglu;
+  x.fc1_out = x.swiglu ? 2 * x.ffn_per_rank : x.ffn_per_rank;
+  x.vocab_per_rank = padded_vocab(m, sc.parallelism.tp) / x.tp;
+  x.sequence_parallel = sc.parallelism.sequence_parallel;
+  x.elementwise_tokens = x.sequence_parallel ? x.tokens / x.tp : x.tokens;
+  x.act_bytes = 2;
+  x.gemm_bytes = sc.training.precision == Precision::kFp8 ? 1 : 2;
+  x.flash = sc.training.flash_attention;
+  x.dropout = m.dropout;
+  x.bias = m.linear_bias;
+  x.rope = m.position_embedding == PositionEmbedding::kRope;
+  x.learned_positions = m.position_embedding == PositionEmbedding::kLearned;
+  x.layernorm = m.norm == Norm::kLayerNorm;
+  // Attention core and context parallelism.
+  const ParallelismConfig& par = sc.parallelism;
+  x.cp = par.cp;
+  x.cp_a2a = par.cp > 1 && par.cp_kind == ContextParallelKind::kAllToAll;
+  if (x.cp > 1) {
+    x.tokens = x.b * x.s / x.cp;
+    x.elementwise_tokens = x.sequence_parallel ? x.tokens / x.tp : x.tokens;
+  }
+  x.q_len = x.cp > 1 && !x.cp_a2a ? x.s / x.cp : x.s;
+  x.keys2 = static_cast<double>(x.s);
+  // Packed samples: a query attends within its own document, Σs²/Σs on average (×2 for keys2).
+  const int packed = sc.training.packed_sequence_length;
+  if (packed > 0 && packed < x.s) x.keys2 = static_cast<double>(packed);
+  x.qk_dim = x.head_dim;
+  x.v_dim = x.head_dim;
+  if (m.mla.enabled()) {
+    x.q_lora = m.mla.q_lora_rank;
+    x.kv_lora = m.mla.kv_lora_rank;
+    x.rope_dim = m.mla.qk_rope_head_dim;
+    x.qk_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+    x.v_dim = m.mla.v_head_dim;
+    x.kv_heads_per_rank = x.heads_per_rank;
+    x.qkv_out = x.heads_per_rank * (2 * x.qk_dim + x.v_dim);
+  }
+  // Experts.
+  if (m.moe.enabled()) {
+    x.experts = m.moe.experts;
+    x.top_k = m.moe.top_k;
+    x.ep = par.ep;
+    x.etp = sc.expert_tp();
+    x.local_experts = x.experts / x.ep;
+    x.expert_ffn_per_rank = m.moe.expert_ffn_hidden / x.etp;
+    x.expert_fc1_out = x.swiglu ? 2 * x.expert_ffn_per_rank : x.expert_ffn_per_rank;
+    x.shared_ffn_per_rank =
+        static_cast<int64_t>(m.moe.shared_experts) * m.moe.shared_expert_ffn_hidden / x.tp;
+    x.expert_h = m.moe.expert_width(m.hidden);
+    x.moe_latent = m.moe.latent_size;
+    x.allgather_dispatcher = m.moe.allgather_dispatcher;
+    x.flex_dispatcher = m.moe.flex_dispatcher;
+    // Per-expert host cost of a grouped GEMM: none when fused or under CUDA graphs; else the
+    // stack's expert_launch_overhead per local expert, or without one a whole launch each.
+    const StackConfig& stack = sc.training.stack;
+    const int64_t local = std::max<int64_t>(1, x.local_experts);
+    x.expert_gemm_separate = !stack.fused_grouped_gemm;
+    if (!stack.fused_grouped_gemm && !sc.training.cuda_graphs) {
+      if (stack.expert_launch_overhead_given) {
+        x.expert_gemm_host = stack.expert_launch_overhead * local;
+      } else {
+        x.expert_gemm_launches = static_cast<int>(local);
+      }
+    }
+    // Megatron-Core's alltoall dispatcher: tokens_per_expert to the host (.tolist()) for the
+    // all-to-all's split sizes, each MoE layer's forward; not with EP 1, the flex dispatcher or
+    // CUDA graphs (a captured dispatch must be sync-free).
+    x.dispatch_host_sync =
+        x.ep > 1 && !x.allgather_dispatcher && !x.flex_dispatcher && !sc.training.cuda_graphs;
+    // Node-limited routing with one copy per destination node: a token reaches M = group_topk
+    // of the EP group's N nodes, M·(N−1)/N of them remote on average under balanced routing,
+    // where a copy per routed expert sends k·(N−1)/N: the cross-node volume scales by M/k
+    // (capped at 1). N as place_group (network/placement.h) counts it: members stride etp.
+    const int gpn = sc.cluster.gpus_per_node;
+    const int64_t per_node =
+        x.etp >= gpn || gpn % x.etp != 0 ? 1 : std::min<int64_t>(x.ep, gpn / x.etp);
+    const int64_t ep_nodes = (x.ep + per_node - 1) / per_node;
+    if (m.moe.group_topk > 0 && ep_nodes > 1) {
+      x.dispatch_copy_scale =
+          std::min(1.0, static_cast<double>(std::min<int64_t>(m.moe.group_topk, ep_nodes)) /
+                            static_cast<double>(x.top_k));
+    }
+    // The flex dispatcher (DeepEP, HybridEP) sends a token once to each rank that holds any of
+    // its experts, and once over the network to each node (forwarded over NVLink there); it
+    // combines after each rank has summed its own experts' outputs (DeepEP's dispatch layout:
+    // num_tokens_per_rank, is_token_in_rank). The alltoall dispatcher sends one copy per routed
+    // expert. Under balanced routing a token's k distinct experts reach on average
+    // G·(1 − C(E − E/G, k)/C(E, k)) of G equal groups: ranks inside one node, nodes (at most
+    // group_topk) once the group spans nodes.
+    if (x.flex_dispatcher && x.top_k > 0) {
+      const int64_t groups = ep_nodes > 1 ? ep_nodes : x.ep;
+      double reached = expected_groups_reached(x.experts, groups, x.top_k);
+      if (m.moe.group_topk > 0 && ep_nodes > 1) {
+        reached = std::min(reached, static_cast<double>(m.moe.group_topk));
+      }
+      x.dispatch_copy_scale =
+          std::min(x.dispatch_copy_scale, reached / static_cast<double>(x.top_k));
+    }
+    // FP8 dispatch: 1 byte per element and a 4-byte scale per 128, over act_bytes.
+    if (m.moe.fp8_dispatch) x.dispatch_fp8_scale = (1.0 + 4.0 / 128.0) / x.act_bytes;
+  }
+  // Mamba-2 mixer: heads and groups split over TP (validate_scenario checks they divide).
+  if (m.mamba.enabled()) {
+    const MambaConfig& a = m.mamba;
+    x.mamba_heads = a.heads / x.tp;
+    x.mamba_groups = a.groups / x.tp;
+    x.mamba_head_dim = a.head_dim;
+    x.mamba_state = a.state;
+    x.mamba_chunk = std::min<int64_t>(a.chunk, x.s);
+    x.mamba_conv_kernel = a.conv_kernel;
+    x.mamba_inner = x.mamba_heads * x.mamba_head_dim;
+    x.mamba_conv_dim = x.mamba_inner + 2 * x.mamba_groups * x.mamba_state;
+    x.mamba_in_proj = 2 * x.mamba_inner + 2 * x.mamba_groups * x.mamba_state + x.mamba_heads;
+  }
+  return x;
+}
+
+LayerShape make_layer_shape(const Scenario& sc, int layer) {
+  LayerShape x = make_layer_shape(sc);
+  const ModelConfig& m = sc.model;
+  const int n = m.sliding_window_pattern;
+  const bool windowed = m.sliding_window > 0 && (n == 0 || (layer + 1) % n != 0);
+  if (windowed && m.sliding_window < x.s) {
+    // Mean keys per causal query with a window of w: (w(w+1)/2 + (s−w)·w)/s = w − w(w−1)/(2s).
+    const double w = m.sliding_window;
+    x.keys2 = std::min(x.keys2, 2 * w - w * (w - 1) / static_cast<double>(x.s));
+  }
+  return x;
+}
+
+}  // namespace preflight

@@ -1,0 +1,94 @@
+// LayerShape: the per-rank widths and flags of one decoder layer (dense, MoE, MLA, Mamba-2) that
+// every op builder reads (layer_ops.h, moe_ops.h, mamba_ops.h), derived once from a scenario.
+#pragma once
+
+#include <cstdint>
+
+#include "config/scenario.h"
+
+namespace preflight {
+
+// Shape facts shared by the op builders, derived once from a scenario.
+struct LayerShape {
+  int64_t b = 0, s = 0, h = 0, tokens = 0;  // micro-batch, sequence, hidden, T = b·s
+  int64_t tp = 1;
+  int64_t heads_per_rank = 0;     // a / t
+  int64_t kv_heads_per_rank = 0;  // max(g / t, 1): KV heads are replicated when t > g
+  int64_t head_dim = 0;
+  int64_t qkv_out = 0;             // QKV GEMM N per rank: (a/t + 2·kv/t)·dh
+  int64_t ffn_per_rank = 0;        // F / t
+  int64_t fc1_out = 0;             // F/t, ×2 for SwiGLU (gate and up)
+  int64_t vocab_per_rank = 0;      // padded V / t
+  int64_t elementwise_tokens = 0;  // T, or T/t with sequence parallelism
+  int act_bytes = 2;               // e: fp16/bf16 activations
+  int gemm_bytes = 2;              // GEMM operand width (1 for fp8)
+  bool sequence_parallel = false;
+  bool flash = true;
+  bool dropout = true;
+  bool bias = true;
+  bool swiglu = false;
+  bool rope = false;
+  bool learned_positions = true;
+  bool layernorm = true;
+  // Attention core. Each rank computes `q_len` queries per sequence (s, or s/cp with ring
+  // context parallelism) against on average `keys2`/2 keys (causal: keys2 = s; a sliding
+  // window w: keys2 = 2·w·(1 − (w−1)/(2s))). Head widths: `qk_dim` for queries and keys,
+  // `v_dim` for values and outputs (both head_dim unless MLA).
+  int64_t q_len = 0;
+  double keys2 = 0;
+  int64_t qk_dim = 0, v_dim = 0;
+  // Context parallelism: cp ranks, ring (K/V blocks passed around, overlapped with the
+  // attention of the block at hand) or all-to-all (Ulysses: heads scattered, sequence gathered).
+  int64_t cp = 1;
+  bool cp_a2a = false;
+  // Multi-head latent attention (DeepSeek-V2/V3); 0 = off.
+  int64_t q_lora = 0, kv_lora = 0, rope_dim = 0;
+  // MoE: the MLP of MoE layers (moe_ops.h).
+  int64_t experts = 0, top_k = 0, ep = 1, etp = 1;
+  int64_t local_experts = 0;        // E / ep
+  int64_t expert_fc1_out = 0;       // expert F / etp, ×2 for SwiGLU
+  int64_t expert_ffn_per_rank = 0;  // expert F / etp
+  int64_t shared_ffn_per_rank = 0;  // shared_experts · shared F / tp (0: none)
+  // Width of the routed experts' tokens: h, or moe.latent_size (latent MoE), in which the
+  // tokens are also dispatched; `moe_latent` > 0 adds the h → latent → h projections.
+  int64_t expert_h = 0;
+  int64_t moe_latent = 0;
+  bool allgather_dispatcher = false;
+  bool flex_dispatcher = false;  // DeepEP/HybridEP: sorts fused, no host sync
+  // Host cost of one expert GEMM (a per_expert grouped GEMM, not under CUDA graphs): a launch
+  // per local expert, or with the stack's expert_launch_overhead one launch and that much host
+  // work per local expert.
+  int expert_gemm_launches = 1;
+  SimTime expert_gemm_host;
+  // A per_expert grouped GEMM runs one kernel per local expert (Op::gemm_streams), a fused one
+  // a single kernel over all of them.
+  bool expert_gemm_separate = false;
+  bool dispatch_host_sync = false;  // the alltoall dispatcher's token counts to the host
+  // Cross-node volume of the all-to-all dispatch and combine relative to one copy per routed
+  // expert (node-limited routing, moe_ops.h), and of the FP8 dispatch relative to 16 bits.
+  double dispatch_copy_scale = 1;
+  double dispatch_fp8_scale = 1;
+  // Mamba-2 mixer of a hybrid's M layers (mamba_ops.h), per TP rank: Megatron-Core splits the
+  // heads and groups over TP (d = d_inner/t, G = groups/t, H = heads/t).
+  int64_t mamba_heads = 0;        // H
+  int64_t mamba_groups = 0;       // G
+  int64_t mamba_head_dim = 0;     // P
+  int64_t mamba_state = 0;        // N
+  int64_t mamba_chunk = 0;        // Q = min(chunk, s)
+  int64_t mamba_conv_kernel = 0;  // K
+  int64_t mamba_inner = 0;        // d = H·P
+  int64_t mamba_conv_dim = 0;     // c = d + 2·G·N: the channels of x, B, C
+  int64_t mamba_in_proj = 0;      // in_proj N: 2·d + 2·G·N + H ([z | x | B | C | dt])
+};
+
+// The expected number of `groups` equal groups of `experts` that a token's `k` distinct,
+// uniformly routed experts fall in: groups·(1 − C(E − E/groups, k)/C(E, k)); k with one expert
+// per group, 1 with a single group.
+double expected_groups_reached(int64_t experts, int64_t groups, int64_t k);
+
+// The shape of `s`'s layers with full attention (make_layer_shape) and of layer `layer`, whose
+// attention may be windowed (model.sliding_window / sliding_window_pattern).
+LayerShape make_layer_shape(const Scenario& s);
+LayerShape make_layer_shape(const Scenario& s, int layer);
+
+}  // namespace preflight
