@@ -13,6 +13,7 @@
 #include "parallel/rank_layout.h"
 #include "simulate/simulate.h"
 #include "tests/fakes.h"
+#include "tests/load_scenario.h"
 #include "workload/generator.h"
 #include "workload/layer_ops.h"
 #include "workload/overlap_ops.h"
@@ -21,12 +22,6 @@ namespace preflight {
 namespace {
 
 SimTime us(double v) { return SimTime::microseconds(v); }
-
-Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return s.ok() ? *s : Scenario{};
-}
 
 std::string load_error(const std::string& yaml, const std::vector<std::string>& overrides) {
   StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);

@@ -9,6 +9,7 @@
 #include "config/loader.h"
 #include "network/backends.h"
 #include "tests/fakes.h"
+#include "tests/load_scenario.h"
 #include "workload/generator.h"
 #include "workload/layer_ops.h"
 #include "workload/schedule.h"
@@ -17,12 +18,6 @@ namespace preflight {
 namespace {
 
 SimTime us(double v) { return SimTime::microseconds(v); }
-
-Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return s.ok() ? *s : Scenario{};
-}
 
 Step run_step(int block, const PipelineTask& t) {
   Step s;
@@ -427,10 +422,9 @@ TEST(Execute, WaitForATrailingDpCollectiveIsExposedDpComm) {
   }
 }
 
-TEST(Execute, CrossStageCollectiveStartsWhenTheLastMemberArrives) {
-  // Stage 0 arrives at the tied-embedding all-reduce at 10 us, stage 1 at 50 us; the all-reduce
-  // (n = 2, 1 MB at 10 GB/s = 100 us) runs for both from 50 us: both end at 150 us, stage 0
-  // after 40 us of bubble.
+// Two stages: stage 0 runs "short", stage 1 "long", then both join the tied-embedding all-reduce
+// of 1 MB (and, with `host_sync`, the host waits for the GPU after it).
+Workload embedding_allreduce_workload(bool host_sync) {
   Workload w;
   w.blocks.push_back(Block{"short", {memory_op("short", 0)}});
   w.blocks.push_back(Block{"long", {memory_op("long", 0)}});
@@ -447,11 +441,21 @@ TEST(Execute, CrossStageCollectiveStartsWhenTheLastMemberArrives) {
     c.op = collective_op("embedding.allreduce", CollectiveKind::kAllReduce, GroupKind::kEmbedding,
                          Bytes(1'000'000));
     prog.steps.push_back(c);
-    Step sync;
-    sync.kind = StepKind::kHostSync;
-    prog.steps.push_back(sync);
+    if (host_sync) {
+      Step sync;
+      sync.kind = StepKind::kHostSync;
+      prog.steps.push_back(sync);
+    }
     w.stages.push_back(prog);
   }
+  return w;
+}
+
+TEST(Execute, CrossStageCollectiveStartsWhenTheLastMemberArrives) {
+  // Stage 0 arrives at the tied-embedding all-reduce at 10 us, stage 1 at 50 us; the all-reduce
+  // (n = 2, 1 MB at 10 GB/s = 100 us) runs for both from 50 us: both end at 150 us, stage 0
+  // after 40 us of bubble.
+  const Workload w = embedding_allreduce_workload(/*host_sync=*/true);
   FakeComputeModel compute(SimTime::zero());
   compute.set("short", us(10));
   compute.set("long", us(50));
@@ -861,24 +865,7 @@ TEST(ExecuteWithTransport, AsyncCarriedCollectiveIsWaitedForByTheKernelThatNeeds
 TEST(ExecuteWithTransport, TiedEmbeddingAllReduceIsCarriedOnceForBothStages) {
   // Stage 0 arrives at 10 us, stage 1 at 50 us; the carried all-reduce (60 us in the fake)
   // starts at 50 us for both: both end at 110 us, stage 0 after 40 us of bubble.
-  Workload w;
-  w.blocks.push_back(Block{"short", {memory_op("short", 0)}});
-  w.blocks.push_back(Block{"long", {memory_op("long", 0)}});
-  for (int stage = 0; stage < 2; ++stage) {
-    Program prog;
-    prog.stage = stage;
-    Step r;
-    r.kind = StepKind::kRun;
-    r.block = stage;
-    prog.steps.push_back(r);
-    Step c;
-    c.kind = StepKind::kCollective;
-    c.tag = -1;
-    c.op = collective_op("embedding.allreduce", CollectiveKind::kAllReduce, GroupKind::kEmbedding,
-                         Bytes(1'000'000));
-    prog.steps.push_back(c);
-    w.stages.push_back(prog);
-  }
+  const Workload w = embedding_allreduce_workload(/*host_sync=*/false);
   FakeComputeModel compute(SimTime::zero());
   compute.set("short", us(10));
   compute.set("long", us(50));

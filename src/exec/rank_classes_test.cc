@@ -10,17 +10,12 @@
 #include "config/loader.h"
 #include "exec/executor.h"
 #include "network/backends.h"
+#include "tests/load_scenario.h"
 #include "workload/generator.h"
 #include "workload/layer_ops.h"
 
 namespace preflight {
 namespace {
-
-Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return s.ok() ? *s : Scenario{};
-}
 
 // Runs `s` on the analytical network with the roofline, slowed on `slow` when given.
 ExecutionResult run(const Scenario& s, bool fold = true, std::vector<SlowRank> slow = {}) {

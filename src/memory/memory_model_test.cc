@@ -12,6 +12,7 @@
 #include "config/loader.h"
 #include "config/presets.h"
 #include "model/transformer.h"
+#include "tests/load_scenario.h"
 #include "validation/dataset.h"
 #include "workload/generator.h"
 
@@ -19,12 +20,6 @@ namespace preflight {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return s.ok() ? *s : Scenario{};
-}
 
 // Korthikanti et al. 2022 count with Megatron's unfused attention core.
 const std::vector<std::string> kSequenceParallelSelective = {"parallelism.sequence_parallel=true",

@@ -8,15 +8,10 @@
 #include "config/loader.h"
 #include "memory/memory_model.h"
 #include "model/transformer.h"
+#include "tests/load_scenario.h"
 
 namespace preflight {
 namespace {
-
-Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return s.ok() ? *s : Scenario{};
-}
 
 // GPT-3 13B on 4 DGX A100 nodes: TP 4, PP 4, DP 2, 16 micro-batches of 1.
 const char* k13b = R"(

@@ -9,17 +9,12 @@
 
 #include "config/loader.h"
 #include "model/transformer.h"
+#include "tests/load_scenario.h"
 #include "workload/layer_ops.h"
 #include "workload/schedule.h"
 
 namespace preflight {
 namespace {
-
-Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return s.ok() ? *s : Scenario{};
-}
 
 // GPT-3 1.7B (24 layers) on one DGX A100: TP 2, PP 4, DP 1, 8 micro-batches of 1.
 const char* kPipeline = R"(

@@ -7,15 +7,10 @@
 
 #include "config/loader.h"
 #include "model/transformer.h"
+#include "tests/load_scenario.h"
 
 namespace preflight {
 namespace {
-
-Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  StatusOr<Scenario> s = load_scenario_text(yaml, "test.yaml", overrides);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return s.ok() ? *s : Scenario{};
-}
 
 // A GPT layer with h = 4096, a = 32, F = 4h on one DGX A100; b = 2, s = 2048.
 const char* kGpt = R"(
