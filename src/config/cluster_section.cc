@@ -259,6 +259,13 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   c->cpu_vendor = kCpus[r.get_choice("cpu_vendor", 0, kCpus)];
   // PCIe generation of the GPU<->NIC path: Gen3 for V100 systems, Gen4 for A100, Gen5 after.
   c->pcie_gen = r.get_int("pcie_gen", architecture_traits(c->gpu.architecture).pcie_gen, 3);
+  // GPU <-> host copies: x16 of the PCIe generation at 0.8 of its line rate (SimAI's "PCIe Gen5
+  // effective" 51.2 GB/s = 64 × 0.8), unless the cluster states its own (Grace's NVLink-C2C).
+  // No host link reaches 10 TB/s (NVLink-C2C: 450 GB/s per direction).
+  if (r.status().ok() && c->pcie_gen >= 3 && c->pcie_gen <= 6) {
+    c->host_bandwidth = Bandwidth::gigabytes_per_second(16.0 * (1 << (c->pcie_gen - 3)) * 0.8);
+  }
+  c->host_bandwidth = r.get_bandwidth("host_bandwidth", c->host_bandwidth, "10TB/s");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   if (int64_t{c->nodes} * c->gpus_per_node > INT32_MAX) {  // total_gpus() is an int
     return invalid_argument(source + ": cluster.nodes: " + std::to_string(c->nodes) + " nodes of " +
@@ -271,6 +278,9 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   }
   if (c->nvlink_bandwidth.bytes_per_second() <= 0) {
     return invalid_argument(source + ": cluster.nvlink_bandwidth: expected a positive bandwidth");
+  }
+  if (c->host_bandwidth.bytes_per_second() <= 0) {
+    return invalid_argument(source + ": cluster.host_bandwidth: expected a positive bandwidth");
   }
   return read_topology(node["topology"], source, c);
 }

@@ -175,6 +175,8 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   p->overlap_moe_comm = r.get_bool("overlap_moe_comm", false);
   // No GPU holds 16 TiB (cluster.gpu.hbm_capacity's bound).
   p->grad_bucket_size = r.get_bytes("grad_bucket_size", p->grad_bucket_size, "16TiB");
+  // Bounded by the model's layers in validate_scenario().
+  p->offload_layers = r.get_int("offload_layers", 0, 0);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   if (p->vpp > 1 && !r.has("schedule")) p->schedule = Schedule::kInterleaved;
   return Status();

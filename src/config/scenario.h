@@ -315,6 +315,11 @@ struct ClusterConfig {
   std::string cpu_vendor =
       "intel";       // host CPU (NCCL's low-latency caps differ for AMD, nccl.md §5.4)
   int pcie_gen = 4;  // GPU<->NIC PCIe generation (x16), caps NCCL's per-channel NIC bw
+  // GPU <-> host memory copy bandwidth per GPU, one direction (pinned cudaMemcpyAsync on a copy
+  // engine): what activation offloading (parallelism.offload_layers) moves at. PCIe systems: x16
+  // of pcie_gen at 0.8 of the line rate (51.2 GB/s for Gen5, SimAI's "PCIe Gen5 effective");
+  // Grace systems: their NVLink-C2C share (cluster presets).
+  Bandwidth host_bandwidth = Bandwidth::gigabytes_per_second(25.6);
   TopologyConfig topology;
 
   int total_gpus() const { return nodes * gpus_per_node; }
@@ -447,6 +452,12 @@ struct ParallelismConfig {
   bool overlap_p2p = false;
   bool overlap_grad_reduce = false;
   Bytes grad_bucket_size = Bytes(160'000'000);  // Megatron's DDP bucket: 40M fp32 gradients
+  // Activation offloading to host memory (Megatron-Core --cpu-offloading-num-layers with
+  // Transformer Engine's offload context): the saved activations of the first `offload_layers`
+  // layers go to the host during the forward and come back before their backward, on a copy
+  // stream (docs/memory.md, docs/workload.md "Activation offloading"). Megatron's rules: fewer
+  // than the model's layers, PP 1, no recompute, no CUDA graphs.
+  int offload_layers = 0;
 };
 
 // How collectives are chosen and timed: NCCL's tuning model picks the algorithm, protocol and

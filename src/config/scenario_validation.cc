@@ -88,6 +88,44 @@ Status validate_recompute_modules(const Scenario& s) {
   return Status();
 }
 
+// Activation offloading (parallelism.offload_layers) under Megatron-Core's own rules
+// (TransformerConfig.__post_init__): fewer layers than the model's, no pipeline parallelism, no
+// recompute of any granularity; and no CUDA graphs (Megatron rejects cpu_offloading with them).
+Status validate_offload(const Scenario& s) {
+  const ParallelismConfig& p = s.parallelism;
+  const int n = p.offload_layers;
+  if (n == 0) return Status();
+  const std::string key = "parallelism.offload_layers: " + str(n);
+  if (n >= s.model.layers) {
+    return invalid_argument(key + ": expected fewer than model.layers (" + str(s.model.layers) +
+                            "), as Megatron's cpu_offloading_num_layers");
+  }
+  if (p.pp > 1) {
+    return invalid_argument(key + ": expected pp 1 (Megatron has no CPU offloading with " +
+                            "pipeline parallelism; pp is " + str(p.pp) + ")");
+  }
+  if (p.schedule != Schedule::kOneFOneB) {
+    return invalid_argument(key + std::string(": expected schedule: 1f1b (with pp 1, each ") +
+                            "micro-batch's forward then its backward, as Megatron runs it; " +
+                            "schedule " + to_string(p.schedule) + ")");
+  }
+  if (p.recompute != Recompute::kNone) {
+    return invalid_argument(key + std::string(": expected recompute: none (Megatron's CPU ") +
+                            "offloading does not work with activation recomputation; recompute " +
+                            to_string(p.recompute) + ")");
+  }
+  if (p.overlap_moe_comm) {
+    return invalid_argument(
+        key + ": with parallelism.overlap_moe_comm: the combined 1F1B " +
+        "schedule's offloading is not modelled; expected overlap_moe_comm: " + "false");
+  }
+  if (s.training.cuda_graphs) {
+    return invalid_argument(key + ": expected training.cuda_graphs: none (Megatron does not " +
+                            "capture CPU offloading in CUDA graphs)");
+  }
+  return Status();
+}
+
 // Expert, context-parallel and attention-variant rules.
 Status validate_moe_and_cp(const Scenario& s) {
   const ModelConfig& m = s.model;
@@ -447,6 +485,7 @@ Status validate_scenario(const Scenario& s) {
                               to_string(p.schedule));
     }
   }
+  PREFLIGHT_RETURN_IF_ERROR(validate_offload(s));
   const GpuConfig& g = s.cluster.gpu;
   const bool fp8_family = t.precision == Precision::kFp8 ||
                           t.precision == Precision::kFp8Blockwise ||

@@ -20,6 +20,8 @@ struct Breakdown {
   SimTime cp_comm;     // exposed context-parallel K/V exchange
   SimTime other_comm;  // exposed communication of no known kind (trace nodes without a category)
   SimTime optimizer;   // optimizer step
+  // The compute stream waiting for activation copies to or from host memory (offloading).
+  SimTime offload;
   // Idle waiting for other ranks or stages (pipeline fill and drain); in a trace replay, nothing
   // running at all.
   SimTime bubble;
@@ -27,7 +29,9 @@ struct Breakdown {
   SimTime exposed_comm() const {
     return tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + other_comm;
   }
-  SimTime total() const { return compute + host_overhead + exposed_comm() + optimizer + bubble; }
+  SimTime total() const {
+    return compute + host_overhead + exposed_comm() + optimizer + offload + bubble;
+  }
 };
 
 }  // namespace preflight

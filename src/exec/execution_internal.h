@@ -69,6 +69,9 @@ class StageRunner final : public EventHandler {
   // State, readable by Execution.
   SimTime host, compute, comm;  // host thread, compute stream, TP communication stream
   SimTime dp_stream;            // the DP gradient-reduction stream (overlapped buckets)
+  // Activation offloading's copy stream, and when each issued copy (by tag) ends.
+  SimTime copy_stream;
+  std::map<int64_t, SimTime> copies;
   // The collective last started on each communication stream, [start, end) (end as planned
   // when a transport carries it) and its SM share: compute kernels that run under it slow down.
   struct Busy {

@@ -117,6 +117,8 @@ struct ExecutorOptions {
   // change nothing).
   RankLayout layout;
   bool fold_replicas = true;
+  // Activation offloading's copies (StepKind::kHostCopy) run at this rate: cluster.host_bandwidth.
+  Bandwidth host_bandwidth = Bandwidth::gigabytes_per_second(25.6);
 };
 
 // Whether DP replicas can be simulated apart: every collective inside a block stays within one

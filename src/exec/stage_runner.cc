@@ -30,6 +30,9 @@ void StageRunner::add(Category c, SimTime t) {
     case Category::kOptimizer:
       b.optimizer += t;
       break;
+    case Category::kOffload:
+      b.offload += t;
+      break;
   }
 }
 
@@ -473,6 +476,41 @@ void StageRunner::run_until_blocked() {
       case StepKind::kHostSync:
         host = std::max(host, compute);
         break;
+      case StepKind::kHostCopy: {
+        // cudaMemcpyAsync on the copy stream, after the compute stream's kernels so far (the
+        // tensors it copies): an offload after the layer's forward, a reload before a backward.
+        host += launch;
+        const SimTime start = std::max(host, std::max(compute, copy_stream));
+        copy_stream = start + st.bytes / ex.options_.host_bandwidth;
+        copies[st.tag] = copy_stream;
+        // The memory counter: a reload allocates the layer's activations again.
+        if (st.backward && trace != TraceLevel::kNone &&
+            ex.options_.layer_activation_bytes.count() > 0) {
+          allocated += ex.options_.layer_activation_bytes;
+          ex.result_.memory_trace.push_back(MemorySample{stage_, start, allocated, replica()});
+        }
+        if (trace != TraceLevel::kNone) {
+          ex.record(index_, 3, start, copy_stream, st.backward ? "offload.reload" : "offload.copy",
+                    st.microbatch, Category::kOffload);
+        }
+        break;
+      }
+      case StepKind::kWaitHostCopy: {
+        const auto it = copies.find(st.tag);
+        PREFLIGHT_CHECK_MSG(it != copies.end(), "a wait for a host copy never issued");
+        if (it->second > compute) {
+          add(Category::kOffload, it->second - compute);
+          compute = it->second;
+        }
+        // The memory counter: an offload that has finished frees the layer's activations.
+        if (!st.backward && trace != TraceLevel::kNone &&
+            ex.options_.layer_activation_bytes.count() > 0) {
+          allocated += ex.options_.layer_activation_bytes * -1;
+          ex.result_.memory_trace.push_back(MemorySample{stage_, compute, allocated, replica()});
+        }
+        copies.erase(it);
+        break;
+      }
     }
     ++step;
   }

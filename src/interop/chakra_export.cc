@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 
+#include "memory/memory_model.h"
 #include "workload/generator.h"
 
 namespace preflight {
@@ -30,6 +31,8 @@ const char* category_name(Category c) {
       return "ep";
     case Category::kCpComm:
       return "cp";
+    case Category::kOffload:
+      return "offload";
   }
   return "compute";
 }
@@ -119,12 +122,13 @@ class GroupNames {
 class Lowering {
  public:
   Lowering(const Workload& w, const Layout& layout,
-           const std::vector<std::vector<SimTime>>& durations, SimTime launch, GroupNames* names,
-           int stage, int local)
+           const std::vector<std::vector<SimTime>>& durations, SimTime launch,
+           Bandwidth host_bandwidth, GroupNames* names, int stage, int local)
       : w_(w),
         layout_(layout),
         durations_(durations),
         launch_(launch),
+        host_bandwidth_(host_bandwidth),
         names_(names),
         stage_(stage),
         local_(local) {}
@@ -317,6 +321,27 @@ class Lowering {
       case StepKind::kHostSync:
         host_ = {join_node("host_sync", join({&host_, &comp_}), true, 0)};
         return;
+      case StepKind::kHostCopy: {
+        // An activation copy to or from host memory on stream 3, with its duration at
+        // cluster.host_bandwidth: a COMP node, since Chakra's MEM_LOAD/MEM_STORE nodes stand
+        // for HBM traffic in the replay.
+        launch();
+        ChakraNode n;
+        n.name = st.backward ? "offload.reload" : "offload.copy";
+        n.type = ChakraNodeType::kComp;
+        n.category = category_name(Category::kOffload);
+        n.tensor_size = st.bytes.count();
+        set_duration(&n, st.bytes / host_bandwidth_);
+        n.stream = 3;
+        copy_ = {add(std::move(n), join({&host_, &comp_, &copy_}))};
+        copies_[st.tag] = copy_.front();
+        return;
+      }
+      case StepKind::kWaitHostCopy: {
+        const Deps copy = {copies_.at(st.tag)};
+        comp_ = join({&comp_, &copy});
+        return;
+      }
     }
   }
 
@@ -329,6 +354,9 @@ class Lowering {
   bool counting_ = false;
   uint64_t next_ = 0;
   Deps host_, comp_, tp_, dp_;  // the last node(s) of the host thread and of each stream
+  Bandwidth host_bandwidth_;
+  Deps copy_;                           // activation offloading's copy stream
+  std::map<int64_t, uint64_t> copies_;  // each host copy's node, by tag
   ChakraTrace t_;
 };
 
@@ -352,7 +380,8 @@ StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w
   GroupNames names;
   int64_t total = 0;
   for (size_t st = 0; st < w.stages.size(); ++st) {
-    Lowering l(w, layout, durations, launch_overhead, &names, static_cast<int>(st), 0);
+    Lowering l(w, layout, durations, launch_overhead, s.cluster.host_bandwidth, &names,
+               static_cast<int>(st), 0);
     total += l.count() * layout.stage_ranks();
   }
   if (total > max_nodes) {
@@ -366,7 +395,8 @@ StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w
   ChakraWorkload out;
   for (size_t st = 0; st < w.stages.size(); ++st) {
     for (int local = 0; local < layout.stage_ranks(); ++local) {
-      Lowering l(w, layout, durations, launch_overhead, &names, static_cast<int>(st), local);
+      Lowering l(w, layout, durations, launch_overhead, s.cluster.host_bandwidth, &names,
+                 static_cast<int>(st), local);
       out.ranks.push_back(l.run());
     }
   }
@@ -378,7 +408,7 @@ StatusOr<ChakraWorkload> export_chakra(const Scenario& s, int64_t max_nodes) {
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
   const std::unique_ptr<ComputeModel> compute =
       make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
-  return workload_to_chakra(s, generate_workload(s), *compute,
+  return workload_to_chakra(s, generate_workload(s, offloaded_layer_bytes(s)), *compute,
                             s.cluster.gpu.calibration.launch_overhead, max_nodes);
 }
 

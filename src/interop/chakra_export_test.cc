@@ -78,6 +78,15 @@ TEST(ChakraExport, RoundTripRingAttentionAndZero3) {
       {"parallelism.tp=2", "parallelism.pp=1", "parallelism.dp=8", "parallelism.zero_stage=3"}));
 }
 
+TEST(ChakraExport, RoundTripActivationOffloading) {
+  // The host copies on their own stream (a slow host link exposes them), with and without
+  // ZeRO-3's per-layer gathers around them.
+  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=1", "parallelism.dp=8",
+                              "parallelism.offload_layers=4", "cluster.host_bandwidth=2GB/s"}));
+  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=1", "parallelism.dp=8",
+                              "parallelism.zero_stage=3", "parallelism.offload_layers=4"}));
+}
+
 TEST(ChakraExport, RoundTripMoeWithExpertParallelismAndSkewedRouting) {
   expect_round_trip(scenario({"model.preset=mixtral-8x7b", "cluster.preset=dgx-h100",
                               "parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",

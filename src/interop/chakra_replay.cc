@@ -32,6 +32,7 @@ enum Class : uint8_t {
   kEp,
   kCp,
   kOtherComm,
+  kOffload,  // activation copies to or from host memory (Preflight's export, category offload)
   kCpu,
   kClasses,
 };
@@ -48,6 +49,7 @@ Class class_of(const ChakraNode& n) {
   if (c == "dp") return kDp;
   if (c == "ep") return kEp;
   if (c == "cp") return kCp;
+  if (c == "offload") return kOffload;
   if (c == "compute") return kCompute;
   const bool comm = n.type == ChakraNodeType::kColl || n.type == ChakraNodeType::kSend ||
                     n.type == ChakraNodeType::kRecv;
@@ -69,6 +71,8 @@ Category category_of(Class c) {
       return Category::kEpComm;
     case kCp:
       return Category::kCpComm;
+    case kOffload:
+      return Category::kOffload;
     default:
       return Category::kCompute;
   }
@@ -668,6 +672,8 @@ class Replay final : public EventHandler {
           *slot[c] += d;
           break;
         }
+      } else if (active[kOffload] > 0) {
+        b.offload += d;  // the GPU waits for a copy to or from the host
       } else if (active[kCpu] > 0) {
         b.host_overhead += d;
       } else {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "memory/memory_model.h"
 #include "workload/generator.h"
 #include "workload/schedule.h"
 
@@ -499,6 +500,12 @@ StatusOr<SimaiExport> workload_to_simai(const Scenario& s, const Workload& w,
       case StepKind::kCollective:
         add_comm(st.op, iteration, false, v, cur);
         break;
+      case StepKind::kHostCopy:
+        // SimAI's workload format has no host copies: activation offloading is left out.
+        if (std::find(out.dropped.begin(), out.dropped.end(), "offload") == out.dropped.end()) {
+          out.dropped.push_back("offload");
+        }
+        break;
       case StepKind::kCommAsync:
         // The weight-gradient column carries non-blocking comm on the DP groups, in the
         // backward only; in the forward (ZeRO-3 parameter gathers) SimAI has no DP column.
@@ -568,7 +575,7 @@ StatusOr<SimaiExport> export_simai(const Scenario& s, int stage) {
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
   const std::unique_ptr<ComputeModel> compute =
       make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
-  return workload_to_simai(s, generate_workload(s), *compute, stage);
+  return workload_to_simai(s, generate_workload(s, offloaded_layer_bytes(s)), *compute, stage);
 }
 
 SimaiColumns simai_columns(const ExecutionResult& r) {

@@ -21,6 +21,16 @@ struct Step {
   bool split = false;  // changes the model's split or the GPU count (else a saving in place)
 };
 
+// The limiting stage's peak of `s`, or false when `s` is not a valid strategy.
+bool peak_of(const Scenario& s, Bytes* peak, bool* fits) {
+  if (!validate_scenario(s).ok()) return false;
+  const MemoryReport m = estimate_memory(s);
+  if (m.stages.empty()) return false;
+  *peak = m.stages[m.limiting_stage].peak;
+  *fits = m.fits;
+  return true;
+}
+
 // The single changes that can lower the limiting stage's peak, least disruptive first: shard the
 // optimizer or model states over DP, recompute everything, a smaller micro-batch, then more model
 // parallelism on the same GPUs (CP, TP, PP, each taken from DP), then more GPUs holding the same
@@ -60,6 +70,31 @@ std::vector<Step> single_steps(const Scenario& base) {
     add("micro-batch 1", {"training.micro_batch=1"},
         [](Scenario& s) { s.training.micro_batch = 1; });
   }
+  // Activation offloading where Megatron allows it (PP 1, no recompute, no CUDA graphs): the
+  // fewest layers that fit, or all but one. The HBM it saves grows with the layers offloaded.
+  const int layers = base.model.layers;
+  if (p.pp == 1 && p.recompute == Recompute::kNone && p.schedule == Schedule::kOneFOneB &&
+      !p.overlap_moe_comm && !base.training.cuda_graphs && p.offload_layers < layers - 1) {
+    auto offloaded = [&](int n) {
+      Scenario s = base;
+      s.parallelism.offload_layers = n;
+      return s;
+    };
+    int lo = p.offload_layers + 1, hi = layers - 1;
+    while (lo < hi) {  // the fewest layers whose offloading fits
+      const int mid = lo + (hi - lo) / 2;
+      Bytes peak;
+      bool fits = false;
+      if (peak_of(offloaded(mid), &peak, &fits) && fits) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    add("offloading the activations of " + std::to_string(lo) + " layers",
+        {"parallelism.offload_layers=" + std::to_string(lo)},
+        [&](Scenario& s) { s.parallelism.offload_layers = lo; });
+  }
   for (int k : {2, 4, 8}) {
     if (p.dp % k != 0) continue;
     const std::string dp = std::to_string(p.dp / k);
@@ -95,16 +130,6 @@ std::vector<Step> single_steps(const Scenario& base) {
         });
   }
   return out;
-}
-
-// The limiting stage's peak of `s`, or false when `s` is not a valid strategy.
-bool peak_of(const Scenario& s, Bytes* peak, bool* fits) {
-  if (!validate_scenario(s).ok()) return false;
-  const MemoryReport m = estimate_memory(s);
-  if (m.stages.empty()) return false;
-  *peak = m.stages[m.limiting_stage].peak;
-  *fits = m.fits;
-  return true;
 }
 
 std::string sets_text(const std::vector<std::string>& sets) {
@@ -147,6 +172,8 @@ std::vector<std::string> memory_advice(const Scenario& s, const MemoryReport& m)
       both.parallelism.zero_stage = std::max(both.parallelism.zero_stage, pa.zero_stage);
       if (pa.recompute == Recompute::kFull) both.parallelism.recompute = Recompute::kFull;
       both.training.micro_batch = std::min(both.training.micro_batch, a.s.training.micro_batch);
+      both.parallelism.offload_layers =
+          std::max(both.parallelism.offload_layers, pa.offload_layers);
       std::vector<std::string> sets = a.sets;
       sets.insert(sets.end(), b.sets.begin(), b.sets.end());
       consider(a.what + " and " + b.what, sets, both, 2);

@@ -270,7 +270,45 @@ double largest_backward(const Scenario& sc, const LayerKinds& k, const std::vect
   return most;
 }
 
+// The most layer activations one micro-batch holds in HBM with the first N = offload_layers
+// layers offloaded (pp 1, so the stage's layers are the model's), walking Transformer Engine's
+// schedule (transformer_engine/pytorch/cpu_offload.py, OffloadSynchronizer's default): layer
+// i < N is copied to the host after its forward and freed once that copy has finished, which
+// the forward of layer L − N + i waits for; its reload starts at the backward of layer
+// L − 1 − N + i and the backward of layer i waits for it. With layers of one size T the peak
+// is (L − N)·T, as TE's own comment states.
+double offloaded_peak(const Scenario& sc, const LayerKinds& k) {
+  const int layers = sc.model.layers;
+  const int n = sc.parallelism.offload_layers;
+  std::vector<double> saved(layers);
+  for (int l = 0; l < layers; ++l) saved[l] = k.saved[kind_of(sc.model, l)];
+  double held = 0, peak = 0;
+  for (int j = 0; j < layers; ++j) {
+    const int done = j - (layers - n);  // the offload that finishes before this forward
+    if (done >= 0 && done < n) held -= saved[done];
+    held += saved[j];
+    peak = std::max(peak, held);
+  }
+  for (int l = layers - 1; l >= 0; --l) {
+    const int reload = l - (layers - 1 - n);  // the reload that starts before this backward
+    if (reload >= 0 && reload < n) held += saved[reload];
+    peak = std::max(peak, held);
+    held -= saved[l];
+  }
+  return peak;
+}
+
 }  // namespace
+
+std::vector<Bytes> offloaded_layer_bytes(const Scenario& s) {
+  std::vector<Bytes> out;
+  if (s.parallelism.offload_layers == 0) return out;
+  const LayerKinds k = layer_kinds(s);
+  for (int l = 0; l < s.parallelism.offload_layers; ++l) {
+    out.push_back(to_bytes(k.saved[kind_of(s.model, l)]));
+  }
+  return out;
+}
 
 Bytes recommended_headroom(Bytes hbm) {
   return Bytes(std::max(Bytes::gib(2).count(), hbm.count() / 40));
@@ -355,7 +393,10 @@ MemoryReport estimate_memory(const Scenario& sc) {
   for (int stage = 0; stage < p; ++stage) {
     const bool first = stage == 0;
     const bool last = stage == p - 1;
-    const double chunk_bytes = chunk_layer_bytes(sc, kinds, stage);
+    // Offloading (pp 1): what the layers hold in HBM at their peak, not all of it.
+    const bool offload = par.offload_layers > 0;
+    const double chunk_bytes =
+        offload ? offloaded_peak(sc, kinds) : chunk_layer_bytes(sc, kinds, stage);
     // DualPipe: rank `stage` holds model stages `stage` and p−1−stage (chunks 0 and 1), so
     // twice the parameters, and either chunk may hold the embedding or the head.
     const bool dual = par.schedule == Schedule::kDualPipe;
@@ -406,6 +447,12 @@ MemoryReport estimate_memory(const Scenario& sc) {
     // DualPipe: a micro-batch passes through one of the two chunks; the larger one.
     if (dual) {
       mem.activations_per_microbatch = to_bytes(std::max(chunk_acts[0].bytes, chunk_acts[1].bytes));
+    }
+    if (offload) {
+      for (Bytes b : offloaded_layer_bytes(sc)) mem.offloaded += b;
+      // One micro-batch passes through all the layers, offloaded or not.
+      mem.activations_per_microbatch = to_bytes(chunk_layer_bytes(sc, kinds, stage) +
+                                                (first ? embedding : 0.0) + (last ? head : 0.0));
     }
     mem.microbatches_in_flight = f.microbatches;
     mem.layer_sets_in_flight = static_cast<double>(f.chunks) / v;

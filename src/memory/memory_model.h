@@ -41,6 +41,10 @@ struct StageMemory {
   // = microbatches_in_flight without interleaving; p·(1 + (p−1)/(p·v)) on the first stage of
   // interleaved 1F1B.
   double layer_sets_in_flight = 0;
+  // Activation offloading (parallelism.offload_layers): the saved activations of the offloaded
+  // layers for one micro-batch, held in the host's pinned memory by the end of the forward
+  // (not part of `peak`, which counts HBM only). 0 without offloading.
+  Bytes offloaded;
   Bytes logits_and_loss;  // last stage: fp32 logits kept by the loss + the half-precision logits
   Bytes comm_buffers;     // DP gradient bucket, SP all-gather buffer, ZeRO-3 parameter gathers
   Bytes framework;        // training.framework_overhead + fragmentation of short-lived tensors
@@ -76,6 +80,11 @@ Bytes layer_activation_bytes(const Scenario& s);
 // Mamba-2, attention-only, MLP-only or MoE-only layer (docs/memory.md §2.6).
 // REQUIRES: validate_scenario(s).ok(), 0 <= layer < s.model.layers.
 Bytes layer_activation_bytes(const Scenario& s, int layer);
+
+// The saved activations of each offloaded layer (layers 0 .. parallelism.offload_layers − 1),
+// per GPU and micro-batch: what each moves to the host and back (layer_activation_bytes(s, l)).
+// Empty without offloading. REQUIRES: validate_scenario(s).ok().
+std::vector<Bytes> offloaded_layer_bytes(const Scenario& s);
 
 // Bytes of weights + gradients + optimizer states per GPU for `params` dense (non-expert)
 // parameters on one GPU under the scenario's precision and sharding over dp·cp (18·params for

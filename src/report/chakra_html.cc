@@ -171,17 +171,22 @@ std::string breakdown(const ChakraReplayResult& r) {
   if (r.ranks.empty()) return "<p class=\"note\">No ranks.</p>\n";
   const Breakdown& b = r.ranks[static_cast<size_t>(r.critical_rank)].breakdown;
   using html::category_color;
-  return html::breakdown_chart("rank " + std::to_string(r.critical_rank),
-                               {{"compute", b.compute, category_color(Category::kCompute)},
-                                {"optimizer", b.optimizer, category_color(Category::kOptimizer)},
-                                {"exposed TP comm", b.tp_comm, category_color(Category::kTpComm)},
-                                {"exposed PP comm", b.pp_comm, category_color(Category::kPpComm)},
-                                {"exposed DP comm", b.dp_comm, category_color(Category::kDpComm)},
-                                {"exposed EP comm", b.ep_comm, category_color(Category::kEpComm)},
-                                {"exposed CP comm", b.cp_comm, category_color(Category::kCpComm)},
-                                {"exposed comm (no category)", b.other_comm, kOtherCommColor},
-                                {"CPU only", b.host_overhead, kCpuColor},
-                                {"idle (waiting for other ranks)", b.bubble, kIdleColor}});
+  std::vector<html::BreakdownPart> parts = {
+      {"compute", b.compute, category_color(Category::kCompute)},
+      {"optimizer", b.optimizer, category_color(Category::kOptimizer)},
+      {"exposed TP comm", b.tp_comm, category_color(Category::kTpComm)},
+      {"exposed PP comm", b.pp_comm, category_color(Category::kPpComm)},
+      {"exposed DP comm", b.dp_comm, category_color(Category::kDpComm)},
+      {"exposed EP comm", b.ep_comm, category_color(Category::kEpComm)},
+      {"exposed CP comm", b.cp_comm, category_color(Category::kCpComm)},
+      {"exposed comm (no category)", b.other_comm, kOtherCommColor}};
+  // Host copies of activation offloading, a part only in traces that have them.
+  if (b.offload.ps() > 0) {
+    parts.push_back({"exposed offload", b.offload, category_color(Category::kOffload)});
+  }
+  parts.push_back({"CPU only", b.host_overhead, kCpuColor});
+  parts.push_back({"idle (waiting for other ranks)", b.bubble, kIdleColor});
+  return html::breakdown_chart("rank " + std::to_string(r.critical_rank), parts);
 }
 
 // 3. Per rank: end time stacked as GPU busy, exposed communication and other (CPU only, idle).

@@ -52,12 +52,17 @@ std::string format_chakra_summary(const ChakraReplayResult& r, const ChakraWorkl
   const ChakraRankResult& c = r.ranks[static_cast<size_t>(r.critical_rank)];
   const Breakdown& b = c.breakdown;
   out += "\nWhere rank " + std::to_string(r.critical_rank) + "'s time goes (ms)\n";
-  const std::pair<const char*, SimTime> rows[] = {
-      {"compute", b.compute},         {"optimizer", b.optimizer},
-      {"exposed TP comm", b.tp_comm}, {"exposed PP comm", b.pp_comm},
-      {"exposed DP comm", b.dp_comm}, {"exposed EP comm", b.ep_comm},
-      {"exposed CP comm", b.cp_comm}, {"exposed comm (no category)", b.other_comm},
-      {"CPU only", b.host_overhead},  {"idle (waiting for other ranks)", b.bubble}};
+  const std::pair<const char*, SimTime> rows[] = {{"compute", b.compute},
+                                                  {"optimizer", b.optimizer},
+                                                  {"exposed TP comm", b.tp_comm},
+                                                  {"exposed PP comm", b.pp_comm},
+                                                  {"exposed DP comm", b.dp_comm},
+                                                  {"exposed EP comm", b.ep_comm},
+                                                  {"exposed CP comm", b.cp_comm},
+                                                  {"exposed comm (no category)", b.other_comm},
+                                                  {"exposed offload", b.offload},
+                                                  {"CPU only", b.host_overhead},
+                                                  {"idle (waiting for other ranks)", b.bubble}};
   for (const auto& [name, t] : rows) {
     if (t.ps() == 0 && std::string(name) != "compute") continue;
     std::snprintf(buf, sizeof buf, "  %-32s %12.3f  %5.1f%%\n", name, us(t) * 1e-3,
@@ -87,11 +92,14 @@ std::string chakra_result_json(const ChakraReplayResult& r, const ChakraWorkload
   using nlohmann::json;
   auto sec = [](SimTime t) { return t.to_seconds(); };
   auto breakdown = [&](const Breakdown& b) {
-    return json{{"compute_s", sec(b.compute)},   {"optimizer_s", sec(b.optimizer)},
-                {"tp_comm_s", sec(b.tp_comm)},   {"pp_comm_s", sec(b.pp_comm)},
-                {"dp_comm_s", sec(b.dp_comm)},   {"ep_comm_s", sec(b.ep_comm)},
-                {"cp_comm_s", sec(b.cp_comm)},   {"other_comm_s", sec(b.other_comm)},
-                {"cpu_s", sec(b.host_overhead)}, {"idle_s", sec(b.bubble)}};
+    json j{{"compute_s", sec(b.compute)},   {"optimizer_s", sec(b.optimizer)},
+           {"tp_comm_s", sec(b.tp_comm)},   {"pp_comm_s", sec(b.pp_comm)},
+           {"dp_comm_s", sec(b.dp_comm)},   {"ep_comm_s", sec(b.ep_comm)},
+           {"cp_comm_s", sec(b.cp_comm)},   {"other_comm_s", sec(b.other_comm)},
+           {"cpu_s", sec(b.host_overhead)}, {"idle_s", sec(b.bubble)}};
+    // Host copies of activation offloading (category offload), only in traces that have them.
+    if (b.offload.ps() > 0) j["offload_s"] = sec(b.offload);
+    return j;
   };
   json ranks = json::array();
   for (size_t i = 0; i < r.ranks.size(); ++i) {

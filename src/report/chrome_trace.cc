@@ -22,6 +22,8 @@ const char* category_name(Category c) {
       return "cp_comm";
     case Category::kOptimizer:
       return "optimizer";
+    case Category::kOffload:
+      return "offload";
   }
   return "?";
 }
@@ -62,6 +64,13 @@ json trace_to_json(const SimulationReport& r) {
                           {"pid", st},
                           {"tid", 2},
                           {"args", {{"name", "DP communication"}}}});
+    if (s.parallelism.offload_layers > 0) {
+      events.push_back(json{{"ph", "M"},
+                            {"name", "thread_name"},
+                            {"pid", st},
+                            {"tid", 3},
+                            {"args", {{"name", "host copies (activation offloading)"}}}});
+    }
   }
   for (const TraceInterval& t : r.execution.trace) {
     json e{{"ph", "X"},

@@ -107,11 +107,11 @@ std::vector<ComparisonRow> compare_reports(const SimulationReport& a, const Simu
       {"tp_comm", &Breakdown::tp_comm}, {"pp_comm", &Breakdown::pp_comm},
       {"dp_comm", &Breakdown::dp_comm}, {"ep_comm", &Breakdown::ep_comm},
       {"cp_comm", &Breakdown::cp_comm}, {"optimizer", &Breakdown::optimizer},
-      {"bubble", &Breakdown::bubble}};
+      {"offload", &Breakdown::offload}, {"bubble", &Breakdown::bubble}};
   const std::vector<const char*> labels = {
       "  compute",         "  host/launch overhead", "  exposed TP comm", "  exposed PP comm",
       "  exposed DP comm", "  exposed EP comm",      "  exposed CP comm", "  optimizer",
-      "  pipeline bubble"};
+      "  exposed offload", "  pipeline bubble"};
   for (size_t i = 0; i < categories.size(); ++i) {
     const auto& [name, member] = categories[i];
     rows.push_back({std::string("breakdown.") + name + "_s", labels[i], (x.*member).to_seconds(),
@@ -136,10 +136,13 @@ std::string format_comparison(const SimulationReport& a, const SimulationReport&
   std::vector<std::vector<std::string>> cells = {{"", "A", "B", "B-A", "B/A"}};
   const bool ep = a.scenario.parallelism.ep > 1 || b.scenario.parallelism.ep > 1;
   const bool cp = a.scenario.parallelism.cp > 1 || b.scenario.parallelism.cp > 1;
+  const bool offload =
+      a.scenario.parallelism.offload_layers > 0 || b.scenario.parallelism.offload_layers > 0;
   for (const ComparisonRow& row : compare_reports(a, b)) {
     const bool zero = row.a == 0 && row.b == 0;
     if (row.key == "breakdown.ep_comm_s" && !ep && zero) continue;
     if (row.key == "breakdown.cp_comm_s" && !cp && zero) continue;
+    if (row.key == "breakdown.offload_s" && !offload && zero) continue;
     if (row.key == "breakdown.compute_s") {
       cells.push_back({"where the time goes", "stage " + std::to_string(a.execution.critical_stage),
                        "stage " + std::to_string(b.execution.critical_stage), "", ""});

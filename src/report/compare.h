@@ -24,10 +24,10 @@ struct ComparisonRow {
   double ratio() const;
 };
 
-// In table order: gpus, iteration_time_s, tokens_per_s, mfu, tflops_per_gpu, the nine breakdown
+// In table order: gpus, iteration_time_s, tokens_per_s, mfu, tflops_per_gpu, the ten breakdown
 // categories of each report's critical stage (compute_s, host_overhead_s, tp_comm_s, pp_comm_s,
-// dp_comm_s, ep_comm_s, cp_comm_s, optimizer_s, bubble_s; seconds), peak_memory_bytes (per GPU,
-// the limiting stage).
+// dp_comm_s, ep_comm_s, cp_comm_s, optimizer_s, offload_s, bubble_s; seconds),
+// peak_memory_bytes (per GPU, the limiting stage).
 std::vector<ComparisonRow> compare_reports(const SimulationReport& a, const SimulationReport& b);
 
 // The table: a line naming each side (`name_a`, `name_b`: e.g. the scenario file, or "default

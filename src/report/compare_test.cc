@@ -54,7 +54,7 @@ TEST_F(CompareTest, RowsHoldBothSidesTheirDifferenceAndRatio) {
   const SimulationReport& a = *tp1_;
   const SimulationReport& b = *tp2_;
   const std::vector<ComparisonRow> rows = compare_reports(a, b);
-  ASSERT_EQ(rows.size(), 15u);  // gpus, 4 headline figures, 9 breakdown categories, memory
+  ASSERT_EQ(rows.size(), 16u);  // gpus, 4 headline figures, 10 breakdown categories, memory
   const ComparisonRow& t = row(rows, "iteration_time_s");
   EXPECT_EQ(t.a, a.iteration_time_s);
   EXPECT_EQ(t.b, b.iteration_time_s);

@@ -28,7 +28,7 @@ std::string report_csv_header() {
   return "scenario,model,gpu,gpus,nodes,tp,pp,dp,cp,ep,vpp,schedule,micro_batch,global_batch,"
          "seq_len,precision,recompute,iteration_time_s,tokens_per_s,mfu,mfu_2021,tflops_per_gpu,"
          "compute_s,host_overhead_s,tp_comm_s,pp_comm_s,dp_comm_s,ep_comm_s,cp_comm_s,"
-         "optimizer_s,bubble_s,peak_memory_bytes,hbm_bytes,fits,warnings\n";
+         "optimizer_s,bubble_s,peak_memory_bytes,hbm_bytes,fits,warnings,offload_s\n";
 }
 
 std::string report_to_csv_row(const SimulationReport& r) {
@@ -45,41 +45,21 @@ std::string report_to_csv_row(const SimulationReport& r) {
   std::string warnings;
   for (size_t k = 0; k < r.warnings.size(); ++k) warnings += (k ? "; " : "") + r.warnings[k];
   std::string row;
-  for (const std::string& f : {field(s.source),
-                               field(s.model.name),
-                               field(s.cluster.gpu.name),
-                               std::to_string(s.cluster.total_gpus()),
-                               std::to_string(s.cluster.nodes),
-                               std::to_string(p.tp),
-                               std::to_string(p.pp),
-                               std::to_string(p.dp),
-                               std::to_string(p.cp),
-                               std::to_string(p.ep),
-                               std::to_string(p.vpp),
-                               std::string(to_string(p.schedule)),
-                               std::to_string(s.training.micro_batch),
-                               std::to_string(s.training.global_batch),
-                               std::to_string(s.training.seq_len),
-                               std::string(to_string(s.training.precision)),
-                               std::string(to_string(p.recompute)),
-                               exact(r.iteration_time_s),
-                               exact(r.tokens_per_s),
-                               exact(r.mfu),
-                               exact(r.mfu_2021),
-                               exact(r.tflops_per_gpu),
-                               exact(b.compute.to_seconds()),
-                               exact(b.host_overhead.to_seconds()),
-                               exact(b.tp_comm.to_seconds()),
-                               exact(b.pp_comm.to_seconds()),
-                               exact(b.dp_comm.to_seconds()),
-                               exact(b.ep_comm.to_seconds()),
-                               exact(b.cp_comm.to_seconds()),
-                               exact(b.optimizer.to_seconds()),
-                               exact(b.bubble.to_seconds()),
-                               peak,
-                               hbm,
-                               fits,
-                               field(warnings)}) {
+  for (const std::string& f :
+       {field(s.source), field(s.model.name), field(s.cluster.gpu.name),
+        std::to_string(s.cluster.total_gpus()), std::to_string(s.cluster.nodes),
+        std::to_string(p.tp), std::to_string(p.pp), std::to_string(p.dp), std::to_string(p.cp),
+        std::to_string(p.ep), std::to_string(p.vpp), std::string(to_string(p.schedule)),
+        std::to_string(s.training.micro_batch), std::to_string(s.training.global_batch),
+        std::to_string(s.training.seq_len), std::string(to_string(s.training.precision)),
+        std::string(to_string(p.recompute)), exact(r.iteration_time_s), exact(r.tokens_per_s),
+        exact(r.mfu), exact(r.mfu_2021), exact(r.tflops_per_gpu), exact(b.compute.to_seconds()),
+        exact(b.host_overhead.to_seconds()), exact(b.tp_comm.to_seconds()),
+        exact(b.pp_comm.to_seconds()), exact(b.dp_comm.to_seconds()), exact(b.ep_comm.to_seconds()),
+        exact(b.cp_comm.to_seconds()), exact(b.optimizer.to_seconds()),
+        exact(b.bubble.to_seconds()), peak, hbm, fits, field(warnings),
+        // Appended last, so that columns read by position keep theirs.
+        exact(b.offload.to_seconds())}) {
     row += (row.empty() ? "" : ",") + f;
   }
   return row + "\n";

@@ -15,13 +15,14 @@ struct CategoryStyle {
 };
 
 // In legend order (not Category's declaration order; style() maps one to the other).
-constexpr std::array<CategoryStyle, 7> kCategories = {{{"compute", "#4e79a7"},
+constexpr std::array<CategoryStyle, 8> kCategories = {{{"compute", "#4e79a7"},
                                                        {"TP comm", "#f28e2b"},
                                                        {"PP comm", "#59a14f"},
                                                        {"DP comm", "#e15759"},
                                                        {"EP comm", "#b07aa1"},
                                                        {"CP comm", "#76b7b2"},
-                                                       {"optimizer", "#edc948"}}};
+                                                       {"optimizer", "#edc948"},
+                                                       {"offload", "#ff9da7"}}};
 
 const CategoryStyle& style(Category c) {
   switch (c) {
@@ -39,6 +40,8 @@ const CategoryStyle& style(Category c) {
       return kCategories[5];
     case Category::kOptimizer:
       return kCategories[6];
+    case Category::kOffload:
+      return kCategories[7];
   }
   return kCategories[0];
 }
@@ -48,9 +51,10 @@ const CategoryStyle& style(Category c) {
 const char* category_color(Category c) { return style(c).color; }
 const char* category_name(Category c) { return style(c).name; }
 
-std::string category_legend(const std::string& tail) {
+std::string category_legend(const std::string& tail, bool offload) {
   std::string out = "<div class=\"legend\">";
   for (const CategoryStyle& c : kCategories) {
+    if (&c == &style(Category::kOffload) && !offload) continue;
     out += std::string("<span><i style=\"background:") + c.color + "\"></i>" + c.name + "</span>";
   }
   return out + tail + "</div>\n";

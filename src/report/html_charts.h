@@ -19,8 +19,9 @@ const char* category_color(Category c);
 const char* category_name(Category c);
 
 // A <div class="legend"> of every category, in the order compute, TP, PP, DP, EP, CP comm,
-// optimizer, then `tail` (raw HTML <span>s, e.g. an idle swatch).
-std::string category_legend(const std::string& tail);
+// optimizer (then offload, for a run with activation offloading), then `tail` (raw HTML
+// <span>s, e.g. an idle swatch).
+std::string category_legend(const std::string& tail, bool offload = false);
 
 // One drawn rectangle of a timeline lane: `merged` trace intervals of one category.
 struct LaneSpan {

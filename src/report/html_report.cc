@@ -29,9 +29,9 @@ using html::svg_open;
 using html::text;
 using html::tick_step;
 
-std::string legend() {
+std::string legend(bool offload) {
   return html::category_legend(
-      "<span><i style=\"background:#fff;border:1px solid #999\"></i>idle (bubble)</span>");
+      "<span><i style=\"background:#fff;border:1px solid #999\"></i>idle (bubble)</span>", offload);
 }
 
 // 1. Iteration timeline: a row per stage, a lane per stream, spans coloured by category.
@@ -57,7 +57,7 @@ std::string timeline(const SimulationReport& r) {
   }
   // Per lane, the time each category takes in each column (for the lanes drawn as columns).
   const size_t columns = static_cast<size_t>(std::ceil(plot_w / kBucketPx));
-  const size_t kinds = static_cast<size_t>(Category::kCpComm) + 1;
+  const size_t kinds = static_cast<size_t>(Category::kOffload) + 1;
   std::vector<std::vector<double>> busy(lanes.size());
   for (size_t lane = 0; lane < lanes.size(); ++lane) {
     if (lanes[lane].size() > kLaneSpans) busy[lane].assign(columns * kinds, 0.0);
@@ -155,16 +155,17 @@ std::string breakdown(const SimulationReport& r) {
   const size_t crit =
       std::min(static_cast<size_t>(std::max(r.execution.critical_stage, 0)), st.size() - 1);
   const Breakdown& b = st[crit].breakdown;
-  return html::breakdown_chart("stage " + std::to_string(crit),
-                               {{"compute", b.compute, "#4e79a7"},
-                                {"host overhead", b.host_overhead, "#9c755f"},
-                                {"TP comm", b.tp_comm, "#f28e2b"},
-                                {"PP comm", b.pp_comm, "#59a14f"},
-                                {"DP comm", b.dp_comm, "#e15759"},
-                                {"EP comm", b.ep_comm, "#b07aa1"},
-                                {"CP comm", b.cp_comm, "#76b7b2"},
-                                {"optimizer", b.optimizer, "#edc948"},
-                                {"bubble", b.bubble, "#bab0ac"}});
+  std::vector<html::BreakdownPart> parts = {
+      {"compute", b.compute, "#4e79a7"}, {"host overhead", b.host_overhead, "#9c755f"},
+      {"TP comm", b.tp_comm, "#f28e2b"}, {"PP comm", b.pp_comm, "#59a14f"},
+      {"DP comm", b.dp_comm, "#e15759"}, {"EP comm", b.ep_comm, "#b07aa1"},
+      {"CP comm", b.cp_comm, "#76b7b2"}, {"optimizer", b.optimizer, "#edc948"}};
+  // Activation offloading's exposed copies, a part only for a run that offloads.
+  if (r.scenario.parallelism.offload_layers > 0) {
+    parts.push_back({"offload", b.offload, html::category_color(Category::kOffload)});
+  }
+  parts.push_back({"bubble", b.bubble, "#bab0ac"});
+  return html::breakdown_chart("stage " + std::to_string(crit), parts);
 }
 
 // 3. Memory per stage: stacked bars of weights/gradients/optimizer/activations/other, HBM line.
@@ -265,7 +266,8 @@ std::string report_to_html(const SimulationReport& r) {
   for (const std::string& w : r.warnings) {
     out += "<p class=\"note\">warning: " + html::esc(w) + "</p>\n";
   }
-  out += "<h2>Iteration timeline per pipeline stage</h2>\n" + legend() +
+  out += "<h2>Iteration timeline per pipeline stage</h2>\n" +
+         legend(r.scenario.parallelism.offload_layers > 0) +
          "<p class=\"note\">Lanes per stage: compute stream, TP/PP communication, DP "
          "communication; gaps are idle time. * marks the critical stage.</p>\n" +
          timeline(r);

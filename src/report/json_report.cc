@@ -22,13 +22,15 @@ nlohmann::json recompute_module_names(const ParallelismConfig& p) {
 
 using nlohmann::json;
 
-json breakdown_json(const Breakdown& b) {
-  return json{
-      {"compute_s", b.compute.to_seconds()}, {"host_overhead_s", b.host_overhead.to_seconds()},
-      {"tp_comm_s", b.tp_comm.to_seconds()}, {"pp_comm_s", b.pp_comm.to_seconds()},
-      {"dp_comm_s", b.dp_comm.to_seconds()}, {"ep_comm_s", b.ep_comm.to_seconds()},
-      {"cp_comm_s", b.cp_comm.to_seconds()}, {"optimizer_s", b.optimizer.to_seconds()},
-      {"bubble_s", b.bubble.to_seconds()}};
+// `offload`: the run offloads activations, so the parts include the exposed copies.
+json breakdown_json(const Breakdown& b, bool offload) {
+  json j{{"compute_s", b.compute.to_seconds()}, {"host_overhead_s", b.host_overhead.to_seconds()},
+         {"tp_comm_s", b.tp_comm.to_seconds()}, {"pp_comm_s", b.pp_comm.to_seconds()},
+         {"dp_comm_s", b.dp_comm.to_seconds()}, {"ep_comm_s", b.ep_comm.to_seconds()},
+         {"cp_comm_s", b.cp_comm.to_seconds()}, {"optimizer_s", b.optimizer.to_seconds()},
+         {"bubble_s", b.bubble.to_seconds()}};
+  if (offload) j["offload_s"] = b.offload.to_seconds();
+  return j;
 }
 
 }  // namespace
@@ -173,6 +175,11 @@ json scenario_to_json(const Scenario& s) {
            {"overlap_p2p", p.overlap_p2p},
            {"overlap_grad_reduce", p.overlap_grad_reduce},
            {"grad_bucket_size_bytes", p.grad_bucket_size.count()}};
+  // Activation offloading, and the host link its copies use, only where it is on.
+  if (p.offload_layers > 0) {
+    par["offload_layers"] = p.offload_layers;
+    cluster["host_bandwidth_bps"] = c.host_bandwidth.bytes_per_second();
+  }
   const CollectivesConfig& k2 = s.collectives;
   json coll{{"nccl_version", k2.nccl_version},
             {"algo", k2.algo},
@@ -205,6 +212,7 @@ json scenario_to_json(const Scenario& s) {
 json report_to_json(const SimulationReport& r) {
   const ExecutionResult& e = r.execution;
   const StageResult& crit = e.stages[e.critical_stage];
+  const bool offload = r.scenario.parallelism.offload_layers > 0;
   json stages = json::array();
   for (size_t i = 0; i < e.stages.size(); ++i) {
     const StageResult& s = e.stages[i];
@@ -223,7 +231,7 @@ json report_to_json(const SimulationReport& r) {
     }
     stages.push_back(json{{"stage", i},
                           {"end_s", s.end.to_seconds()},
-                          {"breakdown", breakdown_json(s.breakdown)},
+                          {"breakdown", breakdown_json(s.breakdown, offload)},
                           {"compute_busy_s", s.busy_compute.to_seconds()},
                           {"collectives", colls}});
   }
@@ -312,7 +320,7 @@ json report_to_json(const SimulationReport& r) {
            {"parameters", r.parameters},
            {"microbatches", r.microbatches},
            {"critical_stage", e.critical_stage},
-           {"breakdown", breakdown_json(crit.breakdown)},
+           {"breakdown", breakdown_json(crit.breakdown, offload)},
            {"stages", stages},
            {"memory", memory_to_json(r.scenario, r.memory)},
            {"notes", r.scenario.notes},

@@ -31,6 +31,9 @@ json memory_to_json(const Scenario& scenario, const MemoryReport& m) {
              {"capacity_bytes", s.capacity.count()},
              {"headroom_bytes", s.headroom.count()},
              {"fits", s.fits}});
+    if (scenario.parallelism.offload_layers > 0) {
+      stages.back()["offloaded_bytes"] = s.offloaded.count();
+    }
   }
   return json{{"fits", m.fits},
               {"limiting_stage", m.limiting_stage},

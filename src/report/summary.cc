@@ -154,6 +154,13 @@ std::string format_summary(const SimulationReport& r) {
       }
     }
   }
+  if (s.parallelism.offload_layers > 0 && !r.memory.stages.empty()) {
+    out += line(
+        "offload          activations of layers 0-%d of %d to the host: %.1f GiB per GPU and "
+        "micro-batch, at %.1f GB/s each way (cluster.host_bandwidth)",
+        s.parallelism.offload_layers - 1, s.model.layers, r.memory.stages[0].offloaded.to_gib(),
+        s.cluster.host_bandwidth.gigabytes_per_second());
+  }
   const ExecutionResult& e = r.execution;
   for (const DegradedLink& x : s.simulation.degraded_links) {
     out += line("degraded link    %s at %.1f %% of its rate%s", x.link.c_str(), x.capacity * 100,
@@ -208,6 +215,7 @@ std::string format_summary(const SimulationReport& r) {
   if (par.ep > 1 || b.ep_comm > SimTime()) row("exposed EP comm", b.ep_comm);
   if (par.cp > 1 || b.cp_comm > SimTime()) row("exposed CP comm", b.cp_comm);
   row("optimizer", b.optimizer);
+  if (par.offload_layers > 0) row("exposed offload", b.offload);
   row("pipeline bubble", b.bubble);
   if (r.execution.has_network_stats) {
     const NetworkStats& n = r.execution.network;

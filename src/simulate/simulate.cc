@@ -105,6 +105,7 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
                                             m.framework);
     }
   }
+  exec_options.host_bandwidth = s.cluster.host_bandwidth;
   exec_options.transport = make_transport_factory(network->fabric_factory(), s);
   exec_options.layout = RankLayout::of(s);
   // Stragglers (simulation.slow_ranks): their replicas run apart from the rest.
@@ -171,7 +172,8 @@ StatusOr<SimulationReport> simulate(const Scenario& s, const SimulateOptions& op
           " s); expected a smaller global_batch/seq_len or a faster cluster");
     }
   }
-  return run_workload(s, generate_workload(s), options, /*imported=*/false, wall_start);
+  return run_workload(s, generate_workload(s, offloaded_layer_bytes(s)), options,
+                      /*imported=*/false, wall_start);
 }
 
 StatusOr<SimulationReport> simulate_workload(const Scenario& s, const Workload& workload,

@@ -396,6 +396,7 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
     << "  tp_comm_overlap: " << (d.tp_comm_overlap && sp && tp > 1 ? "true" : "false") << "\n"
     << "  overlap_p2p: " << (d.overlap_p2p && pp > 1 && vpp > 1 ? "true" : "false") << "\n";
   if (d.zero_stage > 0 && dp > 1) y << "  zero_stage: " << d.zero_stage << "\n";
+  if (d.offload_layers > 0 && pp == 1) y << "  offload_layers: " << d.offload_layers << "\n";
   if (match.kind == "moe" || match.kind == "hybrid") {
     y << "  ep: " << ep << "\n  etp: " << d.etp << "\n";
     if (d.overlap_moe_comm && ep > 1) y << "  overlap_moe_comm: true\n";

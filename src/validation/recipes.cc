@@ -1,6 +1,8 @@
 #include "validation/recipes.h"
 
+#include <cctype>
 #include <cstdio>
+#include <string>
 
 #include "validation/published.h"
 
@@ -74,6 +76,32 @@ bool full_iteration_moe(const PublishedRow& row) {
     return g == "GB200" || g == "GB300" || (g == "B300" && c >= 260601);
   }
   return false;
+}
+
+// The Megatron-FSDP recipes' cpu_offloading_num_layers (llama3_workload_base_configs.py and
+// llama31_workload_base_configs.py, the same in every version of the tables' containers, 25.09
+// to 26.04; with FP8 current scaling, "FP8_CS", the FP8 of the tables): LLaMA-3 70B on GB200 40
+// (BF16 20), on GB300 20 (BF16 30), on B200 5; LLaMA-3.1 405B (TP 2) on GB200 95, on GB300 10
+// (BF16 40). B300 and H100 offload nothing.
+int recipe_offload_layers(const PublishedRow& row, bool fsdp) {
+  if (row.source != "mbridge_perf" || !fsdp) return 0;
+  std::string p;
+  for (char c : row.precision) p += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const bool bf16 = p == "BF16";
+  const bool fp8 = p == "FP8" || p == "FP8-CS" || (p.empty() && contains(row.notes, "FP8 implied"));
+  if (!bf16 && !fp8) return 0;
+  const std::string& g = row.gpu;
+  if (contains(row.model, "LLAMA3_70B")) {
+    if (g == "GB200") return fp8 ? 40 : 20;
+    if (g == "GB300") return fp8 ? 20 : 30;
+    if (g == "B200" && fp8) return 5;
+    return 0;
+  }
+  if (contains(row.model, "LLAMA3.1_405B")) {
+    if (g == "GB200" && fp8) return 95;
+    if (g == "GB300") return fp8 ? 10 : 40;
+  }
+  return 0;
 }
 
 unsigned bit(RecomputeModule m) { return 1u << static_cast<int>(m); }
@@ -167,6 +195,10 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
   if (megatron_fsdp(row)) {
     r.zero_stage = 3;
     r.note = "Megatron-FSDP";
+    r.offload_layers = recipe_offload_layers(row, true);
+    if (r.offload_layers > 0) {
+      r.note += ", activations of " + std::to_string(r.offload_layers) + " layers offloaded";
+    }
   }
   if (row.precision == "NVFP4") r.tp_comm_overlap = false;  // overrides.py: off for nvfp4
   r.flex_dispatcher = flex_dispatcher(row);

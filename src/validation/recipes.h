@@ -39,6 +39,9 @@ struct RecipeDefaults {
   bool full_cuda_graphs = false;
   bool fused_grouped_gemm = false;
   bool overlap_moe_comm = false;
+  // cpu_offloading_num_layers: the layers whose activations go to host memory (the
+  // Megatron-FSDP LLaMA-3 recipes on Blackwell).
+  int offload_layers = 0;
   std::string note;  // what the recipe fills in that is worth printing
 };
 

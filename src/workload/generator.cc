@@ -4,6 +4,7 @@
 // every block (precision_ops.h, overlap_ops.h).
 #include "workload/generator.h"
 
+#include "base/check.h"
 #include "model/transformer.h"
 #include "workload/dualpipe_pairs.h"
 #include "workload/generator_internal.h"
@@ -101,7 +102,9 @@ int64_t stage_parameters_per_gpu(const Scenario& s, int stage) {
   return p;
 }
 
-Workload generate_workload(const Scenario& s) {
+Workload generate_workload(const Scenario& s, const std::vector<Bytes>& offload_bytes) {
+  PREFLIGHT_CHECK_MSG(static_cast<int>(offload_bytes.size()) == s.parallelism.offload_layers,
+                      "the offloaded layers' bytes (memory's offloaded_layer_bytes)");
   const LayerShape x = make_layer_shape(s);
   Workload w;
   w.microbatches = s.num_microbatches();
@@ -110,7 +113,7 @@ Workload generate_workload(const Scenario& s) {
   const ModelBlocks blocks = add_model_blocks(s, x, w);
   DualPipePairs pairs(s, w);
   for (int stage = 0; stage < s.parallelism.pp; ++stage) {
-    w.stages.push_back(stage_program(s, x, blocks, stage, pairs, w));
+    w.stages.push_back(stage_program(s, x, blocks, stage, offload_bytes, pairs, w));
   }
   // LoRA: frozen weights lose their weight gradients, target linears gain adapters (lora_ops.h).
   for (Block& b : w.blocks) apply_lora(s, &b.ops);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "config/scenario.h"
 #include "workload/workload.h"
@@ -36,7 +37,10 @@ int64_t stage_trainable_expert_parameters_per_gpu(const Scenario& s, int stage);
 // accumulates and all-reduces main grads in fp32), fp16 for fp16 training.
 int gradient_bytes_per_element(const Scenario& s);
 
-// REQUIRES: validate_scenario(s).ok().
-Workload generate_workload(const Scenario& s);
+// `offload_bytes`: with activation offloading (parallelism.offload_layers = N), the bytes each
+// of the N offloaded layers moves to the host and back (memory/memory_model.h,
+// offloaded_layer_bytes()); the generator knows the kernels, the memory model the tensors.
+// REQUIRES: validate_scenario(s).ok(), offload_bytes.size() == N.
+Workload generate_workload(const Scenario& s, const std::vector<Bytes>& offload_bytes = {});
 
 }  // namespace preflight

@@ -60,7 +60,7 @@ void DpCollectives::zero3_layer(int layer, bool all_gather, const PipelineTask& 
 
 void DpCollectives::zero3_pass(const PipelineTask& t, const std::vector<int>& layers,
                                const std::function<int(int)>& block_of, bool all_gather,
-                               bool reduce) {
+                               bool reduce, const std::function<void(int, bool)>& around) {
   const size_t n = layers.size();
   if (all_gather && n > 0) zero3_layer(layers[0], true, t);
   for (size_t j = 0; j < n; ++j) {
@@ -69,7 +69,9 @@ void DpCollectives::zero3_pass(const PipelineTask& t, const std::vector<int>& la
       if (reduce && j > 0) zero3_layer(layers[j - 1], false, t);
       if (j + 1 < n) zero3_layer(layers[j + 1], true, t);
     }
+    if (around) around(layers[j], false);
     prog_.steps.push_back(block_step(block_of(layers[j]), 1, t));
+    if (around) around(layers[j], true);
     if (reduce && !all_gather) zero3_layer(layers[j], false, t);
   }
   if (all_gather && reduce && n > 0) zero3_layer(layers[n - 1], false, t);

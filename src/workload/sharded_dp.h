@@ -45,9 +45,11 @@ class DpCollectives {
   // prefetched during the previous layer), the previous layer's reduce-scatter (with `reduce`)
   // and the next layer's gather; without, each layer's reduce-scatter after it (a W pass, which
   // needs no weights). One DP stream carries both, in issue order, standing in for their
-  // sharing of the links.
+  // sharing of the links. `around`, when given, is called with (layer, false) right before the
+  // layer's block and (layer, true) right after it (activation offloading's copies and waits).
   void zero3_pass(const PipelineTask& t, const std::vector<int>& layers,
-                  const std::function<int(int)>& block_of, bool all_gather, bool reduce);
+                  const std::function<int(int)>& block_of, bool all_gather, bool reduce,
+                  const std::function<void(int, bool)>& around = nullptr);
 
  private:
   // Layer `layer`'s gather (`all_gather`) or gradient reduce-scatter, labelled with `t`.

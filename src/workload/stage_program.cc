@@ -5,6 +5,7 @@
 #include "workload/stage_program.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -62,7 +63,7 @@ RankParams rank_params(const Scenario& s, int stage) {
 class StageBuilder {
  public:
   StageBuilder(const Scenario& s, const LayerShape& x, const ModelBlocks& mb, int stage,
-               DualPipePairs& pairs, Workload& w);
+               const std::vector<Bytes>& offload_bytes, DualPipePairs& pairs, Workload& w);
   Program build();
 
  private:
@@ -81,6 +82,19 @@ class StageBuilder {
   std::vector<int> chunk_layers(const Place& q, bool backward) const;
   void layers_backward(const PipelineTask& t, const Place& q, bool input);
   void layers_gradients(const PipelineTask& t, const Place& q, int i);
+  // Layers first .. first+count−1 forward, each between its offloading hooks when offloading.
+  void forward_layers(int first, int count, const PipelineTask& t);
+  // Activation offloading (parallelism.offload_layers = N of L layers, pp 1), as Transformer
+  // Engine's OffloadSynchronizer schedules it (transformer_engine/pytorch/cpu_offload.py): the
+  // copy of layer i < N to the host starts after its forward, and the forward of layer
+  // L − N + i waits for it (then frees its tensors); its copy back starts before the backward of
+  // layer L − 1 − N + i, and layer i's backward waits for it. One copy stream carries both.
+  void offload_hook(int layer, bool after, bool backward, const PipelineTask& t);
+  void host_copy(StepKind kind, int layer, bool reload, const PipelineTask& t);
+  std::function<void(int, bool)> offload_hooks(bool backward, const PipelineTask& t) {
+    if (offload_ == 0) return nullptr;
+    return [this, backward, &t](int layer, bool after) { offload_hook(layer, after, backward, t); };
+  }
   void end_of_iteration();
 
   const Scenario& s_;
@@ -92,8 +106,10 @@ class StageBuilder {
   const int stage_, p_, v_, chunks_;
   const bool split_, dual_;
   const int grad_bytes_;
-  const int dp_cp_;  // the gradient-reduction group of dense parameters
-  const int edp_;    // ... and of routed experts
+  const std::vector<Bytes>& offload_bytes_;  // per offloaded layer (generate_workload)
+  const int offload_;                        // parallelism.offload_layers
+  const int dp_cp_;                          // the gradient-reduction group of dense parameters
+  const int edp_;                            // ... and of routed experts
   const std::vector<int> layers_of_stage_;
   const std::vector<int> chunk_layers_;  // model order (k = c·p + stage)
   // First model layer of each global chunk k (= chunk·p + stage), and past the last chunk.
@@ -114,7 +130,8 @@ class StageBuilder {
 };
 
 StageBuilder::StageBuilder(const Scenario& s, const LayerShape& x, const ModelBlocks& mb, int stage,
-                           DualPipePairs& pairs, Workload& w)
+                           const std::vector<Bytes>& offload_bytes, DualPipePairs& pairs,
+                           Workload& w)
     : s_(s),
       par_(s.parallelism),
       x_(x),
@@ -128,6 +145,8 @@ StageBuilder::StageBuilder(const Scenario& s, const LayerShape& x, const ModelBl
       split_(splits_backward(par_.schedule)),
       dual_(par_.schedule == Schedule::kDualPipe),
       grad_bytes_(gradient_bytes_per_element(s)),
+      offload_bytes_(offload_bytes),
+      offload_(par_.offload_layers),
       dp_cp_(par_.dp * par_.cp),
       edp_(s.model.moe.enabled() ? s.expert_dp() : 1),
       layers_of_stage_(stage_layers(s)),
@@ -253,9 +272,7 @@ void StageBuilder::forward(const PipelineTask& t, const Place& q) {
       dp_.wait();
       gather_->issue_next();
       embed();
-      for (const LayerRun& r : layer_runs(mb_, b.first_layer, b.layers, false)) {
-        run(r.fwd, r.count, t);
-      }
+      forward_layers(b.first_layer, b.layers, t);
     }
     layers_ran = !zero3_;
   }
@@ -263,11 +280,9 @@ void StageBuilder::forward(const PipelineTask& t, const Place& q) {
   if (zero3_) {
     dp_.zero3_pass(
         t, chunk_layers(q, false), [&](int l) { return mb_.layer_fwd[l]; },
-        /*all_gather=*/true, /*reduce=*/false);
+        /*all_gather=*/true, /*reduce=*/false, offload_hooks(false, t));
   } else if (!layers_ran) {
-    for (const LayerRun& r : layer_runs(mb_, chunk_first_[q.k], q.layers, false)) {
-      run(r.fwd, r.count, t);
-    }
+    forward_layers(chunk_first_[q.k], q.layers, t);
   }
   if (q.last) run(mb_.head_fwd, 1, t);
 }
@@ -301,9 +316,53 @@ void StageBuilder::layers_backward(const PipelineTask& t, const Place& q, bool i
         /*all_gather=*/true, /*reduce=*/false);
     return;
   }
+  if (offload_ > 0) {
+    for (int l : chunk_layers(q, true)) {
+      offload_hook(l, false, true, t);
+      run(input ? mb_.input_block.at(mb_.layer_bwd[l]) : mb_.layer_bwd[l], 1, t);
+    }
+    return;
+  }
   for (const LayerRun& r : layer_runs(mb_, chunk_first_[q.k], q.layers, true)) {
     run(input ? mb_.input_block.at(r.bwd) : r.bwd, r.count, t);
   }
+}
+
+void StageBuilder::forward_layers(int first, int count, const PipelineTask& t) {
+  if (offload_ == 0) {
+    for (const LayerRun& r : layer_runs(mb_, first, count, false)) run(r.fwd, r.count, t);
+    return;
+  }
+  for (int l = first; l < first + count; ++l) {
+    offload_hook(l, false, false, t);
+    run(mb_.layer_fwd[l], 1, t);
+    offload_hook(l, true, false, t);
+  }
+}
+
+void StageBuilder::offload_hook(int layer, bool after, bool backward, const PipelineTask& t) {
+  const int layers = s_.model.layers, n = offload_;
+  if (!backward) {
+    if (after && layer < n) host_copy(StepKind::kHostCopy, layer, false, t);
+    const int done = layer - (layers - n);  // the copy this forward waits for
+    if (!after && done >= 0 && done < n) host_copy(StepKind::kWaitHostCopy, done, false, t);
+    return;
+  }
+  if (after) return;
+  const int reload = layer - (layers - 1 - n);  // the copy back that starts here
+  if (reload >= 0 && reload < n) host_copy(StepKind::kHostCopy, reload, true, t);
+  if (layer < n) host_copy(StepKind::kWaitHostCopy, layer, true, t);
+}
+
+void StageBuilder::host_copy(StepKind kind, int layer, bool reload, const PipelineTask& t) {
+  Step c;
+  c.kind = kind;
+  c.tag = (static_cast<int64_t>(t.microbatch) * offload_ + layer) * 2 + (reload ? 1 : 0);
+  if (kind == StepKind::kHostCopy) c.bytes = offload_bytes_.at(layer);
+  c.microbatch = t.microbatch;
+  c.chunk = t.chunk;
+  c.backward = reload;
+  prog_.steps.push_back(c);
 }
 
 // The pass that completes the chunk's weight gradients: layer by layer, issuing a DP bucket
@@ -314,7 +373,7 @@ void StageBuilder::layers_gradients(const PipelineTask& t, const Place& q, int i
     // A whole backward gathers and reduces; a W pass (split schedules) only reduces.
     dp_.zero3_pass(
         t, chunk_layers(q, true), [&](int l) { return mb_.layer_bwd[l]; },
-        /*all_gather=*/!split_, /*reduce=*/true);
+        /*all_gather=*/!split_, /*reduce=*/true, offload_hooks(true, t));
     return;
   }
   if (!(par_.overlap_grad_reduce && dp_cp_ > 1 && i == last_grads_[t.chunk])) {
@@ -328,10 +387,11 @@ void StageBuilder::layers_gradients(const PipelineTask& t, const Place& q, int i
   int run_block = -1, run_layers = 0;
   for (int j = 0; j < q.layers; ++j) {
     const int layer = chunk_first_[q.k] + q.layers - 1 - j;
-    if (run_layers > 0 && mb_.layer_bwd[layer] != run_block) {
+    if (run_layers > 0 && (mb_.layer_bwd[layer] != run_block || offload_ > 0)) {
       run(run_block, run_layers, t);
       run_layers = 0;
     }
+    if (offload_ > 0) offload_hook(layer, false, true, t);
     run_block = mb_.layer_bwd[layer];
     ++run_layers;
     pending += layer_dense_params_per_gpu(s_, layer);
@@ -472,8 +532,8 @@ Program StageBuilder::build() {
 }  // namespace
 
 Program stage_program(const Scenario& s, const LayerShape& x, const ModelBlocks& blocks, int stage,
-                      DualPipePairs& pairs, Workload& w) {
-  return StageBuilder(s, x, blocks, stage, pairs, w).build();
+                      const std::vector<Bytes>& offload_bytes, DualPipePairs& pairs, Workload& w) {
+  return StageBuilder(s, x, blocks, stage, offload_bytes, pairs, w).build();
 }
 
 }  // namespace preflight

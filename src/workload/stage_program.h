@@ -6,6 +6,8 @@
 // Internal to the workload generator (generator.h).
 #pragma once
 
+#include <vector>
+
 #include "config/scenario.h"
 #include "workload/dualpipe_pairs.h"
 #include "workload/layer_ops.h"
@@ -16,9 +18,10 @@ namespace preflight {
 
 // The program of stage `stage` (DualPipe: of rank `stage`, which holds model stages `stage` and
 // p−1−stage). Adds the stage's optimizer block to `w`, and through `pairs` the overlapped copies
-// of blocks its DualPipe pairs run. `x` = make_layer_shape(s); `blocks` were added to `w`.
+// of blocks its DualPipe pairs run. `x` = make_layer_shape(s); `blocks` were added to `w`;
+// `offload_bytes` as generate_workload's.
 // REQUIRES: validate_scenario(s).ok(), 0 <= stage < s.parallelism.pp.
 Program stage_program(const Scenario& s, const LayerShape& x, const ModelBlocks& blocks, int stage,
-                      DualPipePairs& pairs, Workload& w);
+                      const std::vector<Bytes>& offload_bytes, DualPipePairs& pairs, Workload& w);
 
 }  // namespace preflight

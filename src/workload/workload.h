@@ -38,8 +38,9 @@ enum class Category : uint8_t {
   kPpComm,
   kDpComm,
   kOptimizer,
-  kEpComm,  // expert-parallel token dispatch/combine (all-to-all)
-  kCpComm,  // context-parallel K/V exchange (ring) or all-to-all (Ulysses)
+  kEpComm,   // expert-parallel token dispatch/combine (all-to-all)
+  kCpComm,   // context-parallel K/V exchange (ring) or all-to-all (Ulysses)
+  kOffload,  // activation copies to and from host memory (parallelism.offload_layers)
 };
 
 struct Op {
@@ -103,6 +104,11 @@ enum class StepKind : uint8_t {
   kCommAsync,   // a DP collective on the DP stream, overlapping compute (`op`)
   kWaitComm,    // the compute stream waits for the DP stream
   kHostSync,    // the host waits for the GPU (e.g. loss-scale check at the iteration end)
+  // Activation offloading (parallelism.offload_layers): a copy of `bytes` between the GPU and
+  // host memory on the copy stream, once the compute stream has produced what it copies; to the
+  // host in the forward, back in the backward (`backward`). `tag` names it for its wait.
+  kHostCopy,
+  kWaitHostCopy,  // the compute stream waits for the copy `tag` to finish
 };
 
 struct Step {
@@ -110,8 +116,9 @@ struct Step {
   int block = -1;
   int repeat = 1;
   int peer = -1;    // stage index for kSend/kRecv
-  int64_t tag = 0;  // matches a kSend with its kRecv; names a cross-stage collective
-  Bytes bytes;      // kSend/kRecv
+  int64_t tag = 0;  // matches a kSend with its kRecv (a kHostCopy with its wait); names a
+                    // cross-stage collective
+  Bytes bytes;      // kSend/kRecv/kHostCopy
   // kSend/kRecv on their own stream (parallelism.overlap_p2p, Megatron --overlap-p2p-comm):
   // the host does not wait for the send, nor synchronise after the receive.
   bool async_p2p = false;

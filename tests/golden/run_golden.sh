@@ -104,6 +104,12 @@ expect_bad degraded-link-analytical "simulation.degraded_links: expected simulat
 expect_bad degraded-link-unknown "simulation.degraded_links\\[0\\].link: 'nic999.0': no such node" "$bin" simulate --set simulation.network=flow --set "simulation.degraded_links=[{link: nic999.0, capacity: 0.5}]"
 expect_bad degraded-link-capacity "simulation.degraded_links\\[0\\].capacity" "$bin" simulate --set simulation.network=flow --set "simulation.degraded_links=[{link: nic0.0, capacity: 0}]"
 
+# parallelism.offload_layers: Megatron's rules (PP 1 here: the default scenario has PP 16).
+expect_bad offload-pipeline "parallelism.offload_layers: 4: expected pp 1" "$bin" simulate --set parallelism.offload_layers=4
+expect_bad offload-all-layers "parallelism.offload_layers: 96: expected fewer than model.layers" "$bin" simulate --set parallelism.pp=1 --set parallelism.dp=auto --set parallelism.offload_layers=96
+expect_bad offload-negative "parallelism.offload_layers" "$bin" memory --set parallelism.offload_layers=-1
+expect_bad host-bandwidth-zero "cluster.host_bandwidth" "$bin" simulate --set cluster.host_bandwidth=0GB/s
+
 expect_bad zero-stage-4 "parallelism.zero_stage" "$bin" memory --set parallelism.zero_stage=4
 expect_bad zero-pipeline-stages "parallelism.pp" "$bin" memory --set parallelism.pp=0
 expect_bad negative-overhead "training.framework_overhead" "$bin" memory --set training.framework_overhead=-1GiB
