@@ -36,6 +36,10 @@ Status check_hardware_ranges(const ClusterConfig& c) {
   if (c.nvlink_bandwidth.bytes_per_second() < 1e9) {
     return too_small("cluster.nvlink_bandwidth", "expected at least 1GB/s");
   }
+  // PCIe Gen1 x1 moved 250 MB/s: a host link slower than 100 MB/s is a unit typo.
+  if (c.host_bandwidth.bytes_per_second() < 1e8) {
+    return too_small("cluster.host_bandwidth", "expected at least 100MB/s");
+  }
   if (c.nodes > 1 && c.nic_bandwidth.bytes_per_second() < 1e8 / 8) {
     return too_small("cluster.nic_bandwidth", "expected at least 100Mbps");
   }
