@@ -228,7 +228,7 @@ void add_search_command(CLI::App& app, int* exit_code) {
       "  preflight search --report search.html            # the table and a chart, in a browser\n"
       "  mpirun -np 4 preflight search ...             # split over 4 processes (MPI build)\n"
       "Space axes (--space key=v1,v2,...): tp, pp, cp, ep, vpp, micro_batch, recompute, "
-      "sequence_parallel, distributed_optimizer, zero_stage, schedule; defaults in "
+      "sequence_parallel, distributed_optimizer, zero_stage, schedule, offload_layers; defaults in "
       "docs/search.md.");
   cmd->add_option("scenario", args->scenario, "Scenario YAML file (default: built-in scenario)");
   cmd->add_option("--set", args->overrides,

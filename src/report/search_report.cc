@@ -30,10 +30,14 @@ std::string optimizer_label(const Strategy& s) {
 }
 
 std::string format_search_table(const SearchResult& r, int top) {
+  const int n = std::min<int>(top, static_cast<int>(r.results.size()));
+  // An offload column only where some shown strategy offloads activations.
+  bool offload = false;
+  for (int i = 0; i < n; ++i) offload = offload || r.results[i].strategy.offload_layers > 0;
   std::string out =
       "rank  tp  pp    dp  cp  ep vpp  mb  recompute  sp  optimizer    schedule      "
-      "iter (s)     tokens/s     MFU  peak GiB    $/Mtok\n";
-  const int n = std::min<int>(top, static_cast<int>(r.results.size()));
+      "iter (s)     tokens/s     MFU  peak GiB    $/Mtok" +
+      std::string(offload ? "  offload" : "") + "\n";
   for (int i = 0; i < n; ++i) {
     const StrategyResult& x = r.results[i];
     const Strategy& s = x.strategy;
@@ -42,8 +46,9 @@ std::string format_search_table(const SearchResult& r, int top) {
            pad_left(std::to_string(s.cp), 4) + pad_left(std::to_string(s.ep), 4) +
            pad_left(std::to_string(s.vpp), 4) + pad_left(std::to_string(s.micro_batch), 4) + "  " +
            pad_right(to_string(s.recompute), 11) +
-           pad_right(s.sequence_parallel ? "on" : "off", 4) + pad_right(optimizer_label(s), 13) +
-           pad_right(to_string(s.schedule), 12) + pad_left(fmt("%.3f", x.iteration_time_s), 10) +
+           pad_right(s.sequence_parallel ? "on" : "off", 4) + pad_right(optimizer_label(s), 12) +
+           " " + pad_right(to_string(s.schedule), 12) +
+           pad_left(fmt("%.3f", x.iteration_time_s), 10) +
            pad_left(with_commas(static_cast<int64_t>(x.tokens_per_s + 0.5)), 13) +
            pad_left(fmt("%.1f %%", x.mfu * 100), 8) +
            pad_left(fmt("%.1f", static_cast<double>(x.peak_bytes) / (1024.0 * 1024 * 1024)), 10) +
@@ -51,7 +56,7 @@ std::string format_search_table(const SearchResult& r, int top) {
                                          x.cost.usd_per_million_tokens)
                                    : "-",
                     10) +
-           "\n";
+           (offload ? pad_left(std::to_string(s.offload_layers), 9) : "") + "\n";
   }
   return out;
 }
@@ -68,14 +73,15 @@ nlohmann::json strategy_to_json(const Strategy& s) {
           {"sequence_parallel", s.sequence_parallel},
           {"distributed_optimizer", s.distributed_optimizer},
           {"zero_stage", s.zero_stage},
-          {"schedule", to_string(s.schedule)}};
+          {"schedule", to_string(s.schedule)},
+          {"offload_layers", s.offload_layers}};
 }
 
 std::string search_to_csv(const SearchResult& r) {
   std::string out =
       "rank,tp,pp,dp,cp,ep,vpp,micro_batch,recompute,sequence_parallel,distributed_optimizer,"
       "zero_stage,schedule,network,iteration_time_s,tokens_per_s,mfu,peak_bytes,"
-      "gpu_hours_per_iteration,usd_per_iteration,cost_per_mtok\n";
+      "gpu_hours_per_iteration,usd_per_iteration,cost_per_mtok,offload_layers\n";
   for (size_t i = 0; i < r.results.size(); ++i) {
     const StrategyResult& x = r.results[i];
     const Strategy& s = x.strategy;
@@ -87,7 +93,8 @@ std::string search_to_csv(const SearchResult& r) {
            to_string(s.schedule) + "," + x.network + "," + exact(x.iteration_time_s) + "," +
            exact(x.tokens_per_s) + "," + exact(x.mfu) + "," + std::to_string(x.peak_bytes) + "," +
            exact(x.cost.gpu_hours) + "," + exact(x.cost.usd) + "," +
-           (x.cost.usd > 0 ? exact(x.cost.usd_per_million_tokens) : "") + "\n";
+           (x.cost.usd > 0 ? exact(x.cost.usd_per_million_tokens) : "") + "," +
+           std::to_string(s.offload_layers) + "\n";
   }
   return out;
 }

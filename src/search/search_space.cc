@@ -12,7 +12,8 @@ namespace {
 auto key_of(const Strategy& s) {
   return std::make_tuple(s.tp, s.pp, s.dp, s.cp, s.ep, s.vpp, s.micro_batch,
                          static_cast<int>(s.recompute), s.sequence_parallel,
-                         s.distributed_optimizer, s.zero_stage, static_cast<int>(s.schedule));
+                         s.distributed_optimizer, s.zero_stage, static_cast<int>(s.schedule),
+                         s.offload_layers);
 }
 
 std::vector<int> sorted_unique(std::vector<int> v) {
@@ -202,6 +203,7 @@ std::string strategy_label(const Strategy& s) {
   if (s.distributed_optimizer) out += " DistOpt";
   if (s.zero_stage > 0) out += " ZeRO" + std::to_string(s.zero_stage);
   out += std::string(" ") + to_string(s.schedule);
+  if (s.offload_layers > 0) out += " offload" + std::to_string(s.offload_layers);
   return out;
 }
 
@@ -219,6 +221,7 @@ Scenario apply_strategy(const Scenario& base, const Strategy& st) {
   p.distributed_optimizer = st.distributed_optimizer;
   p.zero_stage = st.zero_stage;
   p.schedule = st.schedule;
+  p.offload_layers = st.offload_layers;
   s.training.micro_batch = st.micro_batch;
   if (!p.distributed_optimizer) p.overlap_param_gather = false;
   if (p.schedule != Schedule::kInterleaved) p.overlap_p2p = false;
@@ -250,6 +253,9 @@ Status set_space_axis(SearchSpace* space, const std::string& assignment) {
   if (name == "vpp") return parse_int_list(key, values, 1, 1024, &space->vpp);
   if (name == "micro_batch") return parse_int_list(key, values, 1, kMaxWidth, &space->micro_batch);
   if (name == "zero_stage") return parse_int_list(key, values, 0, 3, &space->zero_stage);
+  if (name == "offload_layers") {
+    return parse_int_list(key, values, 0, kMaxWidth, &space->offload_layers);
+  }
   if (name == "sequence_parallel") return parse_bool_list(key, values, &space->sequence_parallel);
   if (name == "distributed_optimizer") {
     return parse_bool_list(key, values, &space->distributed_optimizer);
@@ -266,8 +272,8 @@ Status set_space_axis(SearchSpace* space, const std::string& assignment) {
   }
   return invalid_argument("--space " + key +
                           ": unknown axis; expected parallelism.tp, pp, cp, ep, vpp, recompute, "
-                          "sequence_parallel, distributed_optimizer, zero_stage, schedule or "
-                          "training.micro_batch");
+                          "sequence_parallel, distributed_optimizer, zero_stage, schedule, "
+                          "offload_layers or training.micro_batch");
 }
 
 std::string validation_reason(const Status& s) {
@@ -305,6 +311,9 @@ Enumeration enumerate_strategies(const Scenario& base, const SearchSpace& space)
       space.zero_stage.empty() ? std::vector<int>{base.parallelism.zero_stage} : space.zero_stage;
   const std::vector<Schedule> schedules =
       space.schedule.empty() ? default_schedules(base) : space.schedule;
+  const std::vector<int> offloads = space.offload_layers.empty()
+                                        ? std::vector<int>{base.parallelism.offload_layers}
+                                        : space.offload_layers;
 
   // The knobs that do not change the shape of the job, for tp 1 (no sequence parallelism) and
   // for tp > 1.
@@ -314,6 +323,7 @@ Enumeration enumerate_strategies(const Scenario& base, const SearchSpace& space)
     bool sequence_parallel;
     bool distributed_optimizer;
     int zero_stage;
+    int offload_layers;
   };
   std::vector<Knobs> knobs[2];
   for (int wide = 0; wide < 2; ++wide) {
@@ -321,7 +331,11 @@ Enumeration enumerate_strategies(const Scenario& base, const SearchSpace& space)
       for (Recompute rc : recomputes) {
         for (int sp : wide ? sps : std::vector<int>{0}) {
           for (int dist : dos) {
-            for (int zero : zeros) knobs[wide].push_back({mb, rc, sp != 0, dist != 0, zero});
+            for (int zero : zeros) {
+              for (int off : offloads) {
+                knobs[wide].push_back({mb, rc, sp != 0, dist != 0, zero, off});
+              }
+            }
           }
         }
       }
@@ -349,6 +363,7 @@ Enumeration enumerate_strategies(const Scenario& base, const SearchSpace& space)
       st.sequence_parallel = k.sequence_parallel;
       st.distributed_optimizer = k.distributed_optimizer;
       st.zero_stage = k.zero_stage;
+      st.offload_layers = k.offload_layers;
       const std::string reason = divisibility(base, st, model_parallel);
       if (!reason.empty()) {
         ++out.rejected[reason];

@@ -30,12 +30,14 @@ struct Strategy {
   bool distributed_optimizer = false;
   int zero_stage = 0;
   Schedule schedule = Schedule::kOneFOneB;
+  int offload_layers = 0;  // activation offloading (PP 1, no recompute; parallelism.offload_layers)
 
   bool operator==(const Strategy&) const = default;
 };
 
 // The stable strategy key: a total order over the fields above (tp, pp, dp, cp, ep, vpp,
-// micro_batch, recompute, sequence_parallel, distributed_optimizer, zero_stage, schedule).
+// micro_batch, recompute, sequence_parallel, distributed_optimizer, zero_stage, schedule,
+// offload_layers).
 // Search ranks by the objective, then by this, so equal figures rank the same on any run.
 bool strategy_less(const Strategy& a, const Strategy& b);
 
@@ -62,8 +64,10 @@ Scenario apply_strategy(const Scenario& base, const Strategy& st);
 //   zero_stage  {the scenario's}
 //   schedule    {1f1b, interleaved, zb_h1}; interleaved pairs with vpp > 1 only, the others
 //               with vpp 1 only
+//   offload_layers {the scenario's}: activation offloading, where Megatron allows it (PP 1,
+//               recompute none, 1f1b); other combinations with a count > 0 fail validation
 struct SearchSpace {
-  std::vector<int> tp, pp, cp, ep, vpp, micro_batch, zero_stage;
+  std::vector<int> tp, pp, cp, ep, vpp, micro_batch, zero_stage, offload_layers;
   std::vector<Recompute> recompute;
   std::vector<int> sequence_parallel;      // 0/1
   std::vector<int> distributed_optimizer;  // 0/1
@@ -71,7 +75,7 @@ struct SearchSpace {
 };
 
 // Sets one axis from "key=v1,v2,..." (the `--space` flag). Keys: parallelism.{tp, pp, cp, ep, vpp,
-// recompute, sequence_parallel, distributed_optimizer, zero_stage, schedule} and
+// recompute, sequence_parallel, distributed_optimizer, zero_stage, schedule, offload_layers} and
 // training.micro_batch; the section may be left off ("tp=4,8").
 Status set_space_axis(SearchSpace* space, const std::string& assignment);
 

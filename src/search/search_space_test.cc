@@ -147,6 +147,28 @@ TEST(EnumerateStrategies, ContextAndExpertAxesFollowTheScenario) {
   EXPECT_EQ(shorter.combinations, 1);
 }
 
+TEST(EnumerateStrategies, OffloadingWhereMegatronAllowsIt) {
+  // tp {2} × pp {1, 2} × recompute {none, full} × offload {0, 10}: 8 combinations. Offloading
+  // needs PP 1 and no recompute, so 3 of the 4 with 10 layers fail validation on its key.
+  const Enumeration e = enumerate_strategies(
+      one_node(), space_of({"tp=2", "pp=1,2", "micro_batch=1", "recompute=none,full",
+                            "distributed_optimizer=false", "schedule=1f1b",
+                            "parallelism.offload_layers=0,10"}));
+  EXPECT_EQ(e.combinations, 8);
+  ASSERT_EQ(e.candidates.size(), 5u);
+  int offloaded = 0;
+  for (const Strategy& st : e.candidates) {
+    if (st.offload_layers == 0) continue;
+    ++offloaded;
+    EXPECT_EQ(st.pp, 1);
+    EXPECT_EQ(st.recompute, Recompute::kNone);
+    EXPECT_EQ(apply_strategy(one_node(), st).parallelism.offload_layers, 10);
+    EXPECT_THAT(strategy_label(st), HasSubstr("offload10"));
+  }
+  EXPECT_EQ(offloaded, 1);
+  EXPECT_EQ(e.rejected.at("validation: parallelism.offload_layers"), 3);
+}
+
 TEST(ApplyStrategy, TurnsOffCompanionSwitchesTheStrategyCannotHave) {
   Scenario base =
       one_node({"parallelism.distributed_optimizer=true", "parallelism.overlap_grad_reduce=true",
