@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -135,6 +136,10 @@ class StageRunner final : public EventHandler {
   void start_async_send(size_t send_step);
   void start_next_bucket();
   void launch_bucket();
+  // The front DP bucket, started at `start`, landed at `finish`.
+  void finish_bucket(SimTime start, SimTime finish);
+  // The replicas the runner's class stands for (Transport::Replicas).
+  const Transport::Replicas& replicas() const;
   void start_next_tp();
   void launch_tp();
   void finish_tp(SimTime finish);
@@ -179,10 +184,12 @@ class StageRunner final : public EventHandler {
   int index_;  // in Execution::runners_: cls_ · stages + stage_
 };
 
-// DP replicas that run alike, simulated once: `replica` stands for `count` replicas.
+// DP replicas that run alike, simulated once: `replica` stands for `count` replicas, all of
+// `replicas` (ascending).
 struct ReplicaClass {
   int replica = 0;
   int count = 1;
+  std::vector<int> replicas;
 };
 
 // Stage runners of every replica class arrive at a collective whose group spans the DP
@@ -249,7 +256,6 @@ class Execution {
     for (auto& r : runners_) r->result.collectives = stats_names_;
     if (options_.transport) transport_ = options_.transport(&sim_);
     if (classes_.size() > 1) {
-      PREFLIGHT_CHECK_MSG(!transport_, "DP replicas simulated apart need the analytical network");
       PREFLIGHT_CHECK_MSG(check_replicas_apart(w, l).ok(), "replicas cannot run apart");
     }
   }
@@ -267,13 +273,24 @@ class Execution {
     }
     const int rest = static_cast<int>(std::count(apart.begin(), apart.end(), false));
     if (rest > 0) {
-      const int first =
-          static_cast<int>(std::find(apart.begin(), apart.end(), false) - apart.begin());
-      classes_.push_back(ReplicaClass{first, rest});
+      ReplicaClass folded{-1, rest, {}};
+      for (int d = 0; d < l.dp(); ++d) {
+        if (apart[d]) continue;
+        if (folded.replica < 0) folded.replica = d;
+        folded.replicas.push_back(d);
+      }
+      classes_.push_back(std::move(folded));
     }
     for (int d = 0; d < l.dp(); ++d) {
-      if (apart[d]) classes_.push_back(ReplicaClass{d, 1});
+      if (apart[d]) classes_.push_back(ReplicaClass{d, 1, {d}});
     }
+  }
+
+  // The replicas runner class `cls` stands for, for the transport: all (empty) when one class
+  // stands for every replica.
+  const Transport::Replicas& class_replicas(int cls) const {
+    static const Transport::Replicas kAll;
+    return classes_.size() == 1 ? kAll : classes_[cls].replicas;
   }
 
   bool step_crosses_replicas(int stage, size_t step) const { return step_crosses_[stage][step]; }
@@ -287,12 +304,21 @@ class Execution {
     return d;
   }
 
-  // Starts a cross-stage collective carried by the transport (payload: its tag).
-  struct RendezvousStarter final : EventHandler {
-    explicit RendezvousStarter(Execution* e) : ex(e) {}
-    void on_event(int64_t tag) override { ex->start_rendezvous(tag); }
+  // Work that must start at a later instant: a collective carried by the transport that a
+  // rendezvous started (payload: its index in `deferred_`).
+  struct Deferred final : EventHandler {
+    explicit Deferred(Execution* e) : ex(e) {}
+    void on_event(int64_t i) override {
+      std::function<void()> f = std::move(ex->deferred_[static_cast<size_t>(i)]);
+      f();
+    }
     Execution* ex;
   };
+  void defer(SimTime at, std::function<void()> f) {
+    deferred_.push_back(std::move(f));
+    sim_.schedule(std::max(at, sim_.now()), &deferred_handler_,
+                  static_cast<int64_t>(deferred_.size() - 1));
+  }
 
   OpTiming time_op(const Op& op) {
     OpTiming t;
@@ -396,8 +422,8 @@ class Execution {
       r.op = &op;
       r.timing = &t;
       r.start = start;
-      PREFLIGHT_CHECK(classes_.size() == 1);  // the transport runs folded only
-      sim_.schedule(std::max(start, sim_.now()), &rendezvous_starter_, tag);
+      const int cls = index / stages_;
+      defer(start, [this, cls, tag] { start_rendezvous(cls, tag); });
       return;
     }
     for (int m : r.members) {
@@ -430,6 +456,30 @@ class Execution {
     r.members.push_back(index);
     if (++r.arrived < static_cast<int>(classes_.size())) return;
     const SimTime start = r.start;
+    if (t.network) {
+      // A blocking collective over every replica through the transport (buckets take
+      // arrive_bucket): it starts at the latest arrival for all of them at once.
+      PREFLIGHT_CHECK(!bucket);
+      const std::vector<int> members = r.members;
+      replica_rendezvous_.erase({stage, step});
+      defer(start, [this, members, start, stage, &op, &t] {
+        transport_->collective(op.group, stage, op.collective, op.comm_bytes, plans_[t.plan],
+                               [this, members, start, &op, &t](SimTime finish) {
+                                 for (int m : members) {
+                                   StageRunner& s = *runners_[m];
+                                   s.occupy(start, finish, t.category, start, t.category);
+                                   s.correct_collective_time(t, finish - start);
+                                   if (options_.trace != TraceLevel::kNone) {
+                                     record(m, 0, start, finish, op.name, -1, t.category);
+                                   }
+                                   s.waiting = false;
+                                   sim_.schedule(sim_.now(), &s, 0);
+                                 }
+                               },
+                               {});
+      });
+      return;
+    }
     const SimTime end = start + t.duration;
     for (int m : r.members) {
       StageRunner& s = *runners_[m];
@@ -449,23 +499,49 @@ class Execution {
     replica_rendezvous_.erase({stage, step});
   }
 
-  void start_rendezvous(int64_t tag) {
-    Rendezvous& r = rendezvous_[{0, tag}];
-    transport_->collective(r.op->group, r.members.front(), r.op->collective, r.op->comm_bytes,
-                           plans_[r.timing->plan], [this, tag](SimTime finish) {
-                             Rendezvous& rv = rendezvous_[{0, tag}];
-                             for (int m : rv.members) {
-                               StageRunner& s = *runners_[m];
-                               s.occupy(rv.start, finish, Category::kDpComm, SimTime(),
-                                        Category::kCompute);
-                               s.correct_collective_time(*rv.timing, finish - rv.start);
-                               s.waiting = false;
-                               if (options_.trace != TraceLevel::kNone) {
-                                 record(m, 0, rv.start, finish, rv.op->name, -1, Category::kDpComm);
-                               }
-                               sim_.schedule(sim_.now(), &s, 0);
-                             }
-                           });
+  // Runner `index` starts (now) its front DP bucket, step `step`, a collective across the DP
+  // replicas run apart that the transport carries: when every class has started it, it runs
+  // from now, the latest start, for all of them at once, and each member's DP stream is busy
+  // until it lands (StageRunner::finish_bucket).
+  void arrive_bucket(int index, size_t step) {
+    const int stage = index % stages_;
+    ReplicaRendezvous& r = replica_rendezvous_[{stage, step}];
+    r.members.push_back(index);
+    if (++r.arrived < static_cast<int>(classes_.size())) return;
+    const std::vector<int> members = r.members;
+    replica_rendezvous_.erase({stage, step});
+    const SimTime start = sim_.now();
+    const Step& st = w_.stages[stage].steps[step];
+    const OpTiming& t = step_timings_[stage][step];
+    for (int m : members) {
+      runners_[m]->dp_busy_span = StageRunner::Busy{start, start + t.duration, t.sm_share};
+    }
+    transport_->collective(st.op.group, stage, st.op.collective, st.op.comm_bytes, plans_[t.plan],
+                           [this, members, start](SimTime finish) {
+                             for (int m : members) runners_[m]->finish_bucket(start, finish);
+                           },
+                           {});
+  }
+
+  void start_rendezvous(int cls, int64_t tag) {
+    Rendezvous& r = rendezvous_[{cls, tag}];
+    transport_->collective(
+        r.op->group, r.members.front() % stages_, r.op->collective, r.op->comm_bytes,
+        plans_[r.timing->plan],
+        [this, cls, tag](SimTime finish) {
+          Rendezvous& rv = rendezvous_[{cls, tag}];
+          for (int m : rv.members) {
+            StageRunner& s = *runners_[m];
+            s.occupy(rv.start, finish, Category::kDpComm, SimTime(), Category::kCompute);
+            s.correct_collective_time(*rv.timing, finish - rv.start);
+            s.waiting = false;
+            if (options_.trace != TraceLevel::kNone) {
+              record(m, 0, rv.start, finish, rv.op->name, -1, Category::kDpComm);
+            }
+            sim_.schedule(sim_.now(), &s, 0);
+          }
+        },
+        class_replicas(cls));
   }
 
   ExecutionResult run() {
@@ -551,12 +627,16 @@ class Execution {
   std::vector<std::vector<bool>> step_crosses_;  // per stage and step: across the replicas
   std::vector<std::vector<OpTiming>> step_timings_;
   std::vector<CollectivePlan> plans_;  // of the collectives carried by the transport
-  RendezvousStarter rendezvous_starter_{this};
+  std::vector<std::function<void()>> deferred_;
+  Deferred deferred_handler_{this};
   std::vector<CollectiveStats> stats_names_;
   ExecutionResult result_;
 };
 
 inline int StageRunner::replica() const { return exec_->classes_[cls_].replica; }
+inline const Transport::Replicas& StageRunner::replicas() const {
+  return exec_->class_replicas(cls_);
+}
 
 }  // namespace exec_internal
 }  // namespace preflight

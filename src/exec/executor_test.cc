@@ -718,11 +718,12 @@ class FakeTransport final : public Transport, public EventHandler {
  public:
   FakeTransport(Simulator* sim, SimTime each, std::vector<TransportCall>* log)
       : sim_(sim), each_(each), log_(log) {}
-  void send(int from, int to, Bytes bytes, SimTime latency, Done done) override {
+  void send(int from, int to, Bytes bytes, SimTime latency, Done done,
+            const Replicas& replicas) override {
     finish_later(std::move(done));
   }
   void collective(GroupKind group, int stage, CollectiveKind kind, Bytes bytes,
-                  const CollectivePlan& plan, Done done) override {
+                  const CollectivePlan& plan, Done done, const Replicas& replicas) override {
     log_->push_back({group, stage, kind, sim_->now()});
     finish_later(std::move(done));
   }

@@ -9,6 +9,7 @@
 #include "compute/compute_model.h"
 #include "config/loader.h"
 #include "exec/executor.h"
+#include "exec/transport.h"
 #include "network/backends.h"
 #include "tests/load_scenario.h"
 #include "workload/generator.h"
@@ -17,16 +18,17 @@
 namespace preflight {
 namespace {
 
-// Runs `s` on the analytical network with the roofline, slowed on `slow` when given.
+// Runs `s` on its network (simulation.network) with the roofline, slowed on `slow` when given.
 ExecutionResult run(const Scenario& s, bool fold = true, std::vector<SlowRank> slow = {}) {
   const Workload w = generate_workload(s);
   const std::unique_ptr<ComputeModel> roofline =
       make_roofline_model(s.cluster.gpu, s.training.precision);
   const std::unique_ptr<ComputeModel> slowed = make_slow_ranks_model(*roofline, std::move(slow));
-  StatusOr<std::unique_ptr<NetworkBackend>> net = make_network_backend("analytical", s.cluster);
+  StatusOr<std::unique_ptr<NetworkBackend>> net = make_network_backend(s.simulation.network, s);
   EXPECT_TRUE(net.ok());
   const CollectiveModel collectives(s.cluster, **net);
   ExecutorOptions options;
+  options.transport = make_transport_factory((*net)->fabric_factory(), s);
   options.launch_overhead = s.cluster.gpu.calibration.launch_overhead;
   options.sm_count = s.cluster.gpu.sm_count;
   options.comm_sm_interference = s.cluster.gpu.calibration.comm_sm_interference;
@@ -64,6 +66,32 @@ parallelism: {tp: 4, pp: 4, sequence_parallel: true, recompute: selective,
               distributed_optimizer: true, overlap_grad_reduce: true}
 )";
 
+// `s` run with every replica apart equals the folded run, stage by stage, to the picosecond.
+void expect_folding_exact(const std::vector<std::string>& overrides) {
+  std::string name;
+  for (const std::string& o : overrides) name += o + " ";
+  SCOPED_TRACE(name);
+  const Scenario s = load(kGpt13b, overrides);
+  const ExecutionResult folded = run(s, true);
+  const ExecutionResult apart = run(s, false);
+  EXPECT_EQ(folded.has_network_stats, s.simulation.network == "flow");
+  ASSERT_EQ(folded.replicas.size(), 1u);
+  EXPECT_EQ(folded.replicas[0].count, s.parallelism.dp);
+  ASSERT_EQ(apart.replicas.size(), static_cast<size_t>(s.parallelism.dp));
+  EXPECT_EQ(folded.iteration_time.ps(), apart.iteration_time.ps());
+  EXPECT_EQ(folded.critical_stage, apart.critical_stage);
+  EXPECT_EQ(apart.ops_executed, folded.ops_executed * s.parallelism.dp);
+  ASSERT_EQ(folded.stages.size(), apart.stages.size());
+  for (const ReplicaResult& r : apart.replicas) {
+    EXPECT_EQ(r.count, 1);
+    ASSERT_EQ(r.stages.size(), folded.stages.size());
+    for (size_t st = 0; st < r.stages.size(); ++st) {
+      expect_same_stage(folded.stages[st], r.stages[st],
+                        "replica " + std::to_string(r.first) + " stage " + std::to_string(st));
+    }
+  }
+}
+
 TEST(RankClasses, EveryReplicaSimulatedApartEqualsTheFoldedRunToThePicosecond) {
   const std::vector<std::vector<std::string>> variants = {
       {},
@@ -76,28 +104,48 @@ TEST(RankClasses, EveryReplicaSimulatedApartEqualsTheFoldedRunToThePicosecond) {
       {"cluster.nodes=8", "parallelism.tp=2", "parallelism.cp=2"},          // DP 4 of CP pairs
       {"cluster.nodes=8", "parallelism.pp=2", "training.global_batch=64"},  // DP 8
   };
-  for (const std::vector<std::string>& overrides : variants) {
-    std::string name;
-    for (const std::string& o : overrides) name += o + " ";
-    SCOPED_TRACE(name);
-    const Scenario s = load(kGpt13b, overrides);
+  for (const std::vector<std::string>& overrides : variants) expect_folding_exact(overrides);
+}
+
+TEST(RankClasses, OnTheFlowNetworkToo) {
+  // Each class puts its own replicas' flows into the one fabric at the instants the folded run
+  // puts them all: where the replicas' paths are alike, the same max-min shares and so the same
+  // times. One stage a node (TP 4 × DP 2), the pipeline sends across nodes.
+  expect_folding_exact({"simulation.network=flow"});
+  expect_folding_exact({"simulation.network=flow", "parallelism.overlap_grad_reduce=false"});
+  // DP 8 over 4 nodes a stage: ECMP gives some replicas' pipeline sends a spine link to
+  // themselves and others a shared one. Folded, a send lands for every replica when the slowest
+  // does; apart, the faster replicas go on and wait at the DP reduction instead. The ends are
+  // the same (the reduction joins them), the split between PP and DP time is each replica's own.
+  {
+    const Scenario s = load(kGpt13b, {"cluster.nodes=8", "parallelism.pp=2",
+                                      "training.global_batch=64", "simulation.network=flow"});
     const ExecutionResult folded = run(s, true);
     const ExecutionResult apart = run(s, false);
-    ASSERT_EQ(folded.replicas.size(), 1u);
-    EXPECT_EQ(folded.replicas[0].count, s.parallelism.dp);
-    ASSERT_EQ(apart.replicas.size(), static_cast<size_t>(s.parallelism.dp));
+    ASSERT_EQ(apart.replicas.size(), 8u);
     EXPECT_EQ(folded.iteration_time.ps(), apart.iteration_time.ps());
-    EXPECT_EQ(folded.critical_stage, apart.critical_stage);
-    EXPECT_EQ(apart.ops_executed, folded.ops_executed * s.parallelism.dp);
-    ASSERT_EQ(folded.stages.size(), apart.stages.size());
+    bool differs = false;
     for (const ReplicaResult& r : apart.replicas) {
-      EXPECT_EQ(r.count, 1);
-      ASSERT_EQ(r.stages.size(), folded.stages.size());
       for (size_t st = 0; st < r.stages.size(); ++st) {
-        expect_same_stage(folded.stages[st], r.stages[st],
-                          "replica " + std::to_string(r.first) + " stage " + std::to_string(st));
+        const StageResult& a = folded.stages[st];
+        const StageResult& b = r.stages[st];
+        EXPECT_EQ(a.end.ps(), b.end.ps()) << "replica " << r.first << " stage " << st;
+        EXPECT_EQ(a.busy_compute.ps(), b.busy_compute.ps());
+        EXPECT_EQ(b.breakdown.total(), b.end);
+        EXPECT_LE(b.breakdown.pp_comm, a.breakdown.pp_comm);
+        differs = differs || b.breakdown.pp_comm < a.breakdown.pp_comm;
       }
     }
+    EXPECT_TRUE(differs) << "no replica's sends were faster apart: the case tests nothing";
+  }
+  // And a slow GPU there slows the iteration as on the analytical network.
+  const Scenario flow = load(kGpt13b, {"simulation.network=flow"});
+  const ExecutionResult base = run(flow);
+  const ExecutionResult slow = run(flow, true, {SlowRank{14, 1.5, SimTime(), SimTime::max()}});
+  ASSERT_EQ(slow.replicas.size(), 2u);
+  EXPECT_GT(slow.iteration_time, base.iteration_time);
+  for (const ReplicaResult& r : slow.replicas) {
+    for (const StageResult& st : r.stages) EXPECT_EQ(st.breakdown.total(), st.end);
   }
 }
 

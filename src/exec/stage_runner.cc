@@ -118,42 +118,48 @@ void StageRunner::start_network_op() {
           net_op = nullptr;
           ++block_op;
           run_until_blocked();
-        });
+        },
+        replicas());
     return;
   }
   const Step& st = ex.w_.stages[stage_].steps[step];
   if (st.kind == StepKind::kSend) {
     const CollectivePlan plan = ex.coll_.p2p(Bytes(1), true);
-    ex.transport_->send(stage_, st.peer, st.bytes, plan.latency, [this, &st](SimTime finish) {
-      Execution& e = *exec_;
-      e.send(cls_, st, net_start, finish);
-      host = finish;
-      sync_until = finish;
-      sync_reason = Category::kPpComm;
-      if (e.options_.trace != TraceLevel::kNone) {
-        e.record(index_, 1, net_start, finish, st.backward ? "pp.send.grad" : "pp.send.act",
-                 st.microbatch, Category::kPpComm);
-      }
-      net_pending = false;
-      ++step;
-      run_until_blocked();
-    });
+    ex.transport_->send(
+        stage_, st.peer, st.bytes, plan.latency,
+        [this, &st](SimTime finish) {
+          Execution& e = *exec_;
+          e.send(cls_, st, net_start, finish);
+          host = finish;
+          sync_until = finish;
+          sync_reason = Category::kPpComm;
+          if (e.options_.trace != TraceLevel::kNone) {
+            e.record(index_, 1, net_start, finish, st.backward ? "pp.send.grad" : "pp.send.act",
+                     st.microbatch, Category::kPpComm);
+          }
+          net_pending = false;
+          ++step;
+          run_until_blocked();
+        },
+        replicas());
     return;
   }
   // A blocking collective step (DP gradients, parameter all-gather, ...).
   const OpTiming& t = ex.step_timings_[stage_][step];
-  ex.transport_->collective(st.op.group, stage_, st.op.collective, st.op.comm_bytes,
-                            ex.plans_[t.plan], [this, &st, &t](SimTime finish) {
-                              Execution& e = *exec_;
-                              correct_collective_time(t, finish - net_start);
-                              occupy(net_start, finish, t.category, SimTime(), Category::kCompute);
-                              if (e.options_.trace != TraceLevel::kNone) {
-                                e.record(index_, 0, net_start, finish, st.op.name, -1, t.category);
-                              }
-                              net_pending = false;
-                              ++step;
-                              run_until_blocked();
-                            });
+  ex.transport_->collective(
+      st.op.group, stage_, st.op.collective, st.op.comm_bytes, ex.plans_[t.plan],
+      [this, &st, &t](SimTime finish) {
+        Execution& e = *exec_;
+        correct_collective_time(t, finish - net_start);
+        occupy(net_start, finish, t.category, SimTime(), Category::kCompute);
+        if (e.options_.trace != TraceLevel::kNone) {
+          e.record(index_, 0, net_start, finish, st.op.name, -1, t.category);
+        }
+        net_pending = false;
+        ++step;
+        run_until_blocked();
+      },
+      replicas());
 }
 
 // A send on its own stream (Step::async_p2p) through the transport: the stage has moved on;
@@ -163,14 +169,17 @@ void StageRunner::start_async_send(size_t send_step) {
   const Step& st = ex.w_.stages[stage_].steps[send_step];
   const SimTime start = ex.sim_.now();
   const CollectivePlan plan = ex.coll_.p2p(Bytes(1), true);
-  ex.transport_->send(stage_, st.peer, st.bytes, plan.latency, [this, &st, start](SimTime finish) {
-    Execution& e = *exec_;
-    e.send(cls_, st, start, finish);
-    if (e.options_.trace != TraceLevel::kNone) {
-      e.record(index_, 1, start, finish, st.backward ? "pp.send.grad" : "pp.send.act",
-               st.microbatch, Category::kPpComm);
-    }
-  });
+  ex.transport_->send(
+      stage_, st.peer, st.bytes, plan.latency,
+      [this, &st, start](SimTime finish) {
+        Execution& e = *exec_;
+        e.send(cls_, st, start, finish);
+        if (e.options_.trace != TraceLevel::kNone) {
+          e.record(index_, 1, start, finish, st.backward ? "pp.send.grad" : "pp.send.act",
+                   st.microbatch, Category::kPpComm);
+        }
+      },
+      replicas());
 }
 
 void StageRunner::start_next_bucket() {
@@ -186,24 +195,34 @@ void StageRunner::launch_bucket() {
   const Step& st = ex.w_.stages[stage_].steps[bucket_step];
   const SimTime start = ex.sim_.now();
   const OpTiming& t = ex.step_timings_[stage_][bucket_step];
+  if (ex.step_crosses_replicas(stage_, bucket_step)) {
+    // Across the DP replicas run apart: it starts when every class has started it.
+    ex.arrive_bucket(index_, bucket_step);
+    return;
+  }
   dp_busy_span = Busy{start, start + t.duration, t.sm_share};
-  ex.transport_->collective(st.op.group, stage_, st.op.collective, st.op.comm_bytes,
-                            ex.plans_[t.plan], [this, &st, &t, start](SimTime finish) {
-                              Execution& e = *exec_;
-                              correct_collective_time(t, finish - start);
-                              dp_stream = finish;
-                              if (e.options_.trace != TraceLevel::kNone) {
-                                e.record(index_, 2, start, finish, st.op.name, st.microbatch,
-                                         Category::kDpComm);
-                              }
-                              dp_queue.pop_front();
-                              dp_busy = false;
-                              start_next_bucket();
-                              if (waiting_dp && dp_queue.empty()) {
-                                waiting_dp = false;
-                                run_until_blocked();
-                              }
-                            });
+  ex.transport_->collective(
+      st.op.group, stage_, st.op.collective, st.op.comm_bytes, ex.plans_[t.plan],
+      [this, start](SimTime finish) { finish_bucket(start, finish); }, replicas());
+}
+
+void StageRunner::finish_bucket(SimTime start, SimTime finish) {
+  Execution& ex = *exec_;
+  const size_t bucket_step = dp_queue.front().step;
+  const Step& st = ex.w_.stages[stage_].steps[bucket_step];
+  const OpTiming& t = ex.step_timings_[stage_][bucket_step];
+  correct_collective_time(t, finish - start);
+  dp_stream = finish;
+  if (ex.options_.trace != TraceLevel::kNone) {
+    ex.record(index_, 2, start, finish, st.op.name, st.microbatch, Category::kDpComm);
+  }
+  dp_queue.pop_front();
+  dp_busy = false;
+  start_next_bucket();
+  if (waiting_dp && dp_queue.empty()) {
+    waiting_dp = false;
+    run_until_blocked();
+  }
 }
 
 void StageRunner::start_next_tp() {
@@ -222,9 +241,9 @@ void StageRunner::launch_tp() {
     ex.sim_.schedule(tp_start + c.timing->duration, this, 4);
     return;
   }
-  ex.transport_->collective(c.op->group, stage_, c.op->collective, c.op->comm_bytes,
-                            ex.plans_[c.timing->plan],
-                            [this](SimTime finish) { finish_tp(finish); });
+  ex.transport_->collective(
+      c.op->group, stage_, c.op->collective, c.op->comm_bytes, ex.plans_[c.timing->plan],
+      [this](SimTime finish) { finish_tp(finish); }, replicas());
 }
 
 void StageRunner::finish_tp(SimTime finish) {

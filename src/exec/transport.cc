@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/check.h"
 #include "collective/collective_flows.h"
 #include "parallel/rank_layout.h"
 
@@ -17,18 +18,30 @@ class FabricTransport final : public Transport {
         layout_(RankLayout::of(s)),
         flows_(s.cluster.gpus_per_node, s.cluster.nics_per_node, s.collectives.pxn) {}
 
-  void send(int from, int to, Bytes bytes, SimTime latency, Done done) override {
+  void send(int from, int to, Bytes bytes, SimTime latency, Done done,
+            const Replicas& replicas) override {
     std::vector<GpuFlow> flows;
     for (int r = 0; r < layout_.stage_ranks(); ++r) {
+      if (!holds(replicas, replica_of(r))) continue;
       flows.push_back({layout_.rank(from, r), layout_.rank(to, r), -1, bytes.count()});
     }
     fabric_->transfer(flows, latency, std::move(done));
   }
 
   void collective(GroupKind group, int stage, CollectiveKind kind, Bytes bytes,
-                  const CollectivePlan& plan, Done done) override {
+                  const CollectivePlan& plan, Done done, const Replicas& replicas) override {
     std::vector<GpuFlow> flows;
     for (const std::vector<int>& members : layout_.groups(group, stage)) {
+      if (!replicas.empty()) {
+        // A group inside one replica goes with its replica; one across them needs them all.
+        const int first = replica_of(members.front() % layout_.stage_ranks());
+        const bool inside = std::all_of(members.begin(), members.end(), [&](int rank) {
+          return replica_of(rank % layout_.stage_ranks()) == first;
+        });
+        PREFLIGHT_CHECK_MSG(inside || replicas.size() == static_cast<size_t>(layout_.dp()),
+                            "a collective across DP replicas for part of them");
+        if (inside && !holds(replicas, first)) continue;
+      }
       flows_.add(members, kind, bytes, plan, &flows);
     }
     fabric_->transfer(flows, plan.latency, std::move(done));
@@ -48,6 +61,12 @@ class FabricTransport final : public Transport {
   NetworkStats stats(SimTime end) const override { return fabric_->stats(end); }
 
  private:
+  // The DP replica of rank `local` of a stage (Megatron's order: TP fastest, then CP, then DP).
+  int replica_of(int local) const { return local / (layout_.tp() * layout_.cp()); }
+  static bool holds(const Replicas& replicas, int replica) {
+    return replicas.empty() || std::binary_search(replicas.begin(), replicas.end(), replica);
+  }
+
   std::unique_ptr<Fabric> fabric_;
   RankLayout layout_;
   CollectiveFlows flows_;

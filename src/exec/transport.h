@@ -23,22 +23,27 @@ namespace preflight {
 class Transport {
  public:
   using Done = std::function<void(SimTime finish)>;
+  // The DP replicas (0 .. dp−1) a call stands for, ascending: the executor's class of replicas
+  // run apart (exec/executor.h); empty: every replica.
+  using Replicas = std::vector<int>;
   virtual ~Transport() = default;
 
   // Starts, now, the pipeline transfer of `bytes` from every GPU of stage `from` to its peer in
-  // stage `to` (all TP, CP ranks and DP replicas at once); `done` fires when the last one lands.
-  // `latency`: the model's size-independent time of one transfer, which counts the inter-node
-  // latency of a shortest network path (see collective()).
-  virtual void send(int from, int to, Bytes bytes, SimTime latency, Done done) = 0;
+  // stage `to` (all TP, CP ranks and DP replicas at once, or those of `replicas`); `done` fires
+  // when the last one lands. `latency`: the model's size-independent time of one transfer,
+  // which counts the inter-node latency of a shortest network path (see collective()).
+  virtual void send(int from, int to, Bytes bytes, SimTime latency, Done done,
+                    const Replicas& replicas) = 0;
 
   // Starts, now, collective `kind` of `bytes` (nccl-tests size) on every group of kind `group`
-  // of stage `stage` at once (kEmbedding: the first and last stage's pairs, `stage` unused), as
-  // `plan` chose it (algorithm, channels, size-independent latency). The transport carries the
+  // of stage `stage` at once (kEmbedding: the first and last stage's pairs, `stage` unused), or
+  // on those inside `replicas` (REQUIRES: a group that spans replicas has them all), as `plan`
+  // chose it (algorithm, channels, size-independent latency). The transport carries the
   // inter-node transfers of the collective's decomposition; `done` fires when the slowest lands.
   // A transfer pays plan.latency with the shortest network path's hop latencies replaced by
   // those of its own route, then moves at its max-min fair rate.
   virtual void collective(GroupKind group, int stage, CollectiveKind kind, Bytes bytes,
-                          const CollectivePlan& plan, Done done) = 0;
+                          const CollectivePlan& plan, Done done, const Replicas& replicas) = 0;
 
   // GPU-level operations, for workloads that name GPUs rather than the groups of a Megatron job
   // (an imported Chakra trace, interop/chakra_replay.h); GPU g sits on node g / gpus_per_node.

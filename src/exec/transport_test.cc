@@ -47,10 +47,12 @@ Outcome run_collective(const Scenario& s, GroupKind group, CollectiveKind kind, 
   std::unique_ptr<Transport> t = transport_for(s, &sim);
   Outcome out;
   int calls = 0;
-  t->collective(group, 0, kind, bytes, plan, [&](SimTime finish) {
-    out.finish = finish;
-    ++calls;
-  });
+  t->collective(group, 0, kind, bytes, plan,
+                [&](SimTime finish) {
+                  out.finish = finish;
+                  ++calls;
+                },
+                {});
   sim.run();
   EXPECT_EQ(calls, 1);
   out.stats = t->stats(out.finish);
@@ -106,7 +108,7 @@ TEST(FlowTransport, ARouteThroughASpinePaysTwoMoreLinkLatencies) {
     Simulator sim;
     std::unique_ptr<Transport> t = transport_for(s, &sim);
     SimTime at;
-    t->send(0, 1, Bytes(0), SimTime::microseconds(10), [&](SimTime f) { at = f; });
+    t->send(0, 1, Bytes(0), SimTime::microseconds(10), [&](SimTime f) { at = f; }, {});
     sim.run();
     return at;
   };

@@ -111,11 +111,6 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
   // Stragglers (simulation.slow_ranks): their replicas run apart from the rest.
   std::unique_ptr<ComputeModel> slowed;
   if (!s.simulation.slow_ranks.empty()) {
-    if (exec_options.transport) {
-      return invalid_argument(s.source +
-                              ": simulation.slow_ranks: expected simulation.network: analytical "
-                              "(the flow network runs every DP replica alike)");
-    }
     if (const Status st = check_replicas_apart(workload, exec_options.layout); !st.ok()) {
       return invalid_argument(s.source + ": simulation.slow_ranks: " + st.message() +
                               ", which cannot run apart yet");
