@@ -2,16 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/placement_checks.h"
+
 namespace preflight {
 namespace {
-
-void expect_placement(const GroupPlacement& g, int size, int nodes, int per_node, int sharing) {
-  EXPECT_EQ(g.size, size);
-  EXPECT_EQ(g.nodes, nodes);
-  EXPECT_EQ(g.per_node, per_node);
-  EXPECT_EQ(g.sharing_nic, sharing);
-  EXPECT_EQ(g.crosses_nodes(), nodes > 1);
-}
 
 TEST(PlaceGroup, TensorParallel8OnAn8GpuNodeIsOneNode) {
   // Consecutive ranks (stride 1): all 8 on one node, no NIC traffic.

@@ -6,17 +6,11 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "tests/load_scenario.h"
+#include "tests/placement_checks.h"
 
 namespace preflight {
 namespace {
-
-void expect_placement(const GroupPlacement& g, int size, int nodes, int per_node, int sharing) {
-  EXPECT_EQ(g.size, size);
-  EXPECT_EQ(g.nodes, nodes);
-  EXPECT_EQ(g.per_node, per_node);
-  EXPECT_EQ(g.sharing_nic, sharing);
-  EXPECT_EQ(g.crosses_nodes(), nodes > 1);
-}
 
 using Groups = std::vector<std::vector<int>>;
 
@@ -56,9 +50,7 @@ TEST(RankLayout, MembersOfARankAreTheGroupThatHoldsIt) {
 }
 
 TEST(PlaceJobGroups, DefaultScenarioTp8Pp16Dp8) {
-  StatusOr<Scenario> s = load_scenario_text("", "", {});
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  const JobGroups j = place_job_groups(*s);
+  const JobGroups j = place_job_groups(load(""));
   expect_placement(j.tp, 8, 1, 8, 1);
   expect_placement(j.dp, 8, 8, 1, 8);         // stride tp = 8
   expect_placement(j.pp, 2, 2, 1, 8);         // stride tp·dp = 64
@@ -68,15 +60,12 @@ TEST(PlaceJobGroups, DefaultScenarioTp8Pp16Dp8) {
 TEST(PlaceJobGroups, PipelineInsideOneNode) {
   // TP 2, PP 4, DP 1 on 8 GPUs: stage neighbours are 2 ranks apart on the same node, and so are
   // the first and last stage ({0, 6} and {1, 7}), although their stride 6 does not divide 8.
-  StatusOr<Scenario> s = load_scenario_text(R"(
+  const JobGroups j = place_job_groups(load(R"(
 model: {preset: gpt3-1.7b}
 cluster: {preset: dgx-a100, nodes: 1}
 training: {seq_len: 2048, global_batch: 8}
 parallelism: {tp: 2, pp: 4}
-)",
-                                            "test.yaml", {});
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  const JobGroups j = place_job_groups(*s);
+)"));
   expect_placement(j.tp, 2, 1, 2, 4);
   expect_placement(j.dp, 1, 1, 1, 8);
   expect_placement(j.pp, 2, 1, 2, 4);
@@ -87,15 +76,12 @@ parallelism: {tp: 2, pp: 4}
 
 TEST(PlaceJobGroups, EmbeddingPairCrossesNodesWhenTheJobDoes) {
   // TP 2, PP 4, DP 2 on two 8-GPU nodes: the first stage holds ranks 0–3, the last 12–15.
-  StatusOr<Scenario> s = load_scenario_text(R"(
+  const JobGroups j = place_job_groups(load(R"(
 model: {preset: gpt3-1.7b}
 cluster: {preset: dgx-a100, nodes: 2}
 training: {seq_len: 2048, global_batch: 8}
 parallelism: {tp: 2, pp: 4}
-)",
-                                            "test.yaml", {});
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  const JobGroups j = place_job_groups(*s);
+)"));
   expect_placement(j.dp, 2, 1, 2, 4);
   expect_placement(j.embedding, 2, 2, 1, 8);
 }
