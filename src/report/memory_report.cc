@@ -59,6 +59,15 @@ std::string format_memory_table(const MemoryReport& m) {
                   s.fits ? "yes" : "NO");
     out += buf;
   }
+  // Activation offloading: what leaves HBM for the host (not part of the peak above).
+  for (const StageMemory& s : m.stages) {
+    if (s.offloaded.count() == 0) continue;
+    std::snprintf(buf, sizeof buf,
+                  "stage %d offloads %.2f GiB of activations per micro-batch to host memory "
+                  "(parallelism.offload_layers)\n",
+                  s.stage, s.offloaded.to_gib());
+    out += buf;
+  }
   return out;
 }
 
