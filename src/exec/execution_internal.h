@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "base/check.h"
@@ -29,6 +30,9 @@ struct OpTiming {
   // indexes the Execution's plans.
   bool network = false;
   int plan = -1;
+  // A collective inside a block whose group spans DP replicas (an EP all-to-all over them), with
+  // replicas run apart: the classes in its groups meet before it runs (arrive_crossing).
+  bool crosses = false;
   // Collectives: the share of the GPU's SMs the NCCL kernel holds while it runs (its channels,
   // one thread block each, over the SM count), times the calibrated interference factor.
   double sm_share = 0;
@@ -109,6 +113,10 @@ class StageRunner final : public EventHandler {
   // current block, `net_op`) waits for an event at its start time, then for its completion;
   // async collectives queue on the TP stream, async DP buckets on the DP stream.
   bool net_pending = false;  // the current op is scheduled to start or in flight
+  // The current op is a collective across replica classes waiting for its peers or running;
+  // `crossing_seq` counts the runner's such collectives (peers meet on the same count).
+  bool crossing_pending = false;
+  int64_t crossing_seq = 0;
   SimTime net_start;
   const Op* net_op = nullptr;  // a block's op, or null for the current step's
   const OpTiming* net_timing = nullptr;
@@ -207,6 +215,17 @@ class Execution {
       : w_(w), coll_(coll), compute_(&compute), groups_(groups), options_(options) {
     const int stages = static_cast<int>(w.stages.size());
     stages_ = stages;
+    // Groups of collectives inside layers that span DP replicas (an EP group over several):
+    // replicas that share one with a replica run apart run apart too.
+    for (const Block& b : w.blocks) {
+      for (const Op& op : b.ops) {
+        if (op.type == OpType::kCollective && group_crosses_replicas(options.layout, op.group) &&
+            std::find(crossing_kinds_.begin(), crossing_kinds_.end(), op.group) ==
+                crossing_kinds_.end()) {
+          crossing_kinds_.push_back(op.group);
+        }
+      }
+    }
     make_classes(compute.distinct_ranks());
     const RankLayout& l = options.layout;
     for (int c = 0; c < static_cast<int>(classes_.size()); ++c) {
@@ -233,7 +252,11 @@ class Execution {
                                                      : 0);
       std::vector<OpTiming> t;
       t.reserve(b.ops.size());
-      for (const Op& op : b.ops) t.push_back(time_op(op));
+      for (const Op& op : b.ops) {
+        t.push_back(time_op(op));
+        t.back().crosses = classes_.size() > 1 && op.type == OpType::kCollective &&
+                           group_crosses_replicas(l, op.group);
+      }
       timings_.push_back(std::move(t));
     }
     step_timings_.resize(stages);
@@ -271,6 +294,19 @@ class Execution {
                           "a distinct rank outside the job's layout");
       apart[(rank % l.stage_ranks()) / (l.tp() * l.cp())] = true;
     }
+    // A replica that shares a crossing group with one run apart waits for it inside that
+    // collective, so it runs apart too (to a fixed point over the group kinds).
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (int d = 0; d < l.dp(); ++d) {
+        if (!apart[d]) continue;
+        for (GroupKind g : crossing_kinds_) {
+          for (int peer : replicas_sharing(g, d)) {
+            if (!apart[peer]) apart[peer] = grew = true;
+          }
+        }
+      }
+    }
     const int rest = static_cast<int>(std::count(apart.begin(), apart.end(), false));
     if (rest > 0) {
       ReplicaClass folded{-1, rest, {}};
@@ -284,6 +320,24 @@ class Execution {
     for (int d = 0; d < l.dp(); ++d) {
       if (apart[d]) classes_.push_back(ReplicaClass{d, 1, {d}});
     }
+    class_of_replica_.assign(l.dp(), 0);
+    for (int c = 0; c < static_cast<int>(classes_.size()); ++c) {
+      for (int d : classes_[c].replicas) class_of_replica_[d] = c;
+    }
+  }
+
+  // The DP replicas that the groups of kind `g` holding replica `d`'s ranks (its tp·cp ranks of
+  // stage 0; every stage's groups are alike) reach, ascending, `d` among them.
+  std::vector<int> replicas_sharing(GroupKind g, int d) const {
+    const RankLayout& l = options_.layout;
+    const int width = l.tp() * l.cp();
+    std::vector<int> out;
+    for (int i = 0; i < width; ++i) {
+      for (int rank : l.members(g, 0, d * width + i)) out.push_back(rank / width);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
   }
 
   // The replicas runner class `cls` stands for, for the transport: all (empty) when one class
@@ -499,6 +553,66 @@ class Execution {
     replica_rendezvous_.erase({stage, step});
   }
 
+  // Whether runner class `cls` meets other classes in the groups of kind `g` that hold its
+  // replicas: a class apart whose groups reach other replicas (the folded class holds whole
+  // groups).
+  bool meets_others(int cls, GroupKind g) const {
+    for (int d : replicas_sharing(g, classes_[cls].replica)) {
+      if (class_of_replica_[d] != cls) return true;
+    }
+    return false;
+  }
+  // The replica classes among `replicas`.
+  int classes_in(const std::vector<int>& replicas) const {
+    std::vector<int> c;
+    for (int d : replicas) c.push_back(class_of_replica_[d]);
+    std::sort(c.begin(), c.end());
+    return static_cast<int>(std::unique(c.begin(), c.end()) - c.begin());
+  }
+
+  // Runner `index` reaches, ready at `ready`, the collective `op` (timed `t`) inside a block whose
+  // groups span DP replicas run apart (an EP all-to-all over them; every replica of those groups
+  // runs apart, make_classes). When each class of the groups has reached the same one (its
+  // `crossing_seq`-th) it runs from the latest ready time for all of them at once: a class that
+  // arrives first waits inside it, as NCCL's kernel does, and the wait is its category.
+  void arrive_crossing(int index, const Op& op, const OpTiming& t, SimTime ready, int microbatch) {
+    StageRunner& self = *runners_[index];
+    const int stage = index % stages_;
+    const std::vector<int> reach = replicas_sharing(op.group, classes_[index / stages_].replica);
+    CrossingRendezvous& r = crossing_[{stage, reach.front(), self.crossing_seq}];
+    ++self.crossing_seq;
+    if (r.members.empty()) r.replicas = reach;
+    PREFLIGHT_CHECK_MSG(r.replicas == reach, "replicas that meet in a collective disagree");
+    r.start = std::max(r.start, ready);
+    r.members.push_back(index);
+    if (static_cast<int>(r.members.size()) < classes_in(reach)) return;
+    const std::vector<int> members = r.members;
+    const SimTime start = r.start;
+    crossing_.erase({stage, reach.front(), self.crossing_seq - 1});
+    auto finish = [this, members, start, &op, &t, microbatch](SimTime end) {
+      for (int m : members) {
+        StageRunner& s = *runners_[m];
+        s.occupy(start, end, t.category, start, t.category);
+        s.block_first = std::min(s.block_first, start);
+        if (t.network) s.correct_collective_time(t, end - start);
+        if (options_.trace == TraceLevel::kKernels) {
+          record(m, 0, start, end, op.name, microbatch, t.category);
+        }
+        s.crossing_pending = false;
+        ++s.block_op;
+        sim_.schedule(std::max(end, sim_.now()), &s, 0);
+      }
+    };
+    if (!t.network) {
+      finish(start + t.duration);
+      return;
+    }
+    defer(start, [this, stage, reach, &op, &t, finish] {
+      transport_->collective(op.group, stage, op.collective, op.comm_bytes, plans_[t.plan], finish,
+                             reach);
+    });
+  }
+
   // Runner `index` starts (now) its front DP bucket, step `step`, a collective across the DP
   // replicas run apart that the transport carries: when every class has started it, it runs
   // from now, the latest start, for all of them at once, and each member's DP stream is busy
@@ -621,6 +735,16 @@ class Execution {
   std::vector<std::map<int64_t, Message>> mailbox_;
   std::map<std::pair<int, int64_t>, Rendezvous> rendezvous_;  // by (replica class, tag)
   std::map<std::pair<int, size_t>, ReplicaRendezvous> replica_rendezvous_;  // (stage, step)
+  // Collectives inside blocks across replica classes, by (stage, first replica of the groups,
+  // the members' crossing_seq).
+  struct CrossingRendezvous {
+    SimTime start;
+    std::vector<int> members;
+    std::vector<int> replicas;
+  };
+  std::map<std::tuple<int, int, int64_t>, CrossingRendezvous> crossing_;
+  std::vector<GroupKind> crossing_kinds_;  // kinds of block collectives that span replicas
+  std::vector<int> class_of_replica_;
   int stages_ = 0;
   std::vector<int> distinct_;  // ranks the compute model times apart, ascending
   std::vector<ReplicaClass> classes_;

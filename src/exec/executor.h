@@ -121,10 +121,11 @@ struct ExecutorOptions {
   Bandwidth host_bandwidth = Bandwidth::gigabytes_per_second(25.6);
 };
 
-// Whether DP replicas can be simulated apart: every collective inside a block stays within one
-// replica (TP, CP, and EP or expert-TP groups that fit in a replica), every stage-level
-// collective stays within one or spans them all. The error names the first collective that does
-// not (an EP group over part of the replicas, a ZeRO-3 gather inside a layer).
+// Whether DP replicas can be simulated apart: a collective inside a block that spans replicas
+// (an EP all-to-all over several) blocks the compute stream, so its classes can meet before it
+// runs, and every stage-level collective stays within one replica or spans them all. The error
+// names the first collective that does not (an all-to-all overlapped on the communication
+// stream, a reduction over part of the replicas).
 Status check_replicas_apart(const Workload& w, const RankLayout& layout);
 
 // Whether a group of kind `g` holds ranks of more than one DP replica.

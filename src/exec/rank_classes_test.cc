@@ -234,21 +234,68 @@ TEST(RankClasses, SlowRanksModelScalesOnlyItsRanksInsideTheirWindows) {
   EXPECT_EQ(m->duration(op, RankContext{7, 0, t1}), d.scaled(2.5));  // overlapping: the product
 }
 
-TEST(RankClasses, ReplicasRunApartOnlyWhereTheirCollectivesAllow) {
-  const Scenario dense = load(kGpt13b);
-  EXPECT_TRUE(check_replicas_apart(generate_workload(dense), RankLayout::of(dense)).ok());
-  // TP 2, DP 4 with EP 8 and expert TP 1: each EP group takes the stage's eight ranks, so the
-  // token dispatch inside every MoE layer runs across the four DP replicas.
-  const Scenario moe = load(R"(
-model: {preset: mixtral-8x7b}
+// Mixtral 8x7B with TP 2, DP 4, EP 8 and expert TP 1 on two DGX H100s: each EP group takes the
+// stage's eight ranks, so every MoE layer's token dispatch runs across the four DP replicas.
+const char* kMixtral = R"(
+model: {preset: mixtral-8x7b, layers: 8}
 cluster: {preset: dgx-h100, nodes: 2}
 training: {seq_len: 4096, global_batch: 32, micro_batch: 1}
 parallelism: {tp: 2, pp: 2, ep: 8, etp: 1, sequence_parallel: true}
-)");
-  const Status st = check_replicas_apart(generate_workload(moe), RankLayout::of(moe));
+)";
+
+TEST(RankClasses, ReplicasRunApartOnlyWhereTheirCollectivesAllow) {
+  const Scenario dense = load(kGpt13b);
+  EXPECT_TRUE(check_replicas_apart(generate_workload(dense), RankLayout::of(dense)).ok());
+  // The blocking all-to-alls across the replicas: their classes meet before each.
+  const Scenario moe = load(kMixtral);
+  EXPECT_TRUE(check_replicas_apart(generate_workload(moe), RankLayout::of(moe)).ok());
+  // Overlapped with another micro-batch's compute (the combined 1F1B), they may not yet.
+  const Scenario overlapped = load(kMixtral, {"parallelism.overlap_moe_comm=true"});
+  const Status st = check_replicas_apart(generate_workload(overlapped), RankLayout::of(overlapped));
   EXPECT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("spans DP replicas inside a layer"), std::string::npos)
+  EXPECT_NE(st.message().find("spans DP replicas on the communication stream"), std::string::npos)
       << st.message();
+}
+
+TEST(RankClasses, ExpertAllToAllsAcrossReplicas) {
+  // Every replica apart: each all-to-all waits for the four classes and runs for them at once,
+  // which is the folded run to the picosecond, on either network.
+  for (const char* network : {"analytical", "flow"}) {
+    SCOPED_TRACE(network);
+    const Scenario s = load(kMixtral, {std::string("simulation.network=") + network});
+    const ExecutionResult folded = run(s, true);
+    const ExecutionResult apart = run(s, false);
+    ASSERT_EQ(apart.replicas.size(), 4u);
+    EXPECT_EQ(folded.iteration_time.ps(), apart.iteration_time.ps());
+    for (const ReplicaResult& r : apart.replicas) {
+      for (size_t st = 0; st < r.stages.size(); ++st) {
+        expect_same_stage(folded.stages[st], r.stages[st],
+                          "replica " + std::to_string(r.first) + " stage " + std::to_string(st));
+      }
+    }
+  }
+  // A slow GPU in replica 1 (stage 0): the replicas it shares EP groups with run apart too, and
+  // wait for it inside every all-to-all, so their exposed EP time grows while their compute
+  // does not.
+  const Scenario s = load(kMixtral);
+  const RankLayout l = RankLayout::of(s);
+  const int slow_rank = l.rank(0, 1 * l.tp());  // TP rank 0 of DP replica 1
+  const ExecutionResult base = run(s);
+  const ExecutionResult slow = run(s, true, {SlowRank{slow_rank, 1.5, SimTime(), SimTime::max()}});
+  ASSERT_EQ(slow.replicas.size(), 4u);
+  EXPECT_GT(slow.iteration_time, base.iteration_time);
+  for (const ReplicaResult& r : slow.replicas) {
+    const StageResult& st0 = r.stages[0];
+    EXPECT_EQ(st0.breakdown.total(), st0.end);
+    if (r.first == 1) {
+      EXPECT_GT(st0.busy_compute, base.stages[0].busy_compute);
+    } else {
+      EXPECT_NEAR(static_cast<double>(st0.busy_compute.ps()),
+                  static_cast<double>(base.stages[0].busy_compute.ps()),
+                  0.01 * static_cast<double>(base.stages[0].busy_compute.ps()));
+      EXPECT_GT(st0.breakdown.ep_comm, base.stages[0].breakdown.ep_comm) << r.first;
+    }
+  }
 }
 
 TEST(RankClasses, SlowRanksAreReadAndCheckedByTheLoader) {

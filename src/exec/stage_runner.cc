@@ -305,6 +305,16 @@ bool StageRunner::run_block(const Step& st) {
         start = comm;
         reason_until = comm;
       }
+      if (op.crosses && ex.meets_others(cls_, block.ops[block_op].group)) {
+        // Across replica classes: it runs when the classes of its groups have all reached it,
+        // and the completion resumes at the next op.
+        attribute_gap(compute, start, reason_until, comm_reason);
+        compute = start;
+        count_collective(op);
+        crossing_pending = true;
+        ex.arrive_crossing(index_, block.ops[block_op], op, start, st.microbatch);
+        return false;
+      }
       if (op.network) {
         // Blocks until the transport's completion, which resumes at the next op.
         attribute_gap(compute, start, reason_until, comm_reason);
@@ -351,7 +361,7 @@ bool StageRunner::run_block(const Step& st) {
 }
 
 void StageRunner::run_until_blocked() {
-  if (net_pending) return;  // resumed only by the completion callback
+  if (net_pending || crossing_pending) return;  // resumed only by the completion
   Execution& ex = *exec_;
   const std::vector<Step>& steps = ex.w_.stages[stage_].steps;
   const SimTime launch = ex.options_.launch_overhead;

@@ -32,16 +32,11 @@ class FabricTransport final : public Transport {
                   const CollectivePlan& plan, Done done, const Replicas& replicas) override {
     std::vector<GpuFlow> flows;
     for (const std::vector<int>& members : layout_.groups(group, stage)) {
-      if (!replicas.empty()) {
-        // A group inside one replica goes with its replica; one across them needs them all.
-        const int first = replica_of(members.front() % layout_.stage_ranks());
-        const bool inside = std::all_of(members.begin(), members.end(), [&](int rank) {
-          return replica_of(rank % layout_.stage_ranks()) == first;
-        });
-        PREFLIGHT_CHECK_MSG(inside || replicas.size() == static_cast<size_t>(layout_.dp()),
-                            "a collective across DP replicas for part of them");
-        if (inside && !holds(replicas, first)) continue;
-      }
+      // A group goes with the replicas that hold all of its members.
+      const bool held = std::all_of(members.begin(), members.end(), [&](int rank) {
+        return holds(replicas, replica_of(rank % layout_.stage_ranks()));
+      });
+      if (!held) continue;
       flows_.add(members, kind, bytes, plan, &flows);
     }
     fabric_->transfer(flows, plan.latency, std::move(done));

@@ -37,7 +37,7 @@ class Transport {
 
   // Starts, now, collective `kind` of `bytes` (nccl-tests size) on every group of kind `group`
   // of stage `stage` at once (kEmbedding: the first and last stage's pairs, `stage` unused), or
-  // on those inside `replicas` (REQUIRES: a group that spans replicas has them all), as `plan`
+  // on those whose members all lie in `replicas`, as `plan`
   // chose it (algorithm, channels, size-independent latency). The transport carries the
   // inter-node transfers of the collective's decomposition; `done` fires when the slowest lands.
   // A transfer pays plan.latency with the shortest network path's hop latencies replaced by

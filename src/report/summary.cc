@@ -175,14 +175,30 @@ std::string format_summary(const SimulationReport& r) {
                   x.rank / l.stage_ranks(), local / (l.tp() * l.cp()), x.factor, window.c_str());
     }
     // The replicas simulated apart, then the class of the others (simulated once).
+    // Replicas apart that follow one another and end together are one range ("replicas 0-3
+    // end at ..."), so that an EP group's worth of them stays one line.
     std::string classes;
     for (int rest = 0; rest < 2; ++rest) {
-      for (const ReplicaResult& c : e.replicas) {
+      for (size_t i = 0; i < e.replicas.size(); ++i) {
+        const ReplicaResult& c = e.replicas[i];
         if ((c.count > 1 || e.replicas.size() == 1) != (rest == 1)) continue;
         char buf[128];
         if (rest == 0) {
-          std::snprintf(buf, sizeof buf, "%sreplica %d ends at %.3f s", classes.empty() ? "" : "; ",
-                        c.first, c.end.to_seconds());
+          size_t j = i;
+          while (j + 1 < e.replicas.size() && e.replicas[j + 1].count == 1 &&
+                 e.replicas[j + 1].first == e.replicas[j].first + 1 &&
+                 e.replicas[j + 1].end == c.end) {
+            ++j;
+          }
+          if (j > i) {
+            std::snprintf(buf, sizeof buf, "%sreplicas %d-%d end at %.3f s",
+                          classes.empty() ? "" : "; ", c.first, e.replicas[j].first,
+                          c.end.to_seconds());
+          } else {
+            std::snprintf(buf, sizeof buf, "%sreplica %d ends at %.3f s",
+                          classes.empty() ? "" : "; ", c.first, c.end.to_seconds());
+          }
+          i = j;
         } else {
           std::snprintf(buf, sizeof buf, "%sthe other %d at %.3f s", classes.empty() ? "" : "; ",
                         c.count, c.end.to_seconds());
