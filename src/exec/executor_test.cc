@@ -41,6 +41,25 @@ Step p2p_step(StepKind kind, int peer, int64_t tag, const PipelineTask& t) {
   return s;
 }
 
+// Ends a stage's program with the host's wait for the GPU and adds it to `w`.
+void add_program(Program prog, Workload& w) {
+  Step sync;
+  sync.kind = StepKind::kHostSync;
+  prog.steps.push_back(sync);
+  w.stages.push_back(std::move(prog));
+}
+
+// Runs `w` with each named kernel taking its time (every other one 0), free communication and
+// no launch overhead.
+ExecutionResult run_kernels(const Workload& w,
+                            const std::vector<std::pair<std::string, SimTime>>& times) {
+  FakeComputeModel compute(SimTime::zero());
+  for (const auto& [name, t] : times) compute.set(name, t);
+  const FakeNetwork network;
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  return execute(w, compute, collectives, JobGroups{}, ExecutorOptions{});
+}
+
 // p perfectly equal pipeline stages with v model chunks each, as the generator lays them out
 // but without the embedding and loss head: the forward of a chunk is one kernel "f", its
 // backward one kernel "b"; activations go forward and gradients backward between consecutive
@@ -79,10 +98,7 @@ Workload equal_stage_pipeline(Schedule schedule, int p, int m, int v) {
         }
       }
     }
-    Step sync;
-    sync.kind = StepKind::kHostSync;
-    prog.steps.push_back(sync);
-    w.stages.push_back(std::move(prog));
+    add_program(std::move(prog), w);
   }
   return w;
 }
@@ -90,12 +106,8 @@ Workload equal_stage_pipeline(Schedule schedule, int p, int m, int v) {
 // Runs `w` with a forward chunk costing t_f/v and a backward chunk t_b/v, free communication
 // and no launch overhead.
 ExecutionResult run_pipeline(const Workload& w, SimTime t_f, SimTime t_b, int v) {
-  FakeComputeModel compute(SimTime::zero());
-  compute.set("f", SimTime::picoseconds(t_f.ps() / v));
-  compute.set("b", SimTime::picoseconds(t_b.ps() / v));
-  const FakeNetwork network;
-  const CollectiveModel collectives(free_collectives_cluster(), network);
-  return execute(w, compute, collectives, JobGroups{}, ExecutorOptions{});
+  return run_kernels(
+      w, {{"f", SimTime::picoseconds(t_f.ps() / v)}, {"b", SimTime::picoseconds(t_b.ps() / v)}});
 }
 
 void expect_breakdowns_add_up(const ExecutionResult& r) {
@@ -202,22 +214,13 @@ Workload split_stage_pipeline(Schedule schedule, int p, int m) {
       for (size_t j = 0; j < n; ++j) send(order[i + j]);
       i += n - 1;
     }
-    Step sync;
-    sync.kind = StepKind::kHostSync;
-    prog.steps.push_back(sync);
-    w.stages.push_back(std::move(prog));
+    add_program(std::move(prog), w);
   }
   return w;
 }
 
 ExecutionResult run_split_pipeline(const Workload& w, SimTime t_f, SimTime t_b, SimTime t_w) {
-  FakeComputeModel compute(SimTime::zero());
-  compute.set("f", t_f);
-  compute.set("b", t_b);
-  compute.set("w", t_w);
-  const FakeNetwork network;
-  const CollectiveModel collectives(free_collectives_cluster(), network);
-  return execute(w, compute, collectives, JobGroups{}, ExecutorOptions{});
+  return run_kernels(w, {{"f", t_f}, {"b", t_b}, {"w", t_w}});
 }
 
 TEST(Execute, ZeroBubbleSchedulesMatchTheirClosedForms) {
@@ -756,6 +759,21 @@ ExecutorOptions with_fake_transport(SimTime each, std::vector<TransportCall>* lo
   return o;
 }
 
+// Runs `w` with each named kernel taking its time, free in-node communication, `groups`, and a
+// fake transport that carries every cross-node collective in `each` (calls logged in `log`).
+ExecutionResult run_carried(const Workload& w,
+                            const std::vector<std::pair<std::string, SimTime>>& times,
+                            const JobGroups& groups, SimTime each, std::vector<TransportCall>* log,
+                            TraceLevel trace = TraceLevel::kNone) {
+  FakeComputeModel compute(SimTime::zero());
+  for (const auto& [name, t] : times) compute.set(name, t);
+  const FakeNetwork network;
+  const CollectiveModel collectives(free_collectives_cluster(), network);
+  ExecutorOptions options = with_fake_transport(each, log);
+  options.trace = trace;
+  return execute(w, compute, collectives, groups, options);
+}
+
 Workload one_block(std::vector<Op> ops) {
   Workload w;
   w.blocks.push_back(Block{"b", std::move(ops)});
@@ -775,17 +793,11 @@ TEST(ExecuteWithTransport, BlockCollectiveOfAGroupSpanningNodesGoesThroughTheTra
   Op ar = collective_op("tp.allreduce", CollectiveKind::kAllReduce, GroupKind::kTensor,
                         Bytes(1'000'000));
   const Workload w = one_block({memory_op("a", 0), ar, memory_op("b", 0)});
-  FakeComputeModel compute(SimTime::zero());
-  compute.set("a", us(10));
-  compute.set("b", us(5));
-  const FakeNetwork network;
-  const CollectiveModel collectives(free_collectives_cluster(), network);
   JobGroups groups;
   groups.tp = place_group(16, 1, 8);
   std::vector<TransportCall> log;
-  ExecutorOptions options = with_fake_transport(us(7), &log);
-  options.trace = TraceLevel::kBlocks;
-  const ExecutionResult r = execute(w, compute, collectives, groups, options);
+  const ExecutionResult r =
+      run_carried(w, {{"a", us(10)}, {"b", us(5)}}, groups, us(7), &log, TraceLevel::kBlocks);
   EXPECT_EQ(r.iteration_time, us(44));
   ASSERT_EQ(log.size(), 2u);
   EXPECT_EQ(log[0].group, GroupKind::kTensor);
@@ -838,17 +850,11 @@ TEST(ExecuteWithTransport, AsyncCarriedCollectiveIsWaitedForByTheKernelThatNeeds
   waiter.wait_comm = true;
   Workload w = one_block({ar, memory_op("overlap", 0), waiter});
   w.stages[0].steps[0].repeat = 1;
-  FakeComputeModel compute(SimTime::zero());
-  compute.set("overlap", us(30));
-  compute.set("waiter", us(20));
-  const FakeNetwork network;
-  const CollectiveModel collectives(free_collectives_cluster(), network);
   JobGroups groups;
   groups.tp = place_group(16, 1, 8);
   std::vector<TransportCall> log;
-  ExecutorOptions options = with_fake_transport(us(100), &log);
-  options.trace = TraceLevel::kKernels;
-  const ExecutionResult r = execute(w, compute, collectives, groups, options);
+  const ExecutionResult r = run_carried(w, {{"overlap", us(30)}, {"waiter", us(20)}}, groups,
+                                        us(100), &log, TraceLevel::kKernels);
   ASSERT_EQ(log.size(), 1u);
   EXPECT_EQ(log[0].start, SimTime());
   EXPECT_EQ(r.iteration_time, us(120));
@@ -867,16 +873,11 @@ TEST(ExecuteWithTransport, TiedEmbeddingAllReduceIsCarriedOnceForBothStages) {
   // Stage 0 arrives at 10 us, stage 1 at 50 us; the carried all-reduce (60 us in the fake)
   // starts at 50 us for both: both end at 110 us, stage 0 after 40 us of bubble.
   const Workload w = embedding_allreduce_workload(/*host_sync=*/false);
-  FakeComputeModel compute(SimTime::zero());
-  compute.set("short", us(10));
-  compute.set("long", us(50));
-  const FakeNetwork network;
-  const CollectiveModel collectives(free_collectives_cluster(), network);
   JobGroups groups;
   groups.embedding = place_group(2, 8, 8);
   std::vector<TransportCall> log;
   const ExecutionResult r =
-      execute(w, compute, collectives, groups, with_fake_transport(us(60), &log));
+      run_carried(w, {{"short", us(10)}, {"long", us(50)}}, groups, us(60), &log);
   ASSERT_EQ(log.size(), 1u);
   EXPECT_EQ(log[0].group, GroupKind::kEmbedding);
   EXPECT_EQ(log[0].start, us(50));
