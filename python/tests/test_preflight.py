@@ -97,6 +97,26 @@ def test_dict_dp_auto_resolves_from_the_gpu_count():
         preflight.memory(dict(scenario, parallelism={"tp": 8, "pp": 6, "dp": "auto"}))
 
 
+def test_activation_offloading_from_a_dict():
+    # The offload example's job from a dict: the exposed copies are a breakdown part, the host
+    # link is the cluster's, and a slower link exposes more of them.
+    job = {"model": {"preset": "llama3-70b"},
+           "cluster": {"preset": "gb200-nvl72", "gpus": 64},
+           "training": {"seq_len": 8192, "global_batch": 256, "micro_batch": 2,
+                        "precision": "fp8"},
+           "parallelism": {"tp": 1, "pp": 1, "dp": "auto", "zero_stage": 3,
+                           "distributed_optimizer": True, "offload_layers": 46}}
+    fast = preflight.simulate(job)
+    slow = preflight.simulate(job, set=["cluster.host_bandwidth=25GB/s"])
+    assert fast["scenario"]["parallelism"]["offload_layers"] == 46
+    assert fast["scenario"]["cluster"]["host_bandwidth_bps"] == 225e9
+    assert fast["memory"]["stages"][0]["offloaded_bytes"] > 0
+    assert slow["breakdown"]["offload_s"] > fast["breakdown"]["offload_s"]
+    assert slow["iteration_time_s"] > fast["iteration_time_s"]
+    with pytest.raises(preflight.Error, match=r"parallelism\.offload_layers: 46: expected pp 1"):
+        preflight.simulate(job, set=["parallelism.pp=2"])
+
+
 def test_memory_matches_the_cli_keys():
     m = preflight.memory(EXAMPLE)
     cli = run_cli("memory", EXAMPLE, "--json", "-")
