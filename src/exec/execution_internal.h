@@ -456,43 +456,7 @@ class Execution {
   // Runner `index` arrives at a cross-stage collective, ready at `ready`. When the last member
   // stage of its replica class arrives the collective runs for everyone; each member's wait for
   // the others is bubble.
-  void arrive(int index, int64_t tag, SimTime ready, const Op& op, const OpTiming& t) {
-    const SimTime duration = t.duration;
-    const std::string& name = op.name;
-    Rendezvous& r = rendezvous_[{index / stages_, tag}];
-    r.arrived++;
-    r.ready = std::max(r.ready, ready);
-    r.members.push_back(index);
-    if (r.arrived < r.expected) return;
-    const SimTime start = r.ready;
-    if (t.network) {
-      // Every member waits (bubble) until the start, then for the transport's completion.
-      for (int m : r.members) {
-        StageRunner& s = *runners_[m];
-        if (start > s.compute) s.result.breakdown.bubble += start - s.compute;
-        s.compute = start;
-        s.host = std::max(s.host, start);
-      }
-      r.op = &op;
-      r.timing = &t;
-      r.start = start;
-      const int cls = index / stages_;
-      defer(start, [this, cls, tag] { start_rendezvous(cls, tag); });
-      return;
-    }
-    for (int m : r.members) {
-      StageRunner& s = *runners_[m];
-      if (start > s.compute) s.result.breakdown.bubble += start - s.compute;
-      s.compute = start;
-      s.occupy(start, start + duration, Category::kDpComm, SimTime(), Category::kCompute);
-      s.host = std::max(s.host, start);
-      s.waiting = false;
-      if (options_.trace != TraceLevel::kNone) {
-        record(m, 0, start, start + duration, name, -1, Category::kDpComm);
-      }
-      sim_.schedule(std::max(start + duration, sim_.now()), &s, 0);
-    }
-  }
+  void arrive(int index, int64_t tag, SimTime ready, const Op& op, const OpTiming& t);
 
   // Runner `index` arrives at step `step` of its stage, a collective across the DP replicas
   // simulated apart, ready at `ready`. When every class has arrived it runs from the latest
@@ -500,58 +464,7 @@ class Execution {
   // one waits inside the collective, as NCCL's kernel does, and that wait is the collective's
   // category. Blocking steps resume after it; a bucket resumes its runner at once (clocks
   // unchanged) with its DP stream busy until the bucket ends.
-  void arrive_replicas(int index, size_t step, SimTime ready, const Op& op, const OpTiming& t) {
-    const int stage = index % stages_;
-    const Step& st = w_.stages[stage].steps[step];
-    const bool bucket = st.kind == StepKind::kCommAsync;
-    ReplicaRendezvous& r = replica_rendezvous_[{stage, step}];
-    StageRunner& self = *runners_[index];
-    r.start = std::max(r.start, bucket ? std::max(ready, self.dp_stream) : ready);
-    r.members.push_back(index);
-    if (++r.arrived < static_cast<int>(classes_.size())) return;
-    const SimTime start = r.start;
-    if (t.network) {
-      // A blocking collective over every replica through the transport (buckets take
-      // arrive_bucket): it starts at the latest arrival for all of them at once.
-      PREFLIGHT_CHECK(!bucket);
-      const std::vector<int> members = r.members;
-      replica_rendezvous_.erase({stage, step});
-      defer(start, [this, members, start, stage, &op, &t] {
-        transport_->collective(op.group, stage, op.collective, op.comm_bytes, plans_[t.plan],
-                               [this, members, start, &op, &t](SimTime finish) {
-                                 for (int m : members) {
-                                   StageRunner& s = *runners_[m];
-                                   s.occupy(start, finish, t.category, start, t.category);
-                                   s.correct_collective_time(t, finish - start);
-                                   if (options_.trace != TraceLevel::kNone) {
-                                     record(m, 0, start, finish, op.name, -1, t.category);
-                                   }
-                                   s.waiting = false;
-                                   sim_.schedule(sim_.now(), &s, 0);
-                                 }
-                               },
-                               {});
-      });
-      return;
-    }
-    const SimTime end = start + t.duration;
-    for (int m : r.members) {
-      StageRunner& s = *runners_[m];
-      if (bucket) {
-        s.dp_stream = end;
-        s.dp_busy_span = StageRunner::Busy{start, end, t.sm_share};
-        if (options_.trace != TraceLevel::kNone) {
-          record(m, 2, start, end, op.name, st.microbatch, t.category);
-        }
-      } else {
-        s.occupy(start, end, t.category, start, t.category);
-        if (options_.trace != TraceLevel::kNone) record(m, 0, start, end, op.name, -1, t.category);
-      }
-      s.waiting = false;
-      sim_.schedule(std::max(bucket ? start : end, sim_.now()), &s, 0);
-    }
-    replica_rendezvous_.erase({stage, step});
-  }
+  void arrive_replicas(int index, size_t step, SimTime ready, const Op& op, const OpTiming& t);
 
   // Whether runner class `cls` meets other classes in the groups of kind `g` that hold its
   // replicas: a class apart whose groups reach other replicas (the folded class holds whole
@@ -575,88 +488,15 @@ class Execution {
   // runs apart, make_classes). When each class of the groups has reached the same one (its
   // `crossing_seq`-th) it runs from the latest ready time for all of them at once: a class that
   // arrives first waits inside it, as NCCL's kernel does, and the wait is its category.
-  void arrive_crossing(int index, const Op& op, const OpTiming& t, SimTime ready, int microbatch) {
-    StageRunner& self = *runners_[index];
-    const int stage = index % stages_;
-    const std::vector<int> reach = replicas_sharing(op.group, classes_[index / stages_].replica);
-    CrossingRendezvous& r = crossing_[{stage, reach.front(), self.crossing_seq}];
-    ++self.crossing_seq;
-    if (r.members.empty()) r.replicas = reach;
-    PREFLIGHT_CHECK_MSG(r.replicas == reach, "replicas that meet in a collective disagree");
-    r.start = std::max(r.start, ready);
-    r.members.push_back(index);
-    if (static_cast<int>(r.members.size()) < classes_in(reach)) return;
-    const std::vector<int> members = r.members;
-    const SimTime start = r.start;
-    crossing_.erase({stage, reach.front(), self.crossing_seq - 1});
-    auto finish = [this, members, start, &op, &t, microbatch](SimTime end) {
-      for (int m : members) {
-        StageRunner& s = *runners_[m];
-        s.occupy(start, end, t.category, start, t.category);
-        s.block_first = std::min(s.block_first, start);
-        if (t.network) s.correct_collective_time(t, end - start);
-        if (options_.trace == TraceLevel::kKernels) {
-          record(m, 0, start, end, op.name, microbatch, t.category);
-        }
-        s.crossing_pending = false;
-        ++s.block_op;
-        sim_.schedule(std::max(end, sim_.now()), &s, 0);
-      }
-    };
-    if (!t.network) {
-      finish(start + t.duration);
-      return;
-    }
-    defer(start, [this, stage, reach, &op, &t, finish] {
-      transport_->collective(op.group, stage, op.collective, op.comm_bytes, plans_[t.plan], finish,
-                             reach);
-    });
-  }
+  void arrive_crossing(int index, const Op& op, const OpTiming& t, SimTime ready, int microbatch);
 
   // Runner `index` starts (now) its front DP bucket, step `step`, a collective across the DP
   // replicas run apart that the transport carries: when every class has started it, it runs
   // from now, the latest start, for all of them at once, and each member's DP stream is busy
   // until it lands (StageRunner::finish_bucket).
-  void arrive_bucket(int index, size_t step) {
-    const int stage = index % stages_;
-    ReplicaRendezvous& r = replica_rendezvous_[{stage, step}];
-    r.members.push_back(index);
-    if (++r.arrived < static_cast<int>(classes_.size())) return;
-    const std::vector<int> members = r.members;
-    replica_rendezvous_.erase({stage, step});
-    const SimTime start = sim_.now();
-    const Step& st = w_.stages[stage].steps[step];
-    const OpTiming& t = step_timings_[stage][step];
-    for (int m : members) {
-      runners_[m]->dp_busy_span = StageRunner::Busy{start, start + t.duration, t.sm_share};
-    }
-    transport_->collective(st.op.group, stage, st.op.collective, st.op.comm_bytes, plans_[t.plan],
-                           [this, members, start](SimTime finish) {
-                             for (int m : members) runners_[m]->finish_bucket(start, finish);
-                           },
-                           {});
-  }
+  void arrive_bucket(int index, size_t step);
 
-  void start_rendezvous(int cls, int64_t tag) {
-    Rendezvous& r = rendezvous_[{cls, tag}];
-    transport_->collective(
-        r.op->group, r.members.front() % stages_, r.op->collective, r.op->comm_bytes,
-        plans_[r.timing->plan],
-        [this, cls, tag](SimTime finish) {
-          Rendezvous& rv = rendezvous_[{cls, tag}];
-          for (int m : rv.members) {
-            StageRunner& s = *runners_[m];
-            s.occupy(rv.start, finish, Category::kDpComm, SimTime(), Category::kCompute);
-            s.correct_collective_time(*rv.timing, finish - rv.start);
-            s.waiting = false;
-            if (options_.trace != TraceLevel::kNone) {
-              record(m, 0, rv.start, finish, rv.op->name, -1, Category::kDpComm);
-            }
-            sim_.schedule(sim_.now(), &s, 0);
-          }
-        },
-        class_replicas(cls));
-  }
+  void start_rendezvous(int cls, int64_t tag);
 
   ExecutionResult run() {
     for (auto& r : runners_) {
