@@ -71,11 +71,16 @@ class RooflineModel final : public ComputeModel {
       case OpType::kGemm:
         seconds = gemm_seconds(op);
         break;
-      case OpType::kAttention:
+      case OpType::kAttention: {
+        // The Mamba-2 SSD scan's Triton kernels run at their own fraction of the peak, forward
+        // and backward alike; FlashAttention at the attention efficiency, its backward below.
+        const double rate = op.ssd_scan   ? ssd_rate_
+                            : op.backward ? attention_backward_rate_
+                                          : attention_rate_;
         seconds =
-            std::max(op.flops.count() / (op.backward ? attention_backward_rate_ : attention_rate_),
-                     static_cast<double>(op.bytes.count()) / memory_rate_);
+            std::max(op.flops.count() / rate, static_cast<double>(op.bytes.count()) / memory_rate_);
         break;
+      }
       case OpType::kMemory:
         seconds = static_cast<double>(op.bytes.count()) / memory_rate_;
         break;

@@ -94,6 +94,26 @@ TEST(RooflineModel, AttentionBackwardRunsAtItsOwnRatio) {
   EXPECT_NEAR(model->duration(op).to_seconds(), 2e11 / (400e12 * 0.5 * 0.87) + 3e-6, 1e-9);
 }
 
+TEST(RooflineModel, SsdScansRunAtTheirOwnEfficiency) {
+  // A compute-bound Mamba-2 scan: 2e11 FLOP at 400 TF · 0.09 = 36 TF: 5.556 ms (+ the 3 us gap),
+  // forward and backward alike; FlashAttention with the same FLOPs runs at η_attn 0.5.
+  GpuConfig gpu = test_gpu();
+  gpu.calibration.ssd_efficiency = 0.09;
+  gpu.calibration.attention_backward_ratio = 0.87;
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kBf16);
+  Op op;
+  op.type = OpType::kAttention;
+  op.flops = Flops(2e11);
+  op.bytes = Bytes(1000);
+  op.ssd_scan = true;
+  EXPECT_NEAR(model->duration(op).to_seconds(), 2e11 / (400e12 * 0.09) + 3e-6, 1e-9);
+  op.backward = true;
+  EXPECT_NEAR(model->duration(op).to_seconds(), 2e11 / (400e12 * 0.09) + 3e-6, 1e-9);
+  op.ssd_scan = false;
+  op.backward = false;
+  EXPECT_NEAR(model->duration(op).to_seconds(), 2e11 / (400e12 * 0.5) + 3e-6, 1e-9);
+}
+
 TEST(RooflineModel, FlashAttention2OnHopperRunsAtItsMeasuredShareOfCudnn) {
   // FlashAttention-3 paper, H100, head dim 128, 8K: FA2 335 vs cuDNN ~605 TFLOP/s forward, 318
   // vs 518 backward. On Ampere FA2 is the reference kernel: unchanged.
