@@ -24,6 +24,15 @@ GpuConfig test_gpu() {
   return g;
 }
 
+// A fused-attention-typed kernel of `flops` FLOPs over 1000 bytes: compute-bound.
+Op attention_kernel(double flops) {
+  Op op;
+  op.type = OpType::kAttention;
+  op.flops = Flops(flops);
+  op.bytes = Bytes(1000);
+  return op;
+}
+
 GpuConfig a100() {
   StatusOr<Scenario> s = load_scenario_text("", "", {});  // the default runs on DGX A100
   EXPECT_TRUE(s.ok()) << s.status().message();
@@ -86,10 +95,7 @@ TEST(RooflineModel, AttentionBackwardRunsAtItsOwnRatio) {
   GpuConfig gpu = test_gpu();
   gpu.calibration.attention_backward_ratio = 0.87;
   const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kBf16);
-  Op op;
-  op.type = OpType::kAttention;
-  op.flops = Flops(2e11);
-  op.bytes = Bytes(1000);
+  Op op = attention_kernel(2e11);
   op.backward = true;
   EXPECT_NEAR(model->duration(op).to_seconds(), 2e11 / (400e12 * 0.5 * 0.87) + 3e-6, 1e-9);
 }
@@ -101,10 +107,7 @@ TEST(RooflineModel, SsdScansRunAtTheirOwnEfficiency) {
   gpu.calibration.ssd_efficiency = 0.09;
   gpu.calibration.attention_backward_ratio = 0.87;
   const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kBf16);
-  Op op;
-  op.type = OpType::kAttention;
-  op.flops = Flops(2e11);
-  op.bytes = Bytes(1000);
+  Op op = attention_kernel(2e11);
   op.ssd_scan = true;
   EXPECT_NEAR(model->duration(op).to_seconds(), 2e11 / (400e12 * 0.09) + 3e-6, 1e-9);
   op.backward = true;
