@@ -31,5 +31,6 @@ void add_search_command(CLI::App& app, int* exit_code);
 void add_sweep_command(CLI::App& app, int* exit_code);
 void add_compare_command(CLI::App& app, int* exit_code);
 void add_export_command(CLI::App& app, int* exit_code);
+void add_kernels_command(CLI::App& app, int* exit_code);
 
 }  // namespace preflight::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   preflight::cli::add_sweep_command(app, &exit_code);
   preflight::cli::add_presets_command(app, &exit_code);
   preflight::cli::add_export_command(app, &exit_code);
+  preflight::cli::add_kernels_command(app, &exit_code);
   // A first word that is not an option names the command: an unknown one is an error of its
   // own, with the closest command (CLI11 would ask for "a subcommand").
   if (argc > 1 && argv[1][0] != '-') {

@@ -318,6 +318,42 @@ Status read_windows(const YAML::Node& node, const std::string& source, const cha
 
 }  // namespace
 
+Status read_compute(const YAML::Node& node, const std::string& source, ComputeConfig* c) {
+  YamlReader r(node, source, "compute");
+  static const std::vector<std::string> kModels = {"roofline", "measured"};
+  c->model = r.get_choice("model", 0, kModels) == 1 ? ComputeModelKind::kMeasured
+                                                    : ComputeModelKind::kRoofline;
+  std::string table = r.get_string("kernel_table", "");
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  const bool measured = c->model == ComputeModelKind::kMeasured;
+  if (measured && table.empty()) {
+    return invalid_argument(source +
+                            ": compute.kernel_table: missing key: compute.model measured needs a "
+                            "kernel table (preflight kernels --shapes, then tools/kernel-profiler "
+                            "or preflight kernels --from-trace)");
+  }
+  if (!measured && !table.empty()) {
+    return invalid_argument(source +
+                            ": compute.kernel_table: only used with compute.model: measured "
+                            "(the roofline needs no table)");
+  }
+  if (!measured) return Status();
+  // A relative path is relative to the scenario file's folder.
+  if (table.front() != '/' && !source.empty() && source.front() != '<') {
+    const size_t slash = source.find_last_of('/');
+    if (slash != std::string::npos) table = source.substr(0, slash + 1) + table;
+  }
+  StatusOr<KernelTable> t = read_kernel_table(table, /*require_times=*/true);
+  if (!t.ok()) return t.status().with_prefix(source + ": compute.kernel_table: ");
+  if (t->rows.empty()) {
+    return invalid_argument(source + ": compute.kernel_table: " + table +
+                            ": expected at least one measured kernel");
+  }
+  c->kernel_table = table;
+  c->table = std::make_shared<const KernelTable>(std::move(t).value());
+  return Status();
+}
+
 Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s) {
   YamlReader r(node, source, "simulation");
   static const std::vector<std::string> kNetworks = [] {

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -78,6 +79,7 @@ StatusOr<YAML::Node> resolve_preset(const YAML::Node& node, const std::string& k
 
 using loader_internal::read_cluster;
 using loader_internal::read_collectives;
+using loader_internal::read_compute;
 using loader_internal::read_model;
 using loader_internal::read_parallelism;
 using loader_internal::read_simulation;
@@ -226,6 +228,21 @@ void add_notes(const YAML::Node& root, Scenario* s) {
         "of each micro-batch's tokens: a near-best case); set dirichlet or zipf for a real "
         "router's skew");
   }
+  // A kernel table measured on another GPU: its times do not carry over. The preset's name up to
+  // its first '-' ("H100" of H100-SXM5-80GB) must appear in the table's device name ("NVIDIA
+  // H100 80GB HBM3").
+  if (s->compute.table && !s->compute.table->gpu.empty()) {
+    auto upper = [](std::string v) {
+      for (char& c : v) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      return v;
+    };
+    const std::string family = upper(s->cluster.gpu.name.substr(0, s->cluster.gpu.name.find('-')));
+    if (!family.empty() && upper(s->compute.table->gpu).find(family) == std::string::npos) {
+      s->warnings.push_back("compute.kernel_table was measured on " + s->compute.table->gpu +
+                            ", the cluster's GPU is " + s->cluster.gpu.name +
+                            ": measured kernel times hold on the GPU they were measured on");
+    }
+  }
   const int per_node = s->cluster.gpus_per_node;
   if (p.tp > per_node && s->cluster.nodes > 1) {
     s->warnings.push_back("TP " + std::to_string(p.tp) + " spans " +
@@ -241,8 +258,9 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
                             ": expected a mapping with sections model, cluster, "
                             "training, parallelism, simulation");
   }
-  static const char* kSections[] = {"name",     "description", "model",       "cluster",
-                                    "training", "parallelism", "collectives", "simulation"};
+  static const char* kSections[] = {"name",        "description", "model",
+                                    "cluster",     "training",    "parallelism",
+                                    "collectives", "compute",     "simulation"};
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     bool known = false;
@@ -250,7 +268,7 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
     if (!known) {
       return invalid_argument(source + ": " + key +
                               ": unknown section (expected model, cluster, training, "
-                              "parallelism, collectives, simulation)");
+                              "parallelism, collectives, compute, simulation)");
     }
   }
   Scenario s;
@@ -279,6 +297,7 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   PREFLIGHT_RETURN_IF_ERROR(read_parallelism(root["parallelism"], source, &s.parallelism));
   PREFLIGHT_RETURN_IF_ERROR(resolve_pipeline_split(root["parallelism"], source, &s));
   PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], source, &s.collectives));
+  PREFLIGHT_RETURN_IF_ERROR(read_compute(root["compute"], source, &s.compute));
   PREFLIGHT_RETURN_IF_ERROR(read_simulation(root["simulation"], source, &s.simulation));
   add_notes(root, &s);
   if (s.parallelism.dp == 0) {  // dp: auto

@@ -46,6 +46,10 @@ Status resolve_pipeline_split(const YAML::Node& node, const std::string& source,
 // `collectives`: NCCL's algorithm, protocol and channel overrides, the model, NVLS and PXN.
 Status read_collectives(const YAML::Node& node, const std::string& source, CollectivesConfig* c);
 
+// `compute`: the compute model and its kernel table (read here, relative to the scenario file's
+// folder when `source` is a file).
+Status read_compute(const YAML::Node& node, const std::string& source, ComputeConfig* c);
+
 // `simulation`: the network backend and the seed.
 Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s);
 

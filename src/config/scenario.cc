@@ -103,6 +103,10 @@ const char* to_string(PositionEmbedding p) {
   }
   return "?";
 }
+const char* to_string(ComputeModelKind k) {
+  return k == ComputeModelKind::kMeasured ? "measured" : "roofline";
+}
+
 const char* to_string(Precision p) {
   switch (p) {
     case Precision::kFp16:

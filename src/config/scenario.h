@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/status.h"
 #include "base/units.h"
+#include "config/kernel_table.h"
 
 namespace preflight {
 
@@ -509,6 +511,18 @@ inline constexpr NetworkKind kNetworkKinds[] = {NetworkKind::kAnalytical, Networ
 // "analytical", "flow".
 const char* to_string(NetworkKind kind);
 
+// How compute kernels are timed (the `compute` section): the calibrated roofline, or a kernel
+// table measured on the GPU with the roofline for what it does not cover
+// (compute/measured_model.h).
+enum class ComputeModelKind : uint8_t { kRoofline, kMeasured };
+const char* to_string(ComputeModelKind k);
+
+struct ComputeConfig {
+  ComputeModelKind model = ComputeModelKind::kRoofline;
+  std::string kernel_table;                  // the file, as resolved (compute.kernel_table)
+  std::shared_ptr<const KernelTable> table;  // its rows; set exactly when model is kMeasured
+};
+
 struct SimulationConfig {
   std::string network = "analytical";
   uint64_t seed = 0;
@@ -535,6 +549,7 @@ struct Scenario {
   TrainingConfig training;
   ParallelismConfig parallelism;
   CollectivesConfig collectives;
+  ComputeConfig compute;
   SimulationConfig simulation;
 
   int expert_tp() const { return parallelism.etp > 0 ? parallelism.etp : parallelism.tp; }

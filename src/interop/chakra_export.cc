@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 
+#include "compute/measured_model.h"
 #include "memory/memory_model.h"
 #include "workload/generator.h"
 
@@ -349,12 +350,12 @@ class Lowering {
   const Layout& layout_;
   const std::vector<std::vector<SimTime>>& durations_;
   SimTime launch_;
+  Bandwidth host_bandwidth_;
   GroupNames* names_;
   int stage_, local_;
   bool counting_ = false;
   uint64_t next_ = 0;
-  Deps host_, comp_, tp_, dp_;  // the last node(s) of the host thread and of each stream
-  Bandwidth host_bandwidth_;
+  Deps host_, comp_, tp_, dp_;          // the last node(s) of the host thread and of each stream
   Deps copy_;                           // activation offloading's copy stream
   std::map<int64_t, uint64_t> copies_;  // each host copy's node, by tag
   ChakraTrace t_;
@@ -406,8 +407,7 @@ StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w
 
 StatusOr<ChakraWorkload> export_chakra(const Scenario& s, int64_t max_nodes) {
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
-  const std::unique_ptr<ComputeModel> compute =
-      make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
+  const std::unique_ptr<ComputeModel> compute = make_compute_model(s);
   return workload_to_chakra(s, generate_workload(s, offloaded_layer_bytes(s)), *compute,
                             s.cluster.gpu.calibration.launch_overhead, max_nodes);
 }

@@ -13,6 +13,7 @@
 
 #include "collective/collective_model.h"
 #include "compute/compute_model.h"
+#include "compute/measured_model.h"
 #include "engine/simulator.h"
 #include "exec/transport.h"
 #include "network/backends.h"
@@ -739,7 +740,7 @@ StatusOr<ChakraReplayResult> replay_chakra(const ChakraWorkload& w, const Scenar
     }
   }
   const std::unique_ptr<ComputeModel> compute =
-      make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
+      make_compute_model(s);
   Replay replay(w, s, *compute, options);
   PREFLIGHT_RETURN_IF_ERROR(replay.prepare());
   return replay.run();

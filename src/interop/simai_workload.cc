@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "compute/measured_model.h"
 #include "memory/memory_model.h"
 #include "workload/generator.h"
 #include "workload/schedule.h"
@@ -574,7 +575,7 @@ StatusOr<SimulationReport> simulate_simai(const SimaiWorkload& w, const Scenario
 StatusOr<SimaiExport> export_simai(const Scenario& s, int stage) {
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
   const std::unique_ptr<ComputeModel> compute =
-      make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
+      make_compute_model(s);
   return workload_to_simai(s, generate_workload(s, offloaded_layer_bytes(s)), *compute, stage);
 }
 

@@ -204,9 +204,17 @@ json scenario_to_json(const Scenario& s) {
     sim["degraded_links"].push_back(
         windowed({{"link", x.link}, {"capacity", x.capacity}}, x.from, x.until));
   }
-  return json{{"source", s.source},   {"model", model},     {"cluster", cluster},
-              {"training", training}, {"parallelism", par}, {"collectives", coll},
-              {"simulation", sim}};
+  json out{{"source", s.source},   {"model", model},     {"cluster", cluster},
+           {"training", training}, {"parallelism", par}, {"collectives", coll},
+           {"simulation", sim}};
+  // Only with a kernel table: the roofline's scenarios keep their JSON.
+  if (s.compute.model == ComputeModelKind::kMeasured) {
+    out["compute"] = json{{"model", to_string(s.compute.model)},
+                          {"kernel_table", s.compute.kernel_table},
+                          {"kernel_table_gpu", s.compute.table ? s.compute.table->gpu : ""},
+                          {"kernels", s.compute.table ? s.compute.table->rows.size() : 0}};
+  }
+  return out;
 }
 
 json report_to_json(const SimulationReport& r) {
@@ -327,6 +335,17 @@ json report_to_json(const SimulationReport& r) {
            {"warnings", r.warnings},
            {"defaults", defaults},
            {"scenario", scenario_to_json(r.scenario)}};
+  if (r.scenario.compute.model == ComputeModelKind::kMeasured) {
+    const ComputeCoverage& c = r.compute_coverage;
+    out["compute_coverage"] =
+        json{{"measured_share", c.share(c.measured)},
+             {"interpolated_share", c.share(c.interpolated)},
+             {"roofline_share", c.share(c.roofline)},
+             {"compute_time_s", c.total().to_seconds()},
+             {"convention",
+              "shares of the iteration's compute-kernel time (every stage's program) timed from "
+              "the kernel table's measured shapes, interpolated between them, or by the roofline"}};
+  }
   if (e.replicas.size() > 1) {
     // DP replicas simulated apart (a slowed rank): each class, the replica it simulated and how
     // many it stands for, and its end; the breakdown and stages above are the critical replica's.

@@ -127,6 +127,17 @@ std::string format_summary(const SimulationReport& r) {
               r.mfu_2021 * 100);
   out += line("TFLOP/s per GPU  %.1f  (%.1f by the 2021 count)", r.tflops_per_gpu,
               r.tflops_per_gpu_2021);
+  if (s.compute.model == ComputeModelKind::kMeasured) {
+    const ComputeCoverage& c = r.compute_coverage;
+    out += line(
+        "kernels          %.1f %% of compute time measured, %.1f %% interpolated, %.1f %% roofline "
+        "(%s, %zu kernels%s%s)",
+        c.share(c.measured) * 100, c.share(c.interpolated) * 100, c.share(c.roofline) * 100,
+        escape_for_message(s.compute.kernel_table, 200).c_str(),
+        s.compute.table ? s.compute.table->rows.size() : 0,
+        s.compute.table && !s.compute.table->gpu.empty() ? " on " : "",
+        s.compute.table ? escape_for_message(s.compute.table->gpu, 100).c_str() : "");
+  }
   if (!r.moe_layers.empty()) {
     double sum = 0, max = 0;
     for (const MoeLayerStats& l : r.moe_layers) {

@@ -5,6 +5,7 @@
 
 #include "collective/collective_model.h"
 #include "compute/compute_model.h"
+#include "compute/measured_model.h"
 #include "memory/memory_model.h"
 #include "model/transformer.h"
 #include "network/backends.h"
@@ -61,8 +62,7 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
   SimulationReport r;
   r.scenario = s;
   r.warnings = s.warnings;
-  std::unique_ptr<ComputeModel> compute =
-      make_roofline_model(s.cluster.gpu, s.training.precision, s.training.stack.attention_kernel);
+  std::unique_ptr<ComputeModel> compute = make_compute_model(s);
   // The network: its figures plan collectives; the flow backend also carries the traffic.
   PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
                              make_network_backend(s.simulation.network, s));
@@ -118,6 +118,7 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
     slowed = make_slow_ranks_model(*compute, s.simulation.slow_ranks);
   }
   r.execution = execute(workload, slowed ? *slowed : *compute, collectives, groups, exec_options);
+  r.compute_coverage = compute_coverage(workload, *compute);
 
   const int gpus = s.cluster.total_gpus();
   r.microbatches = s.num_microbatches();

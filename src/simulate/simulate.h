@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "compute/measured_model.h"
 #include "config/scenario.h"
 #include "exec/executor.h"
 #include "memory/memory_model.h"
@@ -45,6 +46,9 @@ struct SimulationReport {
   // MoE models: the expert routing of each MoE layer (workload/expert_routing.h).
   std::vector<MoeLayerStats> moe_layers;
   int microbatches = 0;
+  // compute.model: measured: the iteration's compute time by where it came from (the table's
+  // measured kernels, interpolated between them, the roofline); all roofline otherwise.
+  ComputeCoverage compute_coverage;
   double wall_seconds = 0;  // how long the simulation itself took (not in outputs that
                             // must be deterministic)
 };

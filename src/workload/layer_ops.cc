@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-
 namespace preflight {
 namespace {
 
@@ -44,6 +43,22 @@ int64_t core_heads(const LayerShape& x) {
   return x.cp_a2a ? x.heads_per_rank / x.cp : x.heads_per_rank;
 }
 
+// The fused kernel's shape for a measured kernel table: causal attention over the whole
+// sequence (Ulysses: all of it, on heads/cp), query and value heads of one width.
+Op::AttentionShape attention_shape(const LayerShape& x) {
+  Op::AttentionShape a;
+  const bool whole = x.q_len == x.s && x.keys2 == static_cast<double>(x.s);
+  if (!whole || x.qk_dim != x.v_dim) return a;
+  a.batch = x.b;
+  a.heads = core_heads(x);
+  a.kv_heads = std::max<int64_t>(1, x.cp_a2a ? x.kv_heads_per_rank / x.cp : x.kv_heads_per_rank);
+  a.head_dim = x.qk_dim;
+  a.seq_q = x.s;
+  a.seq_kv = x.s;
+  a.causal = true;
+  return a;
+}
+
 // FlashAttention work on this rank: 2·b·heads·q_len·keys2·(d_qk + d_v)/2 FLOPs forward (QKᵀ and
 // PV over the causal or windowed key range), and HBM traffic of Q, K, V, O and the softmax
 // statistics (4 bytes per query and head).
@@ -54,6 +69,7 @@ Op flash_forward(const LayerShape& x) {
   Op op;
   op.name = "attn.core.fwd";
   op.type = OpType::kAttention;
+  op.attention = attention_shape(x);
   op.flops = Flops(2.0 * static_cast<double>(bh) * x.q_len * x.keys2 * dim);
   op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) * (w.q + w.o + w.k + w.v) +
                          4.0 * bh * x.q_len);
@@ -69,6 +85,7 @@ Op flash_backward(const LayerShape& x) {
   Op op;
   op.name = "attn.core.bwd";
   op.type = OpType::kAttention;
+  op.attention = attention_shape(x);
   op.backward = true;
   op.flops = Flops(2.5 * 2.0 * static_cast<double>(bh) * x.q_len * x.keys2 * dim);
   op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) *
@@ -89,6 +106,7 @@ void ring_attention(const LayerShape& x, Op core, bool backward, std::vector<Op>
   const double block = x.act_bytes * static_cast<double>(x.tokens) * (w.k + w.v);
   const Bytes transfer = round_bytes(backward ? 2 * block : block);
   const double steps = static_cast<double>(x.cp);
+  core.attention = Op::AttentionShape();  // a step is a block pair, not the whole sequence
   core.flops = Flops(core.flops.count() / steps);
   core.bytes = round_bytes(static_cast<double>(core.bytes.count()) / steps + block);
   const std::string base = core.name;

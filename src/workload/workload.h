@@ -74,6 +74,14 @@ struct Op {
   // A Mamba-2 SSD chunked scan (kAttention-typed: FLOPs and bytes given), timed at the scan
   // kernels' own efficiency (compute_model.h).
   bool ssd_scan = false;
+  // kAttention, FlashAttention-style fused kernels: the shape on this rank, the key of a measured
+  // kernel table (config/kernel_table.h). heads 0 where the op has no such shape: Mamba scans,
+  // ring-attention steps, windowed or packed attention, query and value heads of two widths.
+  struct AttentionShape {
+    int64_t batch = 0, heads = 0, kv_heads = 0, head_dim = 0, seq_q = 0, seq_kv = 0;
+    bool causal = true;
+  };
+  AttentionShape attention;
   // Host side: kernels the host launches for this op (a grouped GEMM that runs one cuBLAS GEMM
   // per local expert launches that many; 0 for a kernel a library's C++ loop launches, whose
   // cost is host_time: the chunks of TE's comm-GEMM overlap), and whether the host then waits
