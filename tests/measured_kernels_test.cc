@@ -345,21 +345,21 @@ TEST(KinetoTrace, KernelsOfAProfiledStepBecomeTableRows) {
   EXPECT_EQ(c->shapeless_ops, 1);
   ASSERT_EQ(c->table.rows.size(), 5u);
   // Two aten::mm instances of one shape, one of them a GEMM and its split-K reduction: the
-  // mean of 300 and (250 + 10).
+  // mean of 600 and (580 + 10).
   const KernelMeasurement& mm = c->table.rows[0];
   EXPECT_EQ(mm.shape.kind, KernelKind::kGemm);
   EXPECT_EQ(mm.shape.m, 8192);
   EXPECT_EQ(mm.shape.n, 6144);
   EXPECT_EQ(mm.shape.k, 4096);
   EXPECT_EQ(mm.shape.dtype, "bf16");
-  EXPECT_DOUBLE_EQ(mm.time_us, 280);
+  EXPECT_DOUBLE_EQ(mm.time_us, 595);
   EXPECT_EQ(mm.reps, 2);
   // aten::addmm found through the launch's correlation: bias, [m,k], [k,n].
   const KernelMeasurement& addmm = c->table.rows[1];
   EXPECT_EQ(addmm.shape.m, 8192);
   EXPECT_EQ(addmm.shape.n, 4096);
   EXPECT_EQ(addmm.shape.k, 4096);
-  EXPECT_DOUBLE_EQ(addmm.time_us, 120);
+  EXPECT_DOUBLE_EQ(addmm.time_us, 400);
   // Flash attention forward and backward, causal, GQA 32/8.
   const KernelMeasurement& fwd = c->table.rows[2];
   EXPECT_EQ(fwd.shape.kind, KernelKind::kAttention);
@@ -369,9 +369,9 @@ TEST(KinetoTrace, KernelsOfAProfiledStepBecomeTableRows) {
   EXPECT_EQ(fwd.shape.head_dim, 128);
   EXPECT_TRUE(fwd.shape.causal);
   EXPECT_FALSE(fwd.shape.backward);
-  EXPECT_DOUBLE_EQ(fwd.time_us, 2000);
+  EXPECT_DOUBLE_EQ(fwd.time_us, 1400);
   EXPECT_TRUE(c->table.rows[3].shape.backward);
-  EXPECT_DOUBLE_EQ(c->table.rows[3].time_us, 5200);
+  EXPECT_DOUBLE_EQ(c->table.rows[3].time_us, 3600);
   // aten::add_ of two bf16 [8192, 4096] tensors: 2 inputs + 1 output of 64 MiB.
   const KernelMeasurement& add = c->table.rows[4];
   EXPECT_EQ(add.shape.kind, KernelKind::kMemory);
@@ -384,12 +384,12 @@ TEST(KinetoTrace, KernelsOfAProfiledStepBecomeTableRows) {
   const GpuConfig gpu = h100();
   const MeasuredModel m = model_of(*t, gpu);
   EXPECT_EQ(m.duration(gemm_op("qkv.fwd", 8192, 6144, 4096, 1, 2)),
-            SimTime::seconds(280e-6) + gpu.calibration.kernel_gap);
+            SimTime::seconds(595e-6) + gpu.calibration.kernel_gap);
   Op attention;
   attention.type = OpType::kAttention;
   attention.backward = true;
   attention.attention = {1, 32, 8, 128, 8192, 8192, true};
-  EXPECT_EQ(m.duration(attention), SimTime::seconds(5200e-6) + gpu.calibration.kernel_gap);
+  EXPECT_EQ(m.duration(attention), SimTime::seconds(3600e-6) + gpu.calibration.kernel_gap);
 }
 
 TEST(KinetoTrace, BadTracesAreClearErrors) {

@@ -110,6 +110,13 @@ expect_bad offload-all-layers "parallelism.offload_layers: 96: expected fewer th
 expect_bad offload-negative "parallelism.offload_layers" "$bin" memory --set parallelism.offload_layers=-1
 expect_bad host-bandwidth-zero "cluster.host_bandwidth" "$bin" simulate --set cluster.host_bandwidth=0GB/s
 
+expect_bad compute-measured-no-table "compute.kernel_table: missing key" "$bin" simulate --set compute.model=measured
+expect_bad compute-table-missing "compute.kernel_table: /nonexistent/t.csv: cannot read" "$bin" simulate --set compute.model=measured --set compute.kernel_table=/nonexistent/t.csv
+expect_bad compute-bad-table "fuzz/corpus/kernel_table/huge:2: time_us" "$bin" simulate --set compute.model=measured --set compute.kernel_table=fuzz/corpus/kernel_table/huge
+expect_bad kernels-no-mode "expected exactly one of --shapes" "$bin" kernels
+expect_bad kernels-bad-trace "expected a JSON Chrome trace" "$bin" kernels --from-trace fuzz/corpus/kineto/truncated
+expect_bad kernels-bad-table "bad-utf8:1: gpu: expected a name" "$bin" kernels --table fuzz/corpus/kernel_table/bad-utf8
+
 expect_bad zero-stage-4 "parallelism.zero_stage" "$bin" memory --set parallelism.zero_stage=4
 expect_bad zero-pipeline-stages "parallelism.pp" "$bin" memory --set parallelism.pp=0
 expect_bad negative-overhead "training.framework_overhead" "$bin" memory --set training.framework_overhead=-1GiB

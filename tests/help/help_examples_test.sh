@@ -10,7 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 passed=0
 failed=0
 commands=(simulate compare memory collective presets validate topology search sweep "export simai"
-          "export chakra")
+          "export chakra" kernels)
 for c in "${commands[@]}"; do
   # shellcheck disable=SC2086
   "$bin" $c --help 2>/dev/null | awk '/^  preflight /{
@@ -25,6 +25,7 @@ while IFS= read -r line; do
   args=${line#*preflight }
   # Scenario files named in examples are the repository's.
   args=${args//examples\//$root/examples/}
+  args=${args//tests\/data\//$root/tests/data/}
   # shellcheck disable=SC2086
   timeout 300 "$bin" $args >out.txt 2>err.txt </dev/null
   rc=$?
