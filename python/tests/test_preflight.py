@@ -117,6 +117,30 @@ def test_activation_offloading_from_a_dict():
         preflight.simulate(job, set=["parallelism.pp=2"])
 
 
+def test_measured_kernels_from_a_profiler_trace(tmp_path):
+    # The trace fixture becomes a kernel table through the CLI; a job whose QKV and output
+    # GEMMs and attention are in it takes their measured times, the rest the roofline's.
+    table = tmp_path / "step.csv"
+    out = run_cli("kernels", "--from-trace", os.path.join(ROOT, "tests", "data", "kineto_step.json"),
+                  "--out", str(table))
+    assert out.returncode == 0, out.stderr
+    job = {"model": {"preset": "llama3-8b"},
+           "cluster": {"preset": "dgx-h100", "nodes": 1},
+           "training": {"global_batch": 32, "micro_batch": 1, "seq_len": 8192},
+           "parallelism": {"tp": 1},
+           "compute": {"model": "measured", "kernel_table": str(table)}}
+    r = preflight.simulate(job)
+    c = r["compute_coverage"]
+    assert 0 < c["measured_share"] < 1 and c["roofline_share"] > 0
+    assert abs(c["measured_share"] + c["interpolated_share"] + c["roofline_share"] - 1) < 1e-12
+    assert r["scenario"]["compute"]["kernels"] == 5
+    roofline = preflight.simulate(job, set=["compute.model=roofline", "compute.kernel_table="])
+    assert "compute_coverage" not in roofline
+    assert roofline["iteration_time_s"] != r["iteration_time_s"]
+    with pytest.raises(preflight.Error, match=r"compute\.kernel_table: missing key"):
+        preflight.simulate(job, set=["compute.kernel_table="])
+
+
 def test_memory_matches_the_cli_keys():
     m = preflight.memory(EXAMPLE)
     cli = run_cli("memory", EXAMPLE, "--json", "-")
