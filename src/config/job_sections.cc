@@ -113,6 +113,22 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
   t->allocator_fragmentation =
       r.get_double("allocator_fragmentation", t->allocator_fragmentation, 0, 1);
   t->packed_sequence_length = r.get_int("packed_sequence_length", 0, 0);
+  t->bf16_layers_at_start = r.get_int("num_layers_at_start_in_bf16", 0, 0);
+  t->bf16_layers_at_end = r.get_int("num_layers_at_end_in_bf16", 0, 0);
+  if (r.status().ok() && t->bf16_layers_at_start + t->bf16_layers_at_end > 0) {
+    const int sum = t->bf16_layers_at_start + t->bf16_layers_at_end;
+    const char* key =
+        t->bf16_layers_at_end > 0 ? "num_layers_at_end_in_bf16" : "num_layers_at_start_in_bf16";
+    if (t->precision == Precision::kBf16 || t->precision == Precision::kFp16) {
+      r.fail(key, std::string("expected a low-precision training.precision (fp8, fp8_blockwise, "
+                              "mxfp8, nvfp4): under ") +
+                      to_string(t->precision) + " every layer already is");
+    } else if (sum > m.layers) {
+      r.fail(key, std::to_string(t->bf16_layers_at_start) + " + " +
+                      std::to_string(t->bf16_layers_at_end) + " layers: expected at most " +
+                      "model.layers (" + std::to_string(m.layers) + ")");
+    }
+  }
   t->cuda_graphs = r.get_choice("cuda_graphs", 0, {"none", "full"}) == 1;
   if (r.status().ok() && t->packed_sequence_length > t->seq_len) {
     r.fail("packed_sequence_length", std::to_string(t->packed_sequence_length) +

@@ -393,6 +393,11 @@ struct TrainingConfig {
   // sample, attention within each (cu_seqlens). The attention work is that of sequences of this
   // length-weighted mean length, Σs²/Σs (0: one sequence per sample).
   int packed_sequence_length = 0;
+  // Megatron's first_last_layers_bf16 with num_layers_at_start_in_bf16 /
+  // num_layers_at_end_in_bf16: the first and last layers' linear layers in bf16 under a
+  // low-precision training.precision (NVIDIA's NVFP4 recipe keeps the last ~15 % of layers in
+  // bf16; docs/precision.md).
+  int bf16_layers_at_start = 0, bf16_layers_at_end = 0;
   // CUDA graphs over the whole iteration (Megatron's cuda_graph_impl local / full_iteration):
   // the host launches a graph, not kernels, so per-kernel launch cost and host syncs vanish.
   bool cuda_graphs = false;

@@ -359,6 +359,9 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
     << "  micro_batch: " << micro_batch << "\n  precision: " << precision << "\n"
     << "  flash_attention: " << (d.flash_attention ? "true" : "false") << "\n";
   if (d.full_cuda_graphs) y << "  cuda_graphs: full\n";
+  if (d.bf16_layers_at_end > 0 && precision != "bf16" && precision != "fp16") {
+    y << "  num_layers_at_end_in_bf16: " << d.bf16_layers_at_end << "\n";
+  }
   if (sft) {
     // SQuAD packed into seq-length samples (the NeMo and Megatron-Bridge fine-tuning recipes):
     // attention stays within each document; Megatron-Bridge's flop_utils measures Σs² per

@@ -201,6 +201,13 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
     }
   }
   if (row.precision == "NVFP4") r.tp_comm_overlap = false;  // overrides.py: off for nvfp4
+  // Nemotron 3 Super's NVFP4 runs use nemotron_3_super_bf16_with_nvfp4_mixed
+  // (training/mixed_precision.py; the perf configs' _nemotron_3_super_precision): the last 14 of
+  // its 88 layers in bf16, the "final 15 %" of NVIDIA's NVFP4 pretraining recipe.
+  if (row.precision == "NVFP4" && contains(row.model, "Nemotron_3_Super")) {
+    r.bf16_layers_at_end = 14;
+    r.note += std::string(r.note.empty() ? "" : ", ") + "last 14 layers in bf16";
+  }
   r.flex_dispatcher = flex_dispatcher(row);
   r.recompute_modules = recipe_recompute_modules(row);
   if (full_iteration_moe(row)) {

@@ -42,6 +42,9 @@ struct RecipeDefaults {
   // cpu_offloading_num_layers: the layers whose activations go to host memory (the
   // Megatron-FSDP LLaMA-3 recipes on Blackwell).
   int offload_layers = 0;
+  // first_last_layers_bf16 with num_layers_at_end_in_bf16: the last layers' linear layers in
+  // bf16 (Nemotron 3 Super's NVFP4 recipe).
+  int bf16_layers_at_end = 0;
   std::string note;  // what the recipe fills in that is worth printing
 };
 

@@ -118,7 +118,9 @@ Workload generate_workload(const Scenario& s, const std::vector<Bytes>& offload_
   // LoRA: frozen weights lose their weight gradients, target linears gain adapters (lora_ops.h).
   for (Block& b : w.blocks) apply_lora(s, &b.ops);
   // Low-precision linear layers: quantize kernels and narrower GEMM operands (precision_ops.h).
-  for (Block& b : w.blocks) apply_precision(s, &b.ops);
+  for (Block& b : w.blocks) {
+    if (!b.high_precision) apply_precision(s, &b.ops);
+  }
   // TP communication pipelined with its GEMMs (overlap_ops.h); after precision, which finds each
   // cast's sequence-parallel all-gather as the blocking op right before its GEMM.
   for (Block& b : w.blocks) apply_tp_comm_overlap(s, &b.ops);

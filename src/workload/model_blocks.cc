@@ -146,7 +146,10 @@ std::vector<Op> backward_with_recompute(const Scenario& s, const LayerShape& x, 
 // pattern (each kind its own blocks). Each distinct layer gets one forward and one backward
 // block (identical layers share them), named "layer.fwd" / "layer.bwd" as for a uniform model.
 void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, ModelBlocks& mb) {
-  if (!s.model.moe.enabled() && s.model.sliding_window == 0 && !s.model.is_hybrid()) {
+  const TrainingConfig& t = s.training;
+  const bool bf16_layers = t.bf16_layers_at_start + t.bf16_layers_at_end > 0;
+  if (!s.model.moe.enabled() && s.model.sliding_window == 0 && !s.model.is_hybrid() &&
+      !bf16_layers) {
     const LayerOps ops = transformer_layer_ops(x, std::nullopt);
     const int fwd = add_block(w, "layer.fwd", ops.fwd);
     const int bwd =
@@ -156,16 +159,20 @@ void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, Model
     return;
   }
   std::map<std::string, int> known;  // block signature -> block id
+  bool high = false;                  // the layer at hand is one of the bf16 layers
   auto block_for = [&](const char* name, std::vector<Op> ops) {
-    const std::string sig = std::string(name) + '#' + signature(ops);
+    const std::string sig = std::string(name) + (high ? "#bf16#" : "#") + signature(ops);
     auto it = known.find(sig);
     if (it != known.end()) return it->second;
     const int id = add_block(w, name, std::move(ops));
+    w.blocks[id].high_precision = high;
     known.emplace(sig, id);
     return id;
   };
   for (int i = 0; i < s.model.layers; ++i) {
-    const LayerShape xi = make_layer_shape(s, i);
+    high = i < t.bf16_layers_at_start || i >= s.model.layers - t.bf16_layers_at_end;
+    LayerShape xi = make_layer_shape(s, i);
+    if (high) xi.gemm_bytes = 2;
     const std::optional<ExpertLoad> load = routing(s, i, i);
     LayerOps ops = layer_ops(s.model, xi, i, load);
     if (load) {

@@ -270,3 +270,71 @@ TEST(GenerateWorkload, LowPrecisionLayersCarryTheirQuantizeKernels) {
 
 }  // namespace
 }  // namespace preflight
+
+namespace preflight {
+namespace {
+
+// Megatron's first_last_layers_bf16: the layers named stay in bf16 (no quantize kernels, 2-byte
+// GEMM operands), the others are cast; all of them in bf16 is the bf16 run exactly.
+TEST(Bf16Layers, TheFirstAndLastLayersNamedStayInBf16) {
+  for (const char* precision : {"fp8", "mxfp8", "nvfp4"}) {
+    const Scenario s = load(precision, {"training.num_layers_at_start_in_bf16=1",
+                                        "training.num_layers_at_end_in_bf16=2"});
+    const Workload w = generate_workload(s, {});
+    // Layer 0 and layers 2, 3 in bf16, layer 1 not: one forward block of each kind.
+    int high = 0, low = 0;
+    for (const Block& b : w.blocks) {
+      if (b.name != "layer.fwd" && b.name != "layer.bwd") continue;
+      (b.high_precision ? high : low) += 1;
+      int narrow = 0;
+      for (const Op& op : b.ops) narrow += op.type == OpType::kGemm && op.bytes_per_element < 2;
+      if (b.high_precision) {
+        EXPECT_EQ(count_quantize(b.ops), 0) << precision << " " << b.name;
+        EXPECT_EQ(narrow, 0) << precision << " " << b.name;
+      } else {
+        EXPECT_GT(count_quantize(b.ops), 0) << precision << " " << b.name;
+        EXPECT_GT(narrow, 0) << precision << " " << b.name;
+      }
+    }
+    EXPECT_EQ(high, 2) << precision;
+    EXPECT_EQ(low, 2) << precision;
+  }
+}
+
+TEST(Bf16Layers, EveryLayerInBf16IsTheBf16Workload) {
+  const Workload all = generate_workload(load("mxfp8", {"training.num_layers_at_end_in_bf16=4"}), {});
+  const Workload bf16 = generate_workload(load("bf16"), {});
+  auto gemm_bytes = [](const Workload& w) {
+    int64_t sum = 0;
+    for (const Block& b : w.blocks) {
+      for (const Op& op : b.ops) sum += op.type == OpType::kGemm ? op.bytes.count() : 0;
+    }
+    return sum;
+  };
+  EXPECT_EQ(gemm_bytes(all), gemm_bytes(bf16));
+  int quantize = 0;
+  for (const Block& b : all.blocks) quantize += count_quantize(b.ops);
+  EXPECT_EQ(quantize, 0);
+}
+
+TEST(Bf16Layers, AreCheckedAgainstThePrecisionAndTheLayers) {
+  auto error = [](const std::string& precision, const std::string& key, int n) {
+    StatusOr<Scenario> s = load_scenario_text(
+        kGpt, "test.yaml",
+        {"training.precision=" + precision, "training." + key + "=" + std::to_string(n)});
+    EXPECT_FALSE(s.ok()) << precision << " " << key << " " << n;
+    return s.ok() ? std::string() : s.status().message();
+  };
+  EXPECT_NE(error("bf16", "num_layers_at_end_in_bf16", 2)
+                .find("training.num_layers_at_end_in_bf16: expected a low-precision"),
+            std::string::npos);
+  EXPECT_NE(error("fp8", "num_layers_at_start_in_bf16", 5)
+                .find("training.num_layers_at_start_in_bf16: 5 + 0 layers: expected at most "
+                      "model.layers (4)"),
+            std::string::npos);
+  EXPECT_NE(error("fp8", "num_layers_at_end_in_bf16", -1).find("num_layers_at_end_in_bf16"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace preflight

@@ -100,6 +100,9 @@ struct Op {
 struct Block {
   std::string name;  // "layer.fwd", "layer.bwd", "head.fwd", "optimizer"
   std::vector<Op> ops;
+  // A layer kept in bf16 under a low-precision training.precision
+  // (training.num_layers_at_start/end_in_bf16): its GEMMs are not quantized.
+  bool high_precision = false;
 };
 
 enum class StepKind : uint8_t {
