@@ -12,7 +12,7 @@ MPI_BUILD ?= build-mpi
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
-FUZZERS = units scenario dataset simai chakra
+FUZZERS = units scenario dataset simai chakra kernel_table kineto
 
 .PHONY: all deps build run test unit golden python-test install asan-test asan mpi-test fuzz \
 	bench validate format clean

@@ -419,3 +419,18 @@ TEST(KinetoTrace, BadTracesAreClearErrors) {
 
 }  // namespace
 }  // namespace preflight
+
+namespace preflight {
+namespace {
+
+// The profiler's example list is a shapes list in the table format.
+TEST(KernelTable, TheProfilersExampleShapesParse) {
+  StatusOr<KernelTable> t = read_kernel_table(
+      std::string(PREFLIGHT_SOURCE_DIR) + "/tools/kernel-profiler/example_shapes.csv", false);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->rows.size(), 12u);
+  for (const KernelMeasurement& km : t->rows) EXPECT_EQ(km.time_us, 0);
+}
+
+}  // namespace
+}  // namespace preflight

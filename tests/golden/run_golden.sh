@@ -117,6 +117,23 @@ expect_bad kernels-no-mode "expected exactly one of --shapes" "$bin" kernels
 expect_bad kernels-bad-trace "expected a JSON Chrome trace" "$bin" kernels --from-trace fuzz/corpus/kineto/truncated
 expect_bad kernels-bad-table "bad-utf8:1: gpu: expected a name" "$bin" kernels --table fuzz/corpus/kernel_table/bad-utf8
 
+# The kernel profiler (built where nvcc is found) reads what `preflight kernels --shapes` writes:
+# the list parses (without a GPU the run then stops at CUDA's device query, exit 1), and a bad
+# list is one line and exit 2.
+profiler="$(dirname "$bin")/preflight-kernel-profiler"
+if [ -x "$profiler" ]; then
+  "$bin" kernels --shapes examples/llama3-70b-h100.yaml --out "$tmp/shapes.csv" 2>/dev/null
+  "$profiler" --shapes "$tmp/shapes.csv" --out "$tmp/table.csv" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && grep -q "cuda" "$tmp/err"; }; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL kernel profiler on a shapes list: exit $rc: $(cat "$tmp/err")"
+    failed=$((failed + 1))
+  fi
+  expect_bad profiler-bad-shapes "bad-utf8:2: 'kind,name': expected the header" "$profiler" --shapes fuzz/corpus/kernel_table/bad-utf8 --out "$tmp/table.csv"
+fi
+
 expect_bad zero-stage-4 "parallelism.zero_stage" "$bin" memory --set parallelism.zero_stage=4
 expect_bad zero-pipeline-stages "parallelism.pp" "$bin" memory --set parallelism.pp=0
 expect_bad negative-overhead "training.framework_overhead" "$bin" memory --set training.framework_overhead=-1GiB
