@@ -1,6 +1,7 @@
 #include "interop/kineto_trace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -171,7 +172,11 @@ std::optional<KernelShape> shape_of(const CpuOp& op) {
 
 int64_t as_int(const json& v) {
   if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number()) return static_cast<int64_t>(v.get<double>());
+  if (v.is_number()) {
+    // Ids past 2^53 are not exact in a double, and past 2^63 not an int64_t: no id.
+    const double d = v.get<double>();
+    return std::isfinite(d) && std::fabs(d) < 9e15 ? static_cast<int64_t>(d) : -1;
+  }
   if (v.is_string()) {
     try {
       return std::stoll(v.get<std::string>());
