@@ -1,6 +1,8 @@
-// Replays a Chakra workload (one execution trace per rank, interop/chakra_trace.h) on Preflight's
-// engine: a discrete-event run over every rank's dependency graph, with our compute model,
-// NCCL-faithful collective model and the scenario's cluster. The semantics (docs/interop.md):
+// Replays a Chakra workload (one execution trace per rank, interop/chakra_trace.h) on the
+// execution core's graph runner (exec/graph_runner.h): a discrete-event run over every rank's
+// dependency graph, with our compute model, NCCL-faithful collective model and the scenario's
+// cluster. This file lowers the trace into the runner's program. The semantics
+// (docs/interop.md):
 //  * A node is ready when all of its data_deps and ctrl_deps have finished (as ASTRA-sim's
 //    feeder does).
 //  * Each rank has one CPU thread and one queue per GPU stream (the node's `stream` attribute;
@@ -28,39 +30,19 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "config/scenario.h"
-#include "exec/executor.h"
-#include "exec/transport.h"
+#include "exec/graph_runner.h"
 #include "interop/chakra_trace.h"
 
 namespace preflight {
 
-struct ChakraRankResult {
-  SimTime end;        // when its last node finished
-  SimTime gpu_busy;   // union of its GPU compute nodes' intervals
-  SimTime comm_busy;  // union of its communication intervals
-  // By what ran at each instant (compute wins over communication, communication over CPU
-  // work): host_overhead is time with only CPU ops running, bubble time with nothing running
-  // (waiting for other ranks, or for nothing); no host dispatch is modelled beyond the trace's
-  // own CPU nodes.
-  Breakdown breakdown;
-  int64_t nodes = 0;
-};
-
-struct ChakraReplayResult {
-  SimTime iteration_time;  // the latest end over all ranks
-  int critical_rank = 0;
-  std::vector<ChakraRankResult> ranks;
-  int64_t nodes = 0;
-  int64_t events = 0;
-  int64_t collectives = 0;  // collective instances (each counted once for its group)
-  int64_t messages = 0;     // point-to-point transfers
-  // The flow-level network's statistics (simulation.network: flow).
-  bool has_network_stats = false;
-  NetworkStats network;
-  // With `trace`: every node's interval (stage = rank; stream 0.. = GPU stream, −1 = CPU thread,
-  // −2 = sends and receives).
-  std::vector<TraceInterval> trace;
-};
+// A replay's results are the graph runner's (exec/graph_runner.h): per rank its end, GPU and
+// communication busy time and breakdown (compute wins over communication, communication over
+// CPU work: host_overhead is time with only CPU ops running, bubble time with nothing running;
+// no host dispatch is modelled beyond the trace's own CPU nodes); the trace's intervals have
+// stage = rank and stream 0.. = GPU stream, −1 = CPU thread, −2 = sends, receives and memory
+// nodes.
+using ChakraRankResult = GraphRankResult;
+using ChakraReplayResult = GraphRunResult;
 
 struct ChakraReplayOptions {
   bool trace = false;
