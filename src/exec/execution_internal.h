@@ -117,6 +117,9 @@ class StageRunner final : public EventHandler {
   // `crossing_seq` counts the runner's such collectives (peers meet on the same count).
   bool crossing_pending = false;
   int64_t crossing_seq = 0;
+  // Asynchronous collectives across replica classes that this runner's communication stream has
+  // launched (its FIFO order is program order, so peers meet on the same count).
+  int64_t stream_crossing_seq = 0;
   SimTime net_start;
   const Op* net_op = nullptr;  // a block's op, or null for the current step's
   const OpTiming* net_timing = nullptr;
@@ -200,8 +203,8 @@ struct ReplicaClass {
   std::vector<int> replicas;
 };
 
-// Stage runners of every replica class arrive at a collective whose group spans the DP
-// replicas (a stage-level DP collective, when some replica runs apart).
+// Stage runners of the replica classes a group holds arrive at a stage-level collective over
+// several DP replicas (a DP or expert-DP gradient reduction, when some replica runs apart).
 struct ReplicaRendezvous {
   int arrived = 0;
   SimTime start;  // the latest arrival's ready time (and DP stream, for a bucket)
@@ -217,12 +220,26 @@ class Execution {
     stages_ = stages;
     // Groups of collectives inside layers that span DP replicas (an EP group over several):
     // replicas that share one with a replica run apart run apart too.
+    // So do replicas that share the group of a stage-level collective over part of the
+    // replicas (the expert-DP gradient reduction when EP spans replicas): a class stands for its
+    // replicas' groups only when they all lie in it.
+    auto add_kind = [this](GroupKind g) {
+      if (std::find(crossing_kinds_.begin(), crossing_kinds_.end(), g) == crossing_kinds_.end()) {
+        crossing_kinds_.push_back(g);
+      }
+    };
     for (const Block& b : w.blocks) {
       for (const Op& op : b.ops) {
-        if (op.type == OpType::kCollective && group_crosses_replicas(options.layout, op.group) &&
-            std::find(crossing_kinds_.begin(), crossing_kinds_.end(), op.group) ==
-                crossing_kinds_.end()) {
-          crossing_kinds_.push_back(op.group);
+        if (op.type == OpType::kCollective && group_crosses_replicas(options.layout, op.group)) {
+          add_kind(op.group);
+        }
+      }
+    }
+    for (const Program& p : w.stages) {
+      for (const Step& st : p.steps) {
+        if ((st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync) &&
+            group_spans_part_of_replicas(options.layout, st.op.group)) {
+          add_kind(st.op.group);
         }
       }
     }
@@ -278,9 +295,6 @@ class Execution {
     }
     for (auto& r : runners_) r->result.collectives = stats_names_;
     if (options_.transport) transport_ = options_.transport(&sim_);
-    if (classes_.size() > 1) {
-      PREFLIGHT_CHECK_MSG(check_replicas_apart(w, l).ok(), "replicas cannot run apart");
-    }
   }
 
   // The classes of DP replicas: every replica that holds a distinct rank is a class of its own;
@@ -347,7 +361,21 @@ class Execution {
     return classes_.size() == 1 ? kAll : classes_[cls].replicas;
   }
 
-  bool step_crosses_replicas(int stage, size_t step) const { return step_crosses_[stage][step]; }
+  // Whether runner `index`'s stage-level step `step` is a collective it shares with other
+  // classes (over all the replicas, or part of them with some of another class).
+  bool step_crosses_replicas(int index, size_t step) const {
+    const int stage = index % stages_;
+    return step_crosses_[stage][step] &&
+           meets_others(index / stages_, w_.stages[stage].steps[step].op.group);
+  }
+  // The replicas runner `index`'s groups of kind `g` reach, and what a transport call for them
+  // stands for (empty: every replica).
+  std::vector<int> group_reach(int index, GroupKind g) const {
+    return replicas_sharing(g, classes_[index / stages_].replica);
+  }
+  Transport::Replicas transport_replicas(const std::vector<int>& reach) const {
+    return static_cast<int>(reach.size()) == options_.layout.dp() ? Transport::Replicas() : reach;
+  }
 
   // The compute time of `op` starting at `start` on the runner's GPUs: the slowest decides.
   SimTime rank_duration(const StageRunner& r, const Op& op, SimTime start) const {
@@ -459,7 +487,8 @@ class Execution {
   void arrive(int index, int64_t tag, SimTime ready, const Op& op, const OpTiming& t);
 
   // Runner `index` arrives at step `step` of its stage, a collective across the DP replicas
-  // simulated apart, ready at `ready`. When every class has arrived it runs from the latest
+  // simulated apart, ready at `ready`. When every class its group holds (every class, for a
+  // group over all replicas) has arrived it runs from the latest
   // ready time (for a DP bucket, also the latest DP stream): a replica that waits for a slower
   // one waits inside the collective, as NCCL's kernel does, and that wait is the collective's
   // category. Blocking steps resume after it; a bucket resumes its runner at once (clocks
@@ -489,6 +518,12 @@ class Execution {
   // `crossing_seq`-th) it runs from the latest ready time for all of them at once: a class that
   // arrives first waits inside it, as NCCL's kernel does, and the wait is its category.
   void arrive_crossing(int index, const Op& op, const OpTiming& t, SimTime ready, int microbatch);
+
+  // The same for an asynchronous collective (an EP all-to-all overlapped with another
+  // micro-batch's compute, overlap_moe_comm) at the front of runner `index`'s communication
+  // stream, launched at `ready`: the stream of a class that arrives first waits inside it, and
+  // each member's stream is busy until it ends (StageRunner::finish_tp).
+  void arrive_stream_crossing(int index, SimTime ready);
 
   // Runner `index` starts (now) its front DP bucket, step `step`, a collective across the DP
   // replicas run apart that the transport carries: when every class has started it, it runs
@@ -574,7 +609,8 @@ class Execution {
   std::vector<int> memory_sign_;  // per block: +1 keeps activations, −1 frees them, 0 neither
   std::vector<std::map<int64_t, Message>> mailbox_;
   std::map<std::pair<int, int64_t>, Rendezvous> rendezvous_;  // by (replica class, tag)
-  std::map<std::pair<int, size_t>, ReplicaRendezvous> replica_rendezvous_;  // (stage, step)
+  // By (stage, step, the first replica of the group).
+  std::map<std::tuple<int, size_t, int>, ReplicaRendezvous> replica_rendezvous_;
   // Collectives inside blocks across replica classes, by (stage, first replica of the groups,
   // the members' crossing_seq).
   struct CrossingRendezvous {
@@ -582,7 +618,14 @@ class Execution {
     std::vector<int> members;
     std::vector<int> replicas;
   };
-  std::map<std::tuple<int, int, int64_t>, CrossingRendezvous> crossing_;
+  using CrossingKey = std::tuple<int, int, int64_t>;
+  using CrossingTable = std::map<CrossingKey, CrossingRendezvous>;
+  CrossingTable crossing_;
+  CrossingTable stream_crossing_;  // the same, for asynchronous collectives
+  // Runner `index`, ready at `ready`, joins meeting `key` of `table` among the classes of
+  // replicas `reach`; true, with the members and the latest ready time, for the last to come.
+  bool meet(CrossingTable& table, const CrossingKey& key, const std::vector<int>& reach, int index,
+            SimTime ready, std::vector<int>* members, SimTime* start);
   std::vector<GroupKind> crossing_kinds_;  // kinds of block collectives that span replicas
   std::vector<int> class_of_replica_;
   int stages_ = 0;

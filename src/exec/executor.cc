@@ -26,29 +26,9 @@ bool group_crosses_replicas(const RankLayout& layout, GroupKind g) {
   return replicas_reached(layout, g) > 1;
 }
 
-Status check_replicas_apart(const Workload& w, const RankLayout& layout) {
-  // A blocking collective inside a layer may span replicas (its classes meet before it runs); one
-  // on the communication stream, overlapped with compute, may not yet.
-  for (const Block& b : w.blocks) {
-    for (const Op& op : b.ops) {
-      if (op.type == OpType::kCollective && op.async && group_crosses_replicas(layout, op.group)) {
-        return invalid_argument("collective " + op.name + " in " + b.name +
-                                " spans DP replicas on the communication stream, overlapped "
-                                "with compute");
-      }
-    }
-  }
-  for (const Program& p : w.stages) {
-    for (const Step& st : p.steps) {
-      if (st.kind != StepKind::kCollective && st.kind != StepKind::kCommAsync) continue;
-      const int reached = replicas_reached(layout, st.op.group);
-      if (reached > 1 && reached < layout.dp()) {
-        return invalid_argument("collective " + st.op.name + " spans " + std::to_string(reached) +
-                                " of the " + std::to_string(layout.dp()) + " DP replicas");
-      }
-    }
-  }
-  return Status();
+bool group_spans_part_of_replicas(const RankLayout& layout, GroupKind g) {
+  const int reached = replicas_reached(layout, g);
+  return reached > 1 && reached < layout.dp();
 }
 
 ExecutionResult execute(const Workload& w, const ComputeModel& compute,

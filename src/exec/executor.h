@@ -121,15 +121,11 @@ struct ExecutorOptions {
   Bandwidth host_bandwidth = Bandwidth::gigabytes_per_second(25.6);
 };
 
-// Whether DP replicas can be simulated apart: a collective inside a block that spans replicas
-// (an EP all-to-all over several) blocks the compute stream, so its classes can meet before it
-// runs, and every stage-level collective stays within one replica or spans them all. The error
-// names the first collective that does not (an all-to-all overlapped on the communication
-// stream, a reduction over part of the replicas).
-Status check_replicas_apart(const Workload& w, const RankLayout& layout);
-
 // Whether a group of kind `g` holds ranks of more than one DP replica.
 bool group_crosses_replicas(const RankLayout& layout, GroupKind g);
+// Whether it holds ranks of more than one DP replica but not of all (the expert-DP group when
+// EP spans replicas).
+bool group_spans_part_of_replicas(const RankLayout& layout, GroupKind g);
 
 // REQUIRES: the models outlive the call.
 ExecutionResult execute(const Workload& w, const ComputeModel& compute,

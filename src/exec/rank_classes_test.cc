@@ -57,6 +57,46 @@ void expect_same_stage(const StageResult& a, const StageResult& b, const std::st
   }
 }
 
+// `s` with every replica apart (`replicas` of them) equals the folded run, every stage of every
+// replica, to the picosecond.
+void expect_apart_as_folded(const Scenario& s, size_t replicas) {
+  const ExecutionResult folded = run(s, true);
+  const ExecutionResult apart = run(s, false);
+  ASSERT_EQ(apart.replicas.size(), replicas);
+  EXPECT_EQ(folded.iteration_time.ps(), apart.iteration_time.ps());
+  for (const ReplicaResult& r : apart.replicas) {
+    for (size_t st = 0; st < r.stages.size(); ++st) {
+      expect_same_stage(folded.stages[st], r.stages[st],
+                        "replica " + std::to_string(r.first) + " stage " + std::to_string(st));
+    }
+  }
+}
+
+// `s` with GPU `rank` of DP replica `replica` at 1.5×, on `replicas` classes: the job slows and
+// each class's stage 0 adds up; the slowed replica computes longer, the others as before (within
+// 1 %), and each of those waits longer by `waited` (a part of the breakdown), when given.
+void expect_slowed_peers(const Scenario& s, int rank, int replica, size_t replicas,
+                         SimTime (*waited)(const Breakdown&) = nullptr) {
+  const ExecutionResult base = run(s);
+  const ExecutionResult slow = run(s, true, {SlowRank{rank, 1.5, SimTime(), SimTime::max()}});
+  ASSERT_EQ(slow.replicas.size(), replicas);
+  EXPECT_GT(slow.iteration_time, base.iteration_time);
+  const StageResult& b0 = base.stages[0];
+  for (const ReplicaResult& r : slow.replicas) {
+    const StageResult& st0 = r.stages[0];
+    EXPECT_EQ(st0.breakdown.total(), st0.end);
+    if (r.first == replica) {
+      EXPECT_GT(st0.busy_compute, b0.busy_compute);
+      continue;
+    }
+    EXPECT_NEAR(static_cast<double>(st0.busy_compute.ps()),
+                static_cast<double>(b0.busy_compute.ps()),
+                0.01 * static_cast<double>(b0.busy_compute.ps()))
+        << r.first;
+    if (waited) EXPECT_GT(waited(st0.breakdown), waited(b0.breakdown)) << r.first;
+  }
+}
+
 // GPT-3 13B on 4 DGX A100 nodes: TP 4, PP 4, DP 2, 16 micro-batches.
 const char* kGpt13b = R"(
 model: {preset: gpt3-13b}
@@ -243,59 +283,80 @@ training: {seq_len: 4096, global_batch: 32, micro_batch: 1}
 parallelism: {tp: 2, pp: 2, ep: 8, etp: 1, sequence_parallel: true}
 )";
 
-TEST(RankClasses, ReplicasRunApartOnlyWhereTheirCollectivesAllow) {
-  const Scenario dense = load(kGpt13b);
-  EXPECT_TRUE(check_replicas_apart(generate_workload(dense), RankLayout::of(dense)).ok());
-  // The blocking all-to-alls across the replicas: their classes meet before each.
-  const Scenario moe = load(kMixtral);
-  EXPECT_TRUE(check_replicas_apart(generate_workload(moe), RankLayout::of(moe)).ok());
-  // Overlapped with another micro-batch's compute (the combined 1F1B), they may not yet.
-  const Scenario overlapped = load(kMixtral, {"parallelism.overlap_moe_comm=true"});
-  const Status st = check_replicas_apart(generate_workload(overlapped), RankLayout::of(overlapped));
-  EXPECT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("spans DP replicas on the communication stream"), std::string::npos)
-      << st.message();
-}
-
 TEST(RankClasses, ExpertAllToAllsAcrossReplicas) {
   // Every replica apart: each all-to-all waits for the four classes and runs for them at once,
   // which is the folded run to the picosecond, on either network.
   for (const char* network : {"analytical", "flow"}) {
     SCOPED_TRACE(network);
     const Scenario s = load(kMixtral, {std::string("simulation.network=") + network});
-    const ExecutionResult folded = run(s, true);
-    const ExecutionResult apart = run(s, false);
-    ASSERT_EQ(apart.replicas.size(), 4u);
-    EXPECT_EQ(folded.iteration_time.ps(), apart.iteration_time.ps());
-    for (const ReplicaResult& r : apart.replicas) {
-      for (size_t st = 0; st < r.stages.size(); ++st) {
-        expect_same_stage(folded.stages[st], r.stages[st],
-                          "replica " + std::to_string(r.first) + " stage " + std::to_string(st));
-      }
-    }
+    expect_apart_as_folded(s, 4);
   }
   // A slow GPU in replica 1 (stage 0): the replicas it shares EP groups with run apart too, and
   // wait for it inside every all-to-all, so their exposed EP time grows while their compute
   // does not.
   const Scenario s = load(kMixtral);
   const RankLayout l = RankLayout::of(s);
-  const int slow_rank = l.rank(0, 1 * l.tp());  // TP rank 0 of DP replica 1
-  const ExecutionResult base = run(s);
-  const ExecutionResult slow = run(s, true, {SlowRank{slow_rank, 1.5, SimTime(), SimTime::max()}});
-  ASSERT_EQ(slow.replicas.size(), 4u);
-  EXPECT_GT(slow.iteration_time, base.iteration_time);
-  for (const ReplicaResult& r : slow.replicas) {
-    const StageResult& st0 = r.stages[0];
-    EXPECT_EQ(st0.breakdown.total(), st0.end);
-    if (r.first == 1) {
-      EXPECT_GT(st0.busy_compute, base.stages[0].busy_compute);
-    } else {
-      EXPECT_NEAR(static_cast<double>(st0.busy_compute.ps()),
-                  static_cast<double>(base.stages[0].busy_compute.ps()),
-                  0.01 * static_cast<double>(base.stages[0].busy_compute.ps()));
-      EXPECT_GT(st0.breakdown.ep_comm, base.stages[0].breakdown.ep_comm) << r.first;
+  expect_slowed_peers(s, l.rank(0, 1 * l.tp()), 1, 4,  // TP rank 0 of DP replica 1
+                      [](const Breakdown& b) { return b.ep_comm; });
+}
+
+TEST(RankClasses, OverlappedExpertAllToAllsAcrossReplicas) {
+  // With overlap_moe_comm the all-to-alls run on the communication stream, hidden behind the
+  // other micro-batch's compute. Every replica apart: each one's stream waits for the four
+  // classes' streams and runs it for them at once, which is the folded run to the picosecond.
+  // DualPipe's overlapped chunks put them there too.
+  for (const char* schedule : {"1f1b", "dualpipe"}) {
+    for (const char* network : {"analytical", "flow"}) {
+      SCOPED_TRACE(std::string(schedule) + " " + network);
+      const bool dualpipe = std::string(schedule) == "dualpipe";
+      const Scenario s = load(kMixtral, {std::string("simulation.network=") + network,
+                                         std::string("parallelism.schedule=") + schedule,
+                                         dualpipe ? "parallelism.overlap_moe_comm=false"
+                                                  : "parallelism.overlap_moe_comm=true"});
+      expect_apart_as_folded(s, 4);
     }
   }
+  // A slow GPU in replica 1: its EP peers' all-to-alls wait for its stream, so the whole job
+  // slows, their compute does not, and what they wait for shows as exposed EP time or pipeline
+  // bubble, not as compute.
+  const Scenario s = load(kMixtral, {"parallelism.overlap_moe_comm=true"});
+  const RankLayout l = RankLayout::of(s);
+  expect_slowed_peers(s, l.rank(0, 1 * l.tp()), 1, 4,
+                      [](const Breakdown& b) { return b.ep_comm + b.bubble; });
+}
+
+// Mixtral with EP 4 over DP 16 on two DGX H100s: each EP group spans four replicas and each
+// expert-DP group (EDP 4) four others, so the expert gradients' reduce-scatter and the expert
+// parameters' all-gather run over part of the replicas.
+const char* kMixtralEdp = R"(
+model: {preset: mixtral-8x7b, layers: 4}
+cluster: {preset: dgx-h100, nodes: 2}
+training: {seq_len: 2048, global_batch: 32, micro_batch: 1}
+parallelism: {tp: 1, pp: 1, ep: 4, etp: 1, distributed_optimizer: true,
+              overlap_grad_reduce: true, overlap_param_gather: true}
+)";
+
+TEST(RankClasses, ReductionsOverPartOfTheReplicas) {
+  const Scenario base_scenario = load(kMixtralEdp);
+  const RankLayout layout = RankLayout::of(base_scenario);
+  ASSERT_EQ(layout.dp(), 16);
+  const Workload w = generate_workload(base_scenario);
+  bool partial = false;
+  for (const Step& st : w.stages[0].steps) {
+    const bool collective = st.kind == StepKind::kCollective || st.kind == StepKind::kCommAsync;
+    partial = partial || (collective && group_spans_part_of_replicas(layout, st.op.group));
+  }
+  ASSERT_TRUE(partial) << "no stage-level collective over part of the replicas";
+  // Every replica apart: each such collective meets the four classes of its group only, which
+  // is the folded run to the picosecond, on either network.
+  for (const char* network : {"analytical", "flow"}) {
+    SCOPED_TRACE(network);
+    const Scenario s = load(kMixtralEdp, {std::string("simulation.network=") + network});
+    expect_apart_as_folded(s, 16);
+  }
+  // A slow GPU: its EP groups and their expert-DP groups reach every replica, which all wait
+  // for it; the job slows and the other replicas' compute does not.
+  expect_slowed_peers(base_scenario, 5, 5, 16);
 }
 
 TEST(RankClasses, SlowRanksAreReadAndCheckedByTheLoader) {

@@ -51,33 +51,36 @@ void Execution::arrive_replicas(int index, size_t step, SimTime ready, const Op&
   const int stage = index % stages_;
   const Step& st = w_.stages[stage].steps[step];
   const bool bucket = st.kind == StepKind::kCommAsync;
-  ReplicaRendezvous& r = replica_rendezvous_[{stage, step}];
+  const std::vector<int> replicas = group_reach(index, op.group);
+  const auto key = std::make_tuple(stage, step, replicas.front());
+  ReplicaRendezvous& r = replica_rendezvous_[key];
   StageRunner& self = *runners_[index];
   r.start = std::max(r.start, bucket ? std::max(ready, self.dp_stream) : ready);
   r.members.push_back(index);
-  if (++r.arrived < static_cast<int>(classes_.size())) return;
+  if (++r.arrived < classes_in(replicas)) return;
   const SimTime start = r.start;
   if (t.network) {
-    // A blocking collective over every replica through the transport (buckets take
+    // A blocking collective over the replicas through the transport (buckets take
     // arrive_bucket): it starts at the latest arrival for all of them at once.
     PREFLIGHT_CHECK(!bucket);
     const std::vector<int> members = r.members;
-    replica_rendezvous_.erase({stage, step});
-    defer(start, [this, members, start, stage, &op, &t] {
-      transport_->collective(op.group, stage, op.collective, op.comm_bytes, plans_[t.plan],
-                             [this, members, start, &op, &t](SimTime finish) {
-                               for (int m : members) {
-                                 StageRunner& s = *runners_[m];
-                                 s.occupy(start, finish, t.category, start, t.category);
-                                 s.correct_collective_time(t, finish - start);
-                                 if (options_.trace != TraceLevel::kNone) {
-                                   record(m, 0, start, finish, op.name, -1, t.category);
-                                 }
-                                 s.waiting = false;
-                                 sim_.schedule(sim_.now(), &s, 0);
-                               }
-                             },
-                             {});
+    replica_rendezvous_.erase(key);
+    defer(start, [this, members, start, stage, &op, &t, carried = transport_replicas(replicas)] {
+      transport_->collective(
+          op.group, stage, op.collective, op.comm_bytes, plans_[t.plan],
+          [this, members, start, &op, &t](SimTime finish) {
+            for (int m : members) {
+              StageRunner& s = *runners_[m];
+              s.occupy(start, finish, t.category, start, t.category);
+              s.correct_collective_time(t, finish - start);
+              if (options_.trace != TraceLevel::kNone) {
+                record(m, 0, start, finish, op.name, -1, t.category);
+              }
+              s.waiting = false;
+              sim_.schedule(sim_.now(), &s, 0);
+            }
+          },
+          carried);
     });
     return;
   }
@@ -97,7 +100,21 @@ void Execution::arrive_replicas(int index, size_t step, SimTime ready, const Op&
     s.waiting = false;
     sim_.schedule(std::max(bucket ? start : end, sim_.now()), &s, 0);
   }
-  replica_rendezvous_.erase({stage, step});
+  replica_rendezvous_.erase(key);
+}
+
+bool Execution::meet(CrossingTable& table, const CrossingKey& key, const std::vector<int>& reach,
+                     int index, SimTime ready, std::vector<int>* members, SimTime* start) {
+  CrossingRendezvous& r = table[key];
+  if (r.members.empty()) r.replicas = reach;
+  PREFLIGHT_CHECK_MSG(r.replicas == reach, "replicas that meet in a collective disagree");
+  r.start = std::max(r.start, ready);
+  r.members.push_back(index);
+  if (static_cast<int>(r.members.size()) < classes_in(reach)) return false;
+  *members = std::move(r.members);
+  *start = r.start;
+  table.erase(key);
+  return true;
 }
 
 void Execution::arrive_crossing(int index, const Op& op, const OpTiming& t, SimTime ready,
@@ -105,16 +122,12 @@ void Execution::arrive_crossing(int index, const Op& op, const OpTiming& t, SimT
   StageRunner& self = *runners_[index];
   const int stage = index % stages_;
   const std::vector<int> reach = replicas_sharing(op.group, classes_[index / stages_].replica);
-  CrossingRendezvous& r = crossing_[{stage, reach.front(), self.crossing_seq}];
-  ++self.crossing_seq;
-  if (r.members.empty()) r.replicas = reach;
-  PREFLIGHT_CHECK_MSG(r.replicas == reach, "replicas that meet in a collective disagree");
-  r.start = std::max(r.start, ready);
-  r.members.push_back(index);
-  if (static_cast<int>(r.members.size()) < classes_in(reach)) return;
-  const std::vector<int> members = r.members;
-  const SimTime start = r.start;
-  crossing_.erase({stage, reach.front(), self.crossing_seq - 1});
+  std::vector<int> members;
+  SimTime start;
+  if (!meet(crossing_, {stage, reach.front(), self.crossing_seq++}, reach, index, ready, &members,
+            &start)) {
+    return;
+  }
   auto finish = [this, members, start, &op, &t, microbatch](SimTime end) {
     for (int m : members) {
       StageRunner& s = *runners_[m];
@@ -139,24 +152,60 @@ void Execution::arrive_crossing(int index, const Op& op, const OpTiming& t, SimT
   });
 }
 
+void Execution::arrive_stream_crossing(int index, SimTime ready) {
+  StageRunner& self = *runners_[index];
+  const Op& op = *self.tp_queue.front().op;
+  const OpTiming& t = *self.tp_queue.front().timing;
+  const int stage = index % stages_;
+  const std::vector<int> reach = replicas_sharing(op.group, classes_[index / stages_].replica);
+  std::vector<int> members;
+  SimTime start;
+  if (!meet(stream_crossing_, {stage, reach.front(), self.stream_crossing_seq++}, reach, index,
+            ready, &members, &start)) {
+    return;
+  }
+  for (int m : members) {
+    StageRunner& s = *runners_[m];
+    PREFLIGHT_CHECK_MSG(s.tp_queue.front().op == &op,
+                        "replicas that meet in a collective disagree");
+    s.tp_start = start;
+    s.tp_busy_span = StageRunner::Busy{start, start + t.duration, t.sm_share};
+  }
+  auto finish = [this, members](SimTime end) {
+    for (int m : members) runners_[m]->finish_tp(end);
+  };
+  if (!t.network) {
+    const SimTime end = start + t.duration;
+    defer(end, [finish, end] { finish(end); });
+    return;
+  }
+  defer(start, [this, stage, reach, &op, &t, finish] {
+    transport_->collective(op.group, stage, op.collective, op.comm_bytes, plans_[t.plan], finish,
+                           reach);
+  });
+}
+
 void Execution::arrive_bucket(int index, size_t step) {
   const int stage = index % stages_;
-  ReplicaRendezvous& r = replica_rendezvous_[{stage, step}];
-  r.members.push_back(index);
-  if (++r.arrived < static_cast<int>(classes_.size())) return;
-  const std::vector<int> members = r.members;
-  replica_rendezvous_.erase({stage, step});
-  const SimTime start = sim_.now();
   const Step& st = w_.stages[stage].steps[step];
+  const std::vector<int> replicas = group_reach(index, st.op.group);
+  const auto key = std::make_tuple(stage, step, replicas.front());
+  ReplicaRendezvous& r = replica_rendezvous_[key];
+  r.members.push_back(index);
+  if (++r.arrived < classes_in(replicas)) return;
+  const std::vector<int> members = r.members;
+  replica_rendezvous_.erase(key);
+  const SimTime start = sim_.now();
   const OpTiming& t = step_timings_[stage][step];
   for (int m : members) {
     runners_[m]->dp_busy_span = StageRunner::Busy{start, start + t.duration, t.sm_share};
   }
-  transport_->collective(st.op.group, stage, st.op.collective, st.op.comm_bytes, plans_[t.plan],
-                         [this, members, start](SimTime finish) {
-                           for (int m : members) runners_[m]->finish_bucket(start, finish);
-                         },
-                         {});
+  transport_->collective(
+      st.op.group, stage, st.op.collective, st.op.comm_bytes, plans_[t.plan],
+      [this, members, start](SimTime finish) {
+        for (int m : members) runners_[m]->finish_bucket(start, finish);
+      },
+      transport_replicas(replicas));
 }
 
 void Execution::start_rendezvous(int cls, int64_t tag) {

@@ -195,7 +195,7 @@ void StageRunner::launch_bucket() {
   const Step& st = ex.w_.stages[stage_].steps[bucket_step];
   const SimTime start = ex.sim_.now();
   const OpTiming& t = ex.step_timings_[stage_][bucket_step];
-  if (ex.step_crosses_replicas(stage_, bucket_step)) {
+  if (ex.step_crosses_replicas(index_, bucket_step)) {
     // Across the DP replicas run apart: it starts when every class has started it.
     ex.arrive_bucket(index_, bucket_step);
     return;
@@ -236,6 +236,10 @@ void StageRunner::launch_tp() {
   Execution& ex = *exec_;
   const CommOp& c = tp_queue.front();
   tp_start = ex.sim_.now();
+  if (c.timing->crosses && ex.meets_others(cls_, c.op->group)) {
+    ex.arrive_stream_crossing(index_, tp_start);  // its peers' streams meet it there
+    return;
+  }
   tp_busy_span = Busy{tp_start, tp_start + c.timing->duration, c.timing->sm_share};
   if (!c.timing->network) {
     ex.sim_.schedule(tp_start + c.timing->duration, this, 4);
@@ -280,8 +284,10 @@ bool StageRunner::run_block(const Step& st) {
       }
       host += launch * op.launches + op.host_time;
       if (op.async) {
-        if (op.network || tp_pending()) {
-          // Through the transport, or behind a collective that is: the stream's FIFO order.
+        if (op.network || tp_pending() ||
+            (op.crosses && ex.meets_others(cls_, block.ops[block_op].group))) {
+          // Through the transport, across replica classes, or behind a collective that is: the
+          // stream's FIFO order.
           const SimTime ready = op.comm_chain ? host : std::max(host, compute);
           tp_queue.push_back(CommOp{ready, &block.ops[block_op], &op, st.microbatch});
           comm_reason = op.category;
@@ -440,7 +446,7 @@ void StageRunner::run_until_blocked() {
           ex.arrive(index_, st.tag, ready, st.op, t);
           return;
         }
-        if (ex.step_crosses_replicas(stage_, step)) {
+        if (ex.step_crosses_replicas(index_, step)) {
           // Across the DP replicas simulated apart: it starts when the last one arrives.
           attribute_gap(compute, ready, SimTime(), Category::kCompute);
           compute = ready;
@@ -472,7 +478,7 @@ void StageRunner::run_until_blocked() {
           start_next_bucket();
           break;
         }
-        if (ex.step_crosses_replicas(stage_, step)) {
+        if (ex.step_crosses_replicas(index_, step)) {
           // Across the DP replicas simulated apart: the bucket starts when every replica has it
           // and its DP stream free. The runner waits for that only to learn its DP stream's
           // busy span before it times later kernels; its clocks do not move.

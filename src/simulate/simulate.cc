@@ -111,10 +111,6 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
   // Stragglers (simulation.slow_ranks): their replicas run apart from the rest.
   std::unique_ptr<ComputeModel> slowed;
   if (!s.simulation.slow_ranks.empty()) {
-    if (const Status st = check_replicas_apart(workload, exec_options.layout); !st.ok()) {
-      return invalid_argument(s.source + ": simulation.slow_ranks: " + st.message() +
-                              ", which cannot run apart yet");
-    }
     slowed = make_slow_ranks_model(*compute, s.simulation.slow_ranks);
   }
   r.execution = execute(workload, slowed ? *slowed : *compute, collectives, groups, exec_options);
