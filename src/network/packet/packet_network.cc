@@ -1,0 +1,483 @@
+#include "network/packet/packet_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "base/check.h"
+
+namespace preflight {
+namespace packet {
+namespace {
+
+constexpr int kEventShift = 56;
+constexpr int64_t kIndexMask = (int64_t{1} << 32) - 1;
+constexpr double kRate40G = 40e9 / 8;  // bytes/s: the line rate DCQCN's ECN thresholds are for
+
+// splitmix64: a small, fast, well-mixed generator; one stream per network, drawn in event order.
+uint64_t next_random(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simulator* sim)
+    : topo_(topology), config_(config), sim_(sim), rng_(config.seed ^ 0x5eedull) {
+  PREFLIGHT_CHECK(config_.mtu > 0 && config_.header >= 0);
+  ports_.resize(2 * topo_.links.size());
+  switches_.resize(topo_.nodes.size());
+  ingress_.assign(ports_.size(), 0);
+  paused_up_.assign(ports_.size(), 0);
+  for (size_t l = 0; l < topo_.links.size(); ++l) {
+    const TopoLink& link = topo_.links[l];
+    for (int dir = 0; dir < 2; ++dir) {
+      Port& p = ports_[2 * l + dir];
+      p.from = dir == 0 ? link.a : link.b;
+      p.to = dir == 0 ? link.b : link.a;
+      p.rate = link.bandwidth.bytes_per_second();
+      p.latency = link.latency;
+      const double scale = p.rate / kRate40G;
+      p.kmin = static_cast<int64_t>(static_cast<double>(config_.kmin) * scale);
+      p.kmax =
+          std::max(p.kmin + 1, static_cast<int64_t>(static_cast<double>(config_.kmax) * scale));
+      if (is_switch(p.to)) {
+        // PFC headroom: what arrives while a PAUSE travels up and the packet on the wire ends:
+        // 3 × rate × link delay (the HPCC/SimAI MMU), and at least two packets.
+        const int64_t wire = config_.mtu + config_.header;
+        const auto headroom = static_cast<int64_t>(3.0 * p.rate * link.latency.to_seconds());
+        switches_[p.to].headroom += std::max(headroom, 2 * wire);
+        switches_[p.to].reserve += config_.reserve;
+      }
+    }
+  }
+}
+
+void PacketNetwork::schedule(SimTime at, Event e, int64_t index, uint32_t gen) {
+  PREFLIGHT_CHECK(index >= 0 && index <= kIndexMask);
+  const int64_t payload = (static_cast<int64_t>(e) << kEventShift) |
+                          (static_cast<int64_t>(gen & 0xffffff) << 32) | index;
+  sim_->schedule(std::max(at, sim_->now()), this, payload);
+}
+
+SimTime PacketNetwork::wire_time(int64_t wire, double rate) const {
+  return SimTime::picoseconds(std::llround(static_cast<double>(wire) * 1e12 / rate));
+}
+
+SimTime PacketNetwork::paused_time(int channel, SimTime now) const {
+  const Port& p = ports_[channel];
+  return p.paused_total + (p.paused ? now - p.paused_since : SimTime());
+}
+
+int PacketNetwork::alloc_packet() {
+  if (!free_packets_.empty()) {
+    const int id = free_packets_.back();
+    free_packets_.pop_back();
+    packets_[id] = Packet{};
+    return id;
+  }
+  packets_.emplace_back();
+  return static_cast<int>(packets_.size() - 1);
+}
+
+int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime delay, Done done) {
+  PREFLIGHT_CHECK(bytes >= 0);
+  const int id = static_cast<int>(flows_.size());
+  flows_.emplace_back();
+  Flow& f = flows_.back();
+  f.bytes = bytes;
+  f.done = std::move(done);
+  f.path = std::move(path);
+  stats_.flows++;
+  const int n = static_cast<int>(f.path.size());
+  // The simulated hops run from the first NIC on the path to the last.
+  f.begin = 0;
+  f.end = n - 1;
+  for (int i = 0; i < n; ++i) {
+    if (topo_.nodes[ports_[f.path[i]].from].kind == NodeKind::kNic) {
+      f.begin = i;
+      break;
+    }
+  }
+  for (int i = n - 1; i >= f.begin; --i) {
+    if (topo_.nodes[ports_[f.path[i]].to].kind == NodeKind::kNic) {
+      f.end = i;
+      break;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const SimTime l = ports_[f.path[i]].latency;
+    if (i < f.begin) {
+      f.head += l;
+    } else if (i > f.end) {
+      f.tail += l;
+    } else {
+      f.back += l;
+    }
+  }
+  if (bytes == 0 || n == 0) {
+    f.finished = true;
+    schedule(sim_->now() + delay + f.head + f.back + f.tail, kFinish, id);
+    return id;
+  }
+  f.packets = (bytes + config_.mtu - 1) / config_.mtu;
+  f.line = ports_[f.path[f.begin]].rate;
+  f.rc = f.rt = f.line;
+  schedule(sim_->now() + delay + f.head, kStart, id);
+  return id;
+}
+
+void PacketNetwork::on_event(int64_t payload) {
+  stats_.events++;
+  const auto e = static_cast<Event>(payload >> kEventShift);
+  const uint32_t gen = static_cast<uint32_t>((payload >> 32) & 0xffffff);
+  const int index = static_cast<int>(payload & kIndexMask);
+  switch (e) {
+    case kStart: {
+      Flow& f = flows_[index];
+      f.started = true;
+      f.next_avail = sim_->now();
+      rotate(index);
+      return;
+    }
+    case kTxDone:
+      tx_done(index);
+      return;
+    case kArrive:
+      arrive(index);
+      return;
+    case kPause: {
+      Port& p = ports_[index];
+      if (!p.paused) {
+        p.paused = true;
+        p.paused_since = sim_->now();
+      }
+      return;
+    }
+    case kResume: {
+      Port& p = ports_[index];
+      if (p.paused) {
+        p.paused = false;
+        p.paused_total += sim_->now() - p.paused_since;
+      }
+      try_send(index);
+      return;
+    }
+    case kWake: {
+      Port& p = ports_[index];
+      if (sim_->now() >= p.wake_at) p.wake_at = SimTime::max();
+      try_send(index);
+      return;
+    }
+    case kCnp:
+      on_cnp(index);
+      return;
+    case kNack: {
+      Flow& f = flows_[index];
+      if (f.finished || f.nack_seq >= f.next_seq) return;
+      stats_.retransmitted += f.next_seq - f.nack_seq;
+      f.next_seq = f.nack_seq;
+      rotate(index);
+      return;
+    }
+    case kTimeout: {
+      // All sent, the last not delivered: resend from the receiver's next packet (the
+      // cumulative acknowledgement a real sender would hold, taken as known).
+      Flow& f = flows_[index];
+      if (f.finished || f.next_seq < f.packets || f.expected >= f.packets) return;
+      if (f.drops == f.drops_handled) {
+        // Nothing of it was lost: its packets are still queued somewhere; look again later.
+        schedule(sim_->now() + config_.nack_interval, kTimeout, index);
+        return;
+      }
+      f.drops_handled = f.drops;
+      stats_.retransmitted += f.next_seq - f.expected;
+      f.next_seq = f.expected;
+      rotate(index);
+      return;
+    }
+    case kAlpha: {
+      Flow& f = flows_[index];
+      if (gen != (f.alpha_gen & 0xffffff) || f.finished) return;
+      f.alpha *= 1.0 - config_.dcqcn.g;
+      schedule(sim_->now() + config_.dcqcn.alpha_interval, kAlpha, index, f.alpha_gen);
+      return;
+    }
+    case kIncrease: {
+      Flow& f = flows_[index];
+      if (gen != (f.increase_gen & 0xffffff) || f.finished) return;
+      f.time_stage++;
+      increase(f);
+      if (f.rc < f.line) {
+        schedule(sim_->now() + config_.dcqcn.increase_interval, kIncrease, index, f.increase_gen);
+      }
+      return;
+    }
+    case kFinish: {
+      Flow& f = flows_[index];
+      f.finished = true;
+      if (f.done) {
+        Done done = std::move(f.done);
+        done(sim_->now());
+      }
+      return;
+    }
+  }
+}
+
+void PacketNetwork::try_send(int channel) {
+  Port& p = ports_[channel];
+  if (p.busy || p.paused) return;
+  if (!p.queue.empty()) {
+    const int id = p.queue.front();
+    p.queue.pop_front();
+    const Packet& pk = packets_[id];
+    const int64_t wire = wire_bytes(pk);
+    // ECN on dequeue, against the queue it leaves (HPCC/SimAI's switch).
+    if (config_.ecn && is_switch(p.from)) {
+      const int64_t q = p.queue_bytes;
+      bool mark = q > p.kmax;
+      if (!mark && q > p.kmin) {
+        const double prob =
+            config_.pmax * static_cast<double>(q - p.kmin) / static_cast<double>(p.kmax - p.kmin);
+        mark = static_cast<double>(next_random(&rng_) >> 11) * 0x1.0p-53 < prob;
+      }
+      if (mark && !packets_[id].ecn) {
+        packets_[id].ecn = true;
+        stats_.ecn_marks++;
+      }
+    }
+    p.queue_bytes -= wire;
+    if (packets_[id].in_channel >= 0 && is_switch(p.from)) {
+      account(packets_[id].in_channel, -wire);
+      check_resume(packets_[id].in_channel);
+    }
+    transmit(channel, id);
+    return;
+  }
+  if (!p.senders.empty()) send_from_flows(channel);
+}
+
+// A NIC's egress serves its flows round-robin: the first whose pacing allows it now.
+bool PacketNetwork::send_from_flows(int channel) {
+  Port& p = ports_[channel];
+  const SimTime now = sim_->now();
+  // Flows with nothing left to send leave the rotation (a NACK or a timeout puts them back).
+  size_t kept = 0, next = 0;
+  for (size_t i = 0; i < p.senders.size(); ++i) {
+    Flow& f = flows_[p.senders[i]];
+    if (f.next_seq >= f.packets || f.finished) {
+      f.in_rotation = false;
+      continue;
+    }
+    if (i < p.next_sender) ++next;
+    p.senders[kept++] = p.senders[i];
+  }
+  p.senders.resize(kept);
+  const size_t n = kept;
+  p.next_sender = n == 0 ? 0 : next % n;
+  SimTime earliest = SimTime::max();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (p.next_sender + k) % n;
+    const int flow = p.senders[i];
+    Flow& f = flows_[flow];
+    if (f.next_avail > now) {
+      earliest = std::min(earliest, f.next_avail);
+      continue;
+    }
+    p.next_sender = (i + 1) % n;
+    const int id = alloc_packet();
+    Packet& pk = packets_[id];
+    pk.flow = flow;
+    pk.seq = f.next_seq++;
+    pk.payload = static_cast<int32_t>(std::min(config_.mtu, f.bytes - pk.seq * config_.mtu));
+    pk.hop = f.begin;
+    const int64_t wire = wire_bytes(pk);
+    f.next_avail = now + wire_time(wire, f.rc);
+    stats_.packets++;
+    if (config_.cc == CongestionControl::kDcqcn && f.reacting) {
+      f.byte_count += wire;
+      if (f.byte_count >= config_.dcqcn.byte_counter) {
+        f.byte_count = 0;
+        f.byte_stage++;
+        increase(f);
+      }
+    }
+    // Its last packet: if it is lost, no later packet makes the receiver NACK it.
+    if (f.next_seq == f.packets) schedule(now + config_.nack_interval, kTimeout, flow);
+    transmit(channel, id);
+    return true;
+  }
+  if (earliest != SimTime::max() && earliest < p.wake_at) {
+    p.wake_at = earliest;
+    schedule(earliest, kWake, channel);
+  }
+  return false;
+}
+
+void PacketNetwork::rotate(int flow) {
+  Flow& f = flows_[flow];
+  const int c = f.path[f.begin];
+  if (!f.in_rotation) {
+    f.in_rotation = true;
+    ports_[c].senders.push_back(flow);
+  }
+  try_send(c);
+}
+
+void PacketNetwork::transmit(int channel, int packet) {
+  Port& p = ports_[channel];
+  p.busy = true;
+  p.current = packet;
+  const int64_t wire = wire_bytes(packets_[packet]);
+  p.tx_bytes += wire;
+  schedule(sim_->now() + wire_time(wire, p.rate), kTxDone, channel);
+}
+
+void PacketNetwork::tx_done(int channel) {
+  Port& p = ports_[channel];
+  const int id = p.current;
+  p.busy = false;
+  p.current = -1;
+  Packet& pk = packets_[id];
+  pk.in_channel = channel;
+  pk.hop++;
+  schedule(sim_->now() + p.latency, kArrive, id);
+  try_send(channel);
+}
+
+void PacketNetwork::account(int channel, int64_t delta) {
+  SwitchState& s = switches_[ports_[channel].to];
+  const int64_t before = std::max<int64_t>(0, ingress_[channel] - config_.reserve);
+  ingress_[channel] += delta;
+  const int64_t after = std::max<int64_t>(0, ingress_[channel] - config_.reserve);
+  s.shared += after - before;
+  s.used += delta;
+}
+
+int64_t PacketNetwork::pfc_threshold(int sw) const {
+  const SwitchState& s = switches_[sw];
+  const int64_t free = config_.switch_buffer - s.headroom - s.reserve - s.shared;
+  return static_cast<int64_t>(config_.pfc_alpha * static_cast<double>(std::max<int64_t>(0, free)));
+}
+
+void PacketNetwork::check_pause(int channel) {
+  if (!config_.pfc || paused_up_[channel]) return;
+  const int sw = ports_[channel].to;
+  if (ingress_[channel] - config_.reserve < std::max<int64_t>(1, pfc_threshold(sw))) return;
+  paused_up_[channel] = 1;
+  stats_.pauses++;
+  schedule(sim_->now() + ports_[channel].latency, kPause, channel);
+}
+
+void PacketNetwork::check_resume(int channel) {
+  if (!paused_up_[channel]) return;
+  const int sw = ports_[channel].to;
+  const int64_t shared = ingress_[channel] - config_.reserve;
+  if (shared > 0 && shared + config_.resume_offset > pfc_threshold(sw)) return;
+  paused_up_[channel] = 0;
+  schedule(sim_->now() + ports_[channel].latency, kResume, channel);
+}
+
+void PacketNetwork::arrive(int packet) {
+  Packet& pk = packets_[packet];
+  Flow& f = flows_[pk.flow];
+  if (pk.hop > f.end) {
+    deliver(packet);
+    return;
+  }
+  const int in = pk.in_channel;
+  const int node = ports_[in].to;
+  const int out = f.path[pk.hop];
+  Port& q = ports_[out];
+  const int64_t wire = wire_bytes(pk);
+  if (is_switch(node)) {
+    SwitchState& s = switches_[node];
+    bool drop = s.used + wire > config_.switch_buffer;  // out of buffer, headroom included
+    if (!config_.pfc) {
+      const double room = config_.dt_alpha * static_cast<double>(config_.switch_buffer - s.used);
+      drop = drop || static_cast<double>(q.queue_bytes + wire) > room;
+    }
+    if (drop) {
+      stats_.drops++;
+      f.drops++;
+      free_packets_.push_back(packet);
+      return;
+    }
+    account(in, wire);
+    check_pause(in);
+  } else {
+    pk.in_channel = -1;  // not a switch: nothing to account
+  }
+  q.queue.push_back(packet);
+  q.queue_bytes += wire;
+  q.max_queue = std::max(q.max_queue, q.queue_bytes);
+  try_send(out);
+}
+
+void PacketNetwork::deliver(int packet) {
+  const Packet pk = packets_[packet];
+  free_packets_.push_back(packet);
+  Flow& f = flows_[pk.flow];
+  if (f.finished) return;
+  const SimTime now = sim_->now();
+  if (pk.seq != f.expected) {
+    // A gap: a packet before it was dropped. Go-back-N: NACK the expected one.
+    if (pk.seq > f.expected &&
+        (f.nacked != f.expected || now - f.last_nack >= config_.nack_interval)) {
+      f.nacked = f.expected;
+      f.last_nack = now;
+      f.nack_seq = f.expected;
+      schedule(now + f.back, kNack, pk.flow);
+    }
+    return;
+  }
+  f.expected++;
+  stats_.delivered++;
+  if (pk.ecn && config_.cc == CongestionControl::kDcqcn &&
+      (!f.cnp_sent || now - f.last_cnp >= config_.dcqcn.cnp_interval)) {
+    f.cnp_sent = true;
+    f.last_cnp = now;
+    stats_.cnps++;
+    schedule(now + f.back, kCnp, pk.flow);
+  }
+  if (f.expected == f.packets) {
+    f.finished = true;
+    schedule(now + f.tail, kFinish, pk.flow);
+  }
+}
+
+void PacketNetwork::on_cnp(int flow) {
+  Flow& f = flows_[flow];
+  if (f.finished) return;
+  const DcqcnConfig& d = config_.dcqcn;
+  f.rt = f.rc;
+  f.rc = std::max(d.min_rate.bytes_per_second(), f.rc * (1.0 - f.alpha / 2.0));
+  f.alpha = (1.0 - d.g) * f.alpha + d.g;
+  f.time_stage = f.byte_stage = 0;
+  f.byte_count = 0;
+  f.reacting = true;
+  // The timers restart from the CNP.
+  ++f.increase_gen;
+  ++f.alpha_gen;
+  schedule(sim_->now() + d.increase_interval, kIncrease, flow, f.increase_gen);
+  schedule(sim_->now() + d.alpha_interval, kAlpha, flow, f.alpha_gen);
+}
+
+void PacketNetwork::increase(Flow& f) {
+  const DcqcnConfig& d = config_.dcqcn;
+  // Fast recovery while both stages are under F; hyper increase once both are past it;
+  // additive in between.
+  const int hi = std::max(f.time_stage, f.byte_stage);
+  const int lo = std::min(f.time_stage, f.byte_stage);
+  if (hi >= d.fast_recovery) {
+    f.rt += (lo > d.fast_recovery ? d.hyper : d.additive).bytes_per_second();
+    f.rt = std::min(f.rt, f.line);
+  }
+  f.rc = std::min(f.line, (f.rt + f.rc) / 2.0);
+}
+
+}  // namespace packet
+}  // namespace preflight

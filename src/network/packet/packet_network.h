@@ -1,0 +1,227 @@
+// PacketNetwork: the packet-level rung of the network (docs/packet_network.md). Flows along
+// routed paths of a Topology (directed channels 2·link + dir, as the Router gives them) are cut
+// into MTU packets with their headers and carried hop by hop: serialization at each port's line
+// rate, propagation at each link's latency, FIFO output queues, and at the network switches a
+// shared buffer with PFC, ECN marking and loss:
+//  * Sender (the first NIC on the path): the NIC's egress port serves its flows round-robin, each
+//    paced at its congestion-control rate (RoCEv2 NICs, HPCC/SimAI's RdmaHw: a flow is eligible
+//    when its next-send time has come); PFC pauses stop the port after the packet on the wire.
+//  * Switch buffer (Broadcom-like shared buffer, as the HPCC/SimAI ns-3 MMU): per ingress port
+//    `reserve` bytes free, then shared usage; PFC pauses the upstream port once its shared usage
+//    reaches the dynamic threshold pfc_alpha·(buffer − Σ headroom − Σ reserve − shared used) and
+//    resumes it `resume_offset` below; without PFC an arriving packet is dropped when its egress
+//    queue would pass dt_alpha·(buffer − used) (Choudhury–Hahne dynamic threshold).
+//  * ECN (RED at the switch egress, on dequeue): the queue at dequeue above kmin marks with
+//    probability pmax·(q − kmin)/(kmax − kmin), above kmax always; thresholds are given at
+//    40 Gb/s (DCQCN's paper) and scale with the port's line rate.
+//  * Receiver (the last NIC): in-order packets advance the flow; a marked packet sends a CNP to
+//    the sender, at most one per flow per cnp_interval (DCQCN's notification point); a gap (a
+//    dropped packet) sends a NACK and the sender goes back to the missing packet (go-back-N), at
+//    most one NACK per expected packet per nack_interval; a sender whose last packet was lost
+//    resends from the receiver's next one after nack_interval. CNPs and NACKs are not queued: they
+//    reach the sender after the path's propagation delay (they ride the highest priority, whose
+//    queues hold nothing else).
+//  * DCQCN (Zhu et al., SIGCOMM 2015) at the sender: on a CNP Rt = Rc, Rc ·= (1 − α/2),
+//    α ← (1 − g)α + g; α decays by (1 − g) every alpha_interval without a CNP; rate increases
+//    come from a timer and a byte counter, in fast recovery (Rc = (Rt + Rc)/2) for the first F
+//    steps, then additive (Rt += R_AI) and hyper (Rt += R_HAI) increase.
+// Hops before the first NIC and after the last (PCIe inside the hosts) add their latency only.
+// Deterministic: marking draws come from a generator seeded by `seed`, in event order.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "base/units.h"
+#include "engine/simulator.h"
+#include "network/topology.h"
+
+namespace preflight {
+namespace packet {
+
+enum class CongestionControl : uint8_t { kNone, kDcqcn };
+
+// DCQCN's reaction point. Defaults: Zhu et al. 2015 (g, the 55 µs timers, the 10 MB byte
+// counter, F = 5, R_AI = 40 Mb/s, the 50 µs CNP interval); R_HAI is 10·R_AI as in the Mellanox
+// and HPCC implementations, and the floor 100 Mb/s is theirs (shared/reference/network_models.md
+// §1.6).
+struct DcqcnConfig {
+  double g = 1.0 / 256;
+  SimTime alpha_interval = SimTime::microseconds(55);
+  SimTime increase_interval = SimTime::microseconds(55);
+  int64_t byte_counter = 10'000'000;
+  int fast_recovery = 5;
+  Bandwidth additive = Bandwidth::gigabits_per_second(0.04);
+  Bandwidth hyper = Bandwidth::gigabits_per_second(0.4);
+  Bandwidth min_rate = Bandwidth::gigabits_per_second(0.1);
+  SimTime cnp_interval = SimTime::microseconds(50);
+};
+
+struct PacketConfig {
+  int64_t mtu = 4096;  // payload bytes per packet (RoCEv2's largest IB MTU)
+  // Wire bytes per packet beyond the payload: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
+  // FCS 4, and the preamble (8) and inter-frame gap (12) the wire carries between frames.
+  int64_t header = 82;
+  int64_t switch_buffer = int64_t{32} << 20;  // shared by one switch's ports (SimAI.conf)
+  bool pfc = true;
+  double pfc_alpha = 1.0 / 8;    // the dynamic PFC threshold's share of the free buffer
+  int64_t reserve = 4096;        // per ingress port, before shared usage
+  int64_t resume_offset = 3072;  // resume this far below the threshold
+  double dt_alpha = 1.0;         // without PFC: an egress queue's share of the free buffer
+  bool ecn = true;
+  int64_t kmin = 5000;    // bytes at 40 Gb/s (DCQCN's paper), scaled by the port's line rate
+  int64_t kmax = 200000;  // bytes at 40 Gb/s
+  double pmax = 0.01;
+  CongestionControl cc = CongestionControl::kDcqcn;
+  DcqcnConfig dcqcn;
+  SimTime nack_interval = SimTime::microseconds(500);  // HPCC/SimAI's NACK generation interval
+  uint64_t seed = 0;
+};
+
+struct PacketStats {
+  int64_t flows = 0;
+  int64_t packets = 0;    // data packets put on a wire at their sender (retransmissions too)
+  int64_t delivered = 0;  // packets that reached their receiver in order
+  int64_t ecn_marks = 0;
+  int64_t cnps = 0;
+  int64_t pauses = 0;  // PAUSE frames sent
+  int64_t drops = 0;
+  int64_t retransmitted = 0;  // packets sent again after a NACK
+  int64_t events = 0;
+};
+
+class PacketNetwork final : private EventHandler {
+ public:
+  using Done = std::function<void(SimTime finish)>;
+
+  // `topology` must outlive the network; events go on `sim`.
+  PacketNetwork(const Topology& topology, PacketConfig config, Simulator* sim);
+
+  // Starts, `delay` after now, a flow of `bytes` along `path` (directed channels, as
+  // Router::route gives them); `done` fires, from an event, when its last byte has arrived.
+  // Returns the flow's id. A flow of no bytes or no path completes after `delay` plus the path's
+  // latency.
+  int start_flow(int64_t bytes, std::vector<int> path, SimTime delay, Done done);
+
+  const PacketStats& stats() const { return stats_; }
+  // A channel's output queue now, its longest queue so far, its payload and header bytes sent,
+  // and how long PFC has held it paused up to `now`.
+  int64_t queue_bytes(int channel) const { return ports_[channel].queue_bytes; }
+  int64_t max_queue(int channel) const { return ports_[channel].max_queue; }
+  int64_t bytes_sent(int channel) const { return ports_[channel].tx_bytes; }
+  SimTime paused_time(int channel, SimTime now) const;
+  // A flow's sending rate now (DCQCN's Rc, or the line rate without congestion control).
+  Bandwidth rate(int flow) const { return Bandwidth::bytes_per_second(flows_[flow].rc); }
+
+ private:
+  struct Packet {
+    int flow = 0;
+    int64_t seq = 0;
+    int32_t payload = 0;
+    int32_t hop = 0;          // index into the flow's path of the channel it is on or next takes
+    int32_t in_channel = -1;  // the channel it arrived on (switch buffer accounting)
+    bool ecn = false;
+  };
+  struct Port {
+    int from = 0, to = 0;
+    double rate = 0;  // bytes/s
+    SimTime latency;
+    int64_t kmin = 0, kmax = 0;
+    std::deque<int> queue;  // packet ids
+    int64_t queue_bytes = 0, max_queue = 0, tx_bytes = 0;
+    bool busy = false, paused = false;
+    SimTime paused_since, paused_total;
+    // A NIC's egress: the flows it sends, served round-robin.
+    std::vector<int> senders;
+    size_t next_sender = 0;
+    SimTime wake_at = SimTime::max();  // a pending wake-up for paced senders
+    int current = -1;                  // the packet on the wire
+  };
+  struct SwitchState {
+    int64_t used = 0;                   // bytes buffered
+    int64_t shared = 0;                 // Σ over ingress ports of max(0, used − reserve)
+    int64_t headroom = 0, reserve = 0;  // Σ over its ingress ports
+  };
+  struct Flow {
+    std::vector<int> path;
+    int begin = 0, end = 0;  // the simulated hops: path[begin .. end]
+    int64_t bytes = 0, packets = 0;
+    int64_t next_seq = 0;  // sender
+    int64_t expected = 0;  // receiver
+    SimTime head, tail;    // latency of the hops before begin and after end
+    SimTime back;          // CNP/NACK delay: the simulated hops' latency
+    Done done;
+    bool started = false, finished = false;
+    bool in_rotation = false;  // among its NIC port's senders
+    // Congestion control (bytes/s).
+    double line = 0, rc = 0, rt = 0, alpha = 1;
+    SimTime next_avail;
+    int64_t byte_count = 0;
+    int time_stage = 0, byte_stage = 0;
+    bool reacting = false;  // a CNP has come: the timers run
+    uint32_t increase_gen = 0, alpha_gen = 0;
+    bool cnp_sent = false;
+    SimTime last_cnp;
+    int64_t nacked = -1;  // the expected packet last NACKed, and when
+    SimTime last_nack;
+    int64_t nack_seq = 0;
+    int64_t drops = 0, drops_handled = 0;  // its packets lost, and those a timeout has resent
+  };
+
+  enum Event : int64_t {
+    kStart,
+    kTxDone,
+    kArrive,
+    kPause,
+    kResume,
+    kWake,
+    kCnp,
+    kNack,
+    kAlpha,
+    kIncrease,
+    kFinish,
+    kTimeout,
+  };
+  void schedule(SimTime at, Event e, int64_t index, uint32_t gen = 0);
+  void on_event(int64_t payload) override;
+
+  bool is_switch(int node) const { return topo_.nodes[node].kind == NodeKind::kSwitch; }
+  SimTime wire_time(int64_t wire, double rate) const;
+  int64_t wire_bytes(const Packet& p) const { return p.payload + config_.header; }
+  int alloc_packet();
+
+  void try_send(int channel);
+  void transmit(int channel, int packet);
+  void tx_done(int channel);
+  void arrive(int packet);
+  void deliver(int packet);
+  bool send_from_flows(int channel);
+  // Puts `flow` (back) among its NIC port's senders and tries the port.
+  void rotate(int flow);
+  // Switch buffer accounting of the bytes that came in on `channel` into its switch.
+  void account(int channel, int64_t delta);
+  int64_t pfc_threshold(int sw) const;
+  void check_pause(int channel);
+  void check_resume(int channel);
+  // DCQCN's reaction point.
+  void on_cnp(int flow);
+  void increase(Flow& f);
+
+  const Topology& topo_;
+  PacketConfig config_;
+  Simulator* sim_;
+  std::vector<Port> ports_;            // by channel
+  std::vector<SwitchState> switches_;  // by node (used for switches only)
+  std::vector<int64_t> ingress_;       // by channel: bytes it brought into its switch, buffered
+  std::vector<uint8_t> paused_up_;     // by channel: its switch has paused it
+  std::vector<Flow> flows_;
+  std::vector<Packet> packets_;
+  std::vector<int> free_packets_;
+  uint64_t rng_;
+  PacketStats stats_;
+};
+
+}  // namespace packet
+}  // namespace preflight

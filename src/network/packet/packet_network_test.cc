@@ -1,0 +1,256 @@
+#include "network/packet/packet_network.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/simulator.h"
+
+namespace preflight::packet {
+namespace {
+
+constexpr double kRate = 100e9 / 8;  // bytes/s: 100 Gb/s links
+const SimTime kLatency = SimTime::microseconds(1);
+
+// A fabric of switches and NICs, each link `rate` (100 Gb/s unless set) with 1 µs of latency.
+struct Fabric {
+  Topology t;
+  double rate = kRate;
+  std::map<std::string, int> node;
+  int add(const std::string& name, NodeKind kind) {
+    TopoNode n;
+    n.kind = kind;
+    n.name = name;
+    node[name] = t.add_node(n);
+    return node[name];
+  }
+  void link(const std::string& a, const std::string& b) {
+    t.add_link(node.at(a), node.at(b), Bandwidth::bytes_per_second(rate), kLatency,
+               LinkTier::kNicLeaf);
+  }
+  // The channels of the path through the named nodes.
+  std::vector<int> path(const std::vector<std::string>& hops) const {
+    std::vector<int> out;
+    for (size_t i = 0; i + 1 < hops.size(); ++i) {
+      const int a = node.at(hops[i]), b = node.at(hops[i + 1]);
+      for (size_t l = 0; l < t.links.size(); ++l) {
+        const TopoLink& k = t.links[l];
+        if (k.a == a && k.b == b) out.push_back(static_cast<int>(2 * l));
+        if (k.a == b && k.b == a) out.push_back(static_cast<int>(2 * l + 1));
+      }
+    }
+    return out;
+  }
+};
+
+std::string sender(int i) {
+  std::string s(1, 's');
+  s.append(std::to_string(i));
+  return s;
+}
+
+// N sender NICs s0.. and a receiver r on one switch.
+Fabric star(int senders, double rate = kRate) {
+  Fabric f;
+  f.rate = rate;
+  f.add("sw", NodeKind::kSwitch);
+  f.add("r", NodeKind::kNic);
+  f.link("r", "sw");
+  for (int i = 0; i < senders; ++i) {
+    const std::string s = sender(i);
+    f.add(s, NodeKind::kNic);
+    f.link(s, "sw");
+  }
+  return f;
+}
+
+// Samples a channel's queue every `period` over [from, until).
+class QueueProbe final : public EventHandler {
+ public:
+  QueueProbe(Simulator* sim, const PacketNetwork* net, int channel, SimTime from, SimTime until,
+             SimTime period)
+      : sim_(sim), net_(net), channel_(channel), until_(until), period_(period) {
+    sim_->schedule(from, this, 0);
+  }
+  void on_event(int64_t) override {
+    samples.push_back(net_->queue_bytes(channel_));
+    if (sim_->now() + period_ < until_) sim_->schedule(sim_->now() + period_, this, 0);
+  }
+  double mean() const {
+    double s = 0;
+    for (int64_t q : samples) s += static_cast<double>(q);
+    return samples.empty() ? 0 : s / static_cast<double>(samples.size());
+  }
+  std::vector<int64_t> samples;
+
+ private:
+  Simulator* sim_;
+  const PacketNetwork* net_;
+  int channel_;
+  SimTime until_, period_;
+};
+
+TEST(PacketNetwork, OneFlowRunsAtLineRateTimesPayloadOverWireBytes) {
+  Fabric f = star(1);
+  Simulator sim;
+  PacketConfig config;
+  PacketNetwork net(f.t, config, &sim);
+  const int64_t bytes = int64_t{64} << 20;
+  SimTime done;
+  net.start_flow(bytes, f.path({"s0", "sw", "r"}), SimTime(), [&](SimTime t) { done = t; });
+  sim.run();
+  // Store and forward: the first packet crosses both links, the rest follow it at line rate.
+  const int64_t wire = config.mtu + config.header;
+  const int64_t packets = bytes / config.mtu;
+  const double serialize = static_cast<double>(wire) / kRate;
+  const double expected = static_cast<double>(packets + 1) * serialize + 2 * kLatency.to_seconds();
+  EXPECT_NEAR(done.to_seconds(), expected, 1e-9 * static_cast<double>(packets));
+  const double goodput = static_cast<double>(bytes) / (done.to_seconds() - 2e-6);
+  EXPECT_NEAR(goodput / kRate, 4096.0 / 4178.0, 1e-3);
+  EXPECT_EQ(net.stats().delivered, packets);
+  EXPECT_EQ(net.stats().ecn_marks, 0);
+  EXPECT_EQ(net.stats().pauses, 0);
+  EXPECT_EQ(net.stats().drops, 0);
+}
+
+// Senders of 8 MiB each into one receiver, all starting together.
+struct Incast {
+  std::vector<SimTime> done;
+  PacketStats stats;
+  int64_t max_queue = 0;
+  double mean_queue = 0;  // over the middle half of the run
+};
+
+Incast run_incast(const PacketConfig& config, SimTime probe_until, int senders = 4,
+                  double rate = kRate) {
+  const int kSenders = senders;
+  Fabric f = star(kSenders, rate);
+  Simulator sim;
+  PacketNetwork net(f.t, config, &sim);
+  Incast out;
+  out.done.resize(kSenders);
+  for (int i = 0; i < kSenders; ++i) {
+    net.start_flow(int64_t{8} << 20, f.path({sender(i), "sw", "r"}), SimTime(),
+                   [&out, i](SimTime t) { out.done[i] = t; });
+  }
+  const int bottleneck = f.path({"sw", "r"})[0];
+  QueueProbe probe(&sim, &net, bottleneck, probe_until.scaled(0.25), probe_until.scaled(0.75),
+                   SimTime::microseconds(2));
+  sim.run();
+  out.stats = net.stats();
+  out.max_queue = net.max_queue(bottleneck);
+  out.mean_queue = probe.mean();
+  return out;
+}
+
+TEST(PacketNetwork, IncastWithDcqcnSharesFairlyWithTheQueueInTheMarkingBand) {
+  // DCQCN's own experiment: 2:1 incast on 40 Gb/s links, with its paper's parameters.
+  PacketConfig config;
+  const double rate = 40e9 / 8;
+  // 16 MiB of payload through one 40 Gb/s port: 3.42 ms at line rate.
+  const double ideal = 2.0 * (8 << 20) / rate * 4178.0 / 4096.0;
+  const Incast r = run_incast(config, SimTime::seconds(ideal), 2, rate);
+  const SimTime first = *std::min_element(r.done.begin(), r.done.end());
+  const SimTime last = *std::max_element(r.done.begin(), r.done.end());
+  EXPECT_LT(last.to_seconds(), 1.10 * ideal);
+  EXPECT_GT(first.to_seconds(), 0.9 * last.to_seconds());  // fair shares
+  EXPECT_GT(r.stats.cnps, 0);
+  EXPECT_EQ(r.stats.drops, 0);
+  // The queue stays in the marking band (5 .. 200 KB at 40 Gb/s), far below PFC's thresholds.
+  EXPECT_GT(r.mean_queue, 5'000);
+  EXPECT_LT(r.mean_queue, 200'000);
+}
+
+TEST(PacketNetwork, IncastWithoutCongestionControlIsHeldByPfc) {
+  PacketConfig config;
+  config.cc = CongestionControl::kNone;
+  const SimTime ideal = SimTime::microseconds(2740);
+  const Incast r = run_incast(config, ideal);
+  const SimTime first = *std::min_element(r.done.begin(), r.done.end());
+  const SimTime last = *std::max_element(r.done.begin(), r.done.end());
+  EXPECT_LT(last.to_seconds(), 1.05 * ideal.to_seconds());
+  EXPECT_GT(first.to_seconds(), 0.9 * last.to_seconds());
+  EXPECT_GT(r.stats.pauses, 0);
+  EXPECT_EQ(r.stats.drops, 0);
+  EXPECT_EQ(r.stats.cnps, 0);
+  // The queue sits at the four ingress ports' PFC thresholds: the dynamic threshold is an
+  // eighth of the free buffer, 32 MiB less headroom and reserve less what is shared, so four
+  // ports at threshold T hold 4T with T = (B' − 4T)/8, T = B'/12.
+  const double free = static_cast<double>(config.switch_buffer) - 5 * (2 * 4178 + 4096);
+  const double at_threshold = 4 * free / 12;
+  EXPECT_GT(r.mean_queue, 0.9 * at_threshold);
+  EXPECT_LT(static_cast<double>(r.max_queue), 1.1 * at_threshold);
+}
+
+TEST(PacketNetwork, WithoutPfcTheIncastDropsAndRecovers) {
+  PacketConfig config;
+  config.cc = CongestionControl::kNone;
+  config.pfc = false;
+  config.switch_buffer = 1 << 20;  // a shallow buffer
+  const Incast r = run_incast(config, SimTime::microseconds(2740));
+  EXPECT_GT(r.stats.drops, 0);
+  EXPECT_GT(r.stats.retransmitted, 0);
+  EXPECT_EQ(r.stats.pauses, 0);
+  EXPECT_EQ(r.stats.delivered, 4 * 2048);  // every packet arrives once, in order
+  for (SimTime t : r.done) EXPECT_GT(t, SimTime());
+}
+
+// A victim flow V -> r2 shares the link s1 -> s2 with A -> r; at s2, r's port also takes three
+// local senders c0..c2 -> r. Max-min fair sharing would give A a quarter of r's port and V the
+// rest of s1 -> s2, three quarters of its line rate. Without congestion control PFC pauses the
+// s1 -> s2 link for r's queue, and V, whose own port is idle, waits behind it: head-of-line
+// blocking.
+SimTime victim_time(bool congestion) {
+  Fabric f;
+  for (const char* s : {"s1", "s2"}) f.add(s, NodeKind::kSwitch);
+  for (const char* n : {"a", "v", "c0", "c1", "c2", "r", "r2"}) f.add(n, NodeKind::kNic);
+  f.link("s1", "s2");
+  f.link("a", "s1");
+  f.link("v", "s1");
+  for (const char* c : {"c0", "c1", "c2"}) f.link(c, "s2");
+  f.link("r", "s2");
+  f.link("r2", "s2");
+  Simulator sim;
+  PacketConfig config;
+  config.cc = CongestionControl::kNone;
+  PacketNetwork net(f.t, config, &sim);
+  SimTime victim;
+  if (congestion) {
+    net.start_flow(int64_t{64} << 20, f.path({"a", "s1", "s2", "r"}), SimTime(), nullptr);
+    for (const char* c : {"c0", "c1", "c2"}) {
+      net.start_flow(int64_t{64} << 20, f.path({c, "s2", "r"}), SimTime(), nullptr);
+    }
+  }
+  net.start_flow(int64_t{8} << 20, f.path({"v", "s1", "s2", "r2"}), SimTime(),
+                 [&](SimTime t) { victim = t; });
+  sim.run();
+  if (congestion) {
+    EXPECT_GT(net.stats().pauses, 0);
+    EXPECT_GT(net.paused_time(f.path({"s1", "s2"})[0], sim.now()), SimTime());
+  }
+  return victim;
+}
+
+TEST(PacketNetwork, PfcPausesBlockAVictimFlowBehindACongestedPort) {
+  const SimTime alone = victim_time(false);
+  const SimTime blocked = victim_time(true);
+  // Alone it runs at line rate; max-min fair it would take 4/3 as long. Paused with A, it gets
+  // less than half the link.
+  EXPECT_GT(blocked.to_seconds(), 2.0 * alone.to_seconds());
+}
+
+TEST(PacketNetwork, RunsAreDeterministic) {
+  PacketConfig config;
+  const Incast a = run_incast(config, SimTime::microseconds(2740));
+  const Incast b = run_incast(config, SimTime::microseconds(2740));
+  EXPECT_EQ(a.done, b.done);
+  EXPECT_EQ(a.stats.ecn_marks, b.stats.ecn_marks);
+  EXPECT_EQ(a.stats.events, b.stats.events);
+}
+
+}  // namespace
+}  // namespace preflight::packet
