@@ -148,7 +148,7 @@ TEST(CollectiveModel, AnalyticalDgxA100UsesNvlinkInsideAndNicsAcrossNodes) {
   const SimTime want = cal.collective_latency + cal.collective_step_latency * 14 +
                        Bytes(static_cast<int64_t>(size.count() * 1.75)) / nvlink;
   EXPECT_EQ(model.plan(CollectiveKind::kAllReduce, place_group(8, 1, 8), size).time, want);
-  EXPECT_FALSE(make_network_backend("packet", s->cluster).ok());
+  EXPECT_FALSE(make_network_backend("ns3", s->cluster).ok());
 }
 
 TEST(CollectiveNames, AreNcclTestsNames) {

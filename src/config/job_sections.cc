@@ -370,6 +370,32 @@ Status read_compute(const YAML::Node& node, const std::string& source, ComputeCo
   return Status();
 }
 
+// simulation.packet: {mtu: 4096, switch_buffer: 32MiB, pfc: true, pfc_alpha: 0.125, ecn: true,
+// kmin: 5KB, kmax: 200KB, pmax: 0.01, cc: dcqcn}
+Status read_packet(const YAML::Node& node, const std::string& source, PacketNetworkConfig* p) {
+  YamlReader r(node, source, "simulation.packet");
+  // Ethernet frames carry 256 B to 9 KB of payload (RoCEv2's IB MTUs 256..4096, jumbo frames).
+  p->mtu = r.get_int("mtu", static_cast<int>(p->mtu), 256);
+  if (r.status().ok() && p->mtu > 9000)
+    r.fail("mtu", std::to_string(p->mtu) + ": expected at most 9000 bytes");
+  p->switch_buffer = r.get_bytes("switch_buffer", Bytes(p->switch_buffer), "4GiB").count();
+  if (r.status().ok() && p->switch_buffer < (int64_t{64} << 10)) {
+    r.fail("switch_buffer", "expected at least 64KiB");
+  }
+  p->pfc = r.get_bool("pfc", p->pfc);
+  p->pfc_alpha = r.get_double("pfc_alpha", p->pfc_alpha, 1.0 / 1024, 1);
+  p->ecn = r.get_bool("ecn", p->ecn);
+  p->kmin = r.get_bytes("kmin", Bytes(p->kmin), "1GiB").count();
+  p->kmax = r.get_bytes("kmax", Bytes(p->kmax), "1GiB").count();
+  if (r.status().ok() && p->kmax <= p->kmin) {
+    r.fail("kmax", "expected more than kmin (" + std::to_string(p->kmin) + " bytes)");
+  }
+  p->pmax = r.get_double("pmax", p->pmax, 1e-6, 1);
+  static const std::vector<std::string> kCc = {"dcqcn", "none"};
+  p->cc = r.get_choice("cc", 0, kCc) == 0 ? CongestionControl::kDcqcn : CongestionControl::kNone;
+  return r.finish();
+}
+
 Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s) {
   YamlReader r(node, source, "simulation");
   static const std::vector<std::string> kNetworks = [] {
@@ -381,7 +407,17 @@ Status read_simulation(const YAML::Node& node, const std::string& source, Simula
   s->seed = r.get_uint64("seed", 0);
   r.skip("slow_ranks");
   r.skip("degraded_links");
+  r.skip("packet");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  if (node && node.IsMap() && node["packet"]) {
+    if (s->network != "packet") {
+      return invalid_argument(source +
+                              ": simulation.packet: expected simulation.network: packet (the " +
+                              s->network + " network carries no packets)");
+    }
+    PREFLIGHT_RETURN_IF_ERROR(read_packet(node["packet"], source, &s->packet));
+  }
+  s->packet.seed = s->seed;
   // simulation.slow_ranks: [{rank: 5, factor: 1.3, from: 10ms, until: 50ms}, ...]
   PREFLIGHT_RETURN_IF_ERROR(read_windows(node, source, "slow_ranks", "{rank, factor, from, until}",
                                          [&](YamlReader& e, const YAML::Node& entry) {

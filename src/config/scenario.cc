@@ -62,6 +62,8 @@ const char* to_string(NetworkKind kind) {
       return "analytical";
     case NetworkKind::kFlow:
       return "flow";
+    case NetworkKind::kPacket:
+      return "packet";
   }
   return "?";
 }

@@ -93,7 +93,9 @@ void expect_slowed_peers(const Scenario& s, int rank, int replica, size_t replic
                 static_cast<double>(b0.busy_compute.ps()),
                 0.01 * static_cast<double>(b0.busy_compute.ps()))
         << r.first;
-    if (waited) EXPECT_GT(waited(st0.breakdown), waited(b0.breakdown)) << r.first;
+    if (waited) {
+      EXPECT_GT(waited(st0.breakdown), waited(b0.breakdown)) << r.first;
+    }
   }
 }
 

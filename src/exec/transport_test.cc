@@ -91,9 +91,14 @@ TEST(FlowBackend, PlansWithTheAnalyticalFiguresAndProvidesATransport) {
   EXPECT_EQ((*flow)->kind(), NetworkKind::kFlow);
   EXPECT_EQ((*analytical)->kind(), NetworkKind::kAnalytical);
   EXPECT_FALSE(static_cast<bool>(make_transport_factory((*analytical)->fabric_factory(), s)));
+  StatusOr<std::unique_ptr<NetworkBackend>> ns3 = make_network_backend("ns3", s);
+  ASSERT_FALSE(ns3.ok());
+  EXPECT_EQ(ns3.status().message(),
+            "simulation.network: 'ns3': expected analytical, flow or packet");
   StatusOr<std::unique_ptr<NetworkBackend>> packet = make_network_backend("packet", s);
-  ASSERT_FALSE(packet.ok());
-  EXPECT_EQ(packet.status().message(), "simulation.network: 'packet': expected analytical or flow");
+  ASSERT_TRUE(packet.ok());
+  EXPECT_EQ((*packet)->kind(), NetworkKind::kPacket);
+  EXPECT_TRUE(static_cast<bool>((*packet)->fabric_factory()));
 }
 
 TEST(FlowTransport, ARouteThroughASpinePaysTwoMoreLinkLatencies) {

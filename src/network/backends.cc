@@ -7,6 +7,7 @@
 #include "network/analytical.h"
 #include "network/flow/flow_fabric.h"
 #include "network/nvlink.h"
+#include "network/packet/packet_fabric.h"
 #include "network/topology_builders.h"
 
 namespace preflight {
@@ -15,7 +16,8 @@ StatusOr<NetworkKind> parse_network_kind(const std::string& name) {
   for (NetworkKind k : kNetworkKinds) {
     if (name == to_string(k)) return k;
   }
-  return invalid_argument("simulation.network: '" + name + "': expected analytical or flow");
+  return invalid_argument("simulation.network: '" + name +
+                          "': expected analytical, flow or packet");
 }
 
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
@@ -26,6 +28,11 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
       make_analytical_network(cluster, nccl_minor_version(nccl_version));
   if (kind == NetworkKind::kAnalytical) return analytical;
   PREFLIGHT_ASSIGN_OR_RETURN(Topology t, build_topology(cluster));
+  if (kind == NetworkKind::kPacket) {
+    PacketNetworkConfig packet;
+    packet.seed = seed;
+    return make_packet_network(std::move(analytical), std::move(t), cluster, packet);
+  }
   return make_flow_network(std::move(analytical), std::move(t), cluster, seed);
 }
 
@@ -40,6 +47,17 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string
                                                                const Scenario& s) {
   PREFLIGHT_ASSIGN_OR_RETURN(NetworkKind kind, parse_network_kind(name));
   const std::vector<DegradedLink>& degraded = s.simulation.degraded_links;
+  if (kind == NetworkKind::kPacket) {
+    if (!degraded.empty()) {
+      return invalid_argument(s.source +
+                              ": simulation.degraded_links: expected simulation.network: flow "
+                              "(the packet network does not degrade links yet)");
+    }
+    PREFLIGHT_ASSIGN_OR_RETURN(Topology t, build_topology(s.cluster));
+    return make_packet_network(
+        make_analytical_network(s.cluster, nccl_minor_version(s.collectives.nccl_version)),
+        std::move(t), s.cluster, s.simulation.packet);
+  }
   if (degraded.empty()) {
     return make_network_backend(kind, s.cluster, s.collectives.nccl_version, s.simulation.seed);
   }

@@ -49,11 +49,28 @@ struct TierSeries {
   std::vector<std::pair<SimTime, double>> points;
 };
 
+// The packet-level network's counters (simulation.network: packet).
+struct PacketCounters {
+  int64_t packets = 0;  // data packets sent (retransmissions included)
+  int64_t ecn_marks = 0;
+  int64_t cnps = 0;    // congestion notifications the receivers sent
+  int64_t pauses = 0;  // PFC PAUSE frames the switches sent
+  int64_t drops = 0;
+  int64_t retransmitted = 0;  // packets sent again (go-back-N)
+  int64_t events = 0;         // the packet simulation's events
+  int64_t max_queue = 0;      // the longest output queue of any port, bytes
+  std::string max_queue_port;
+  double max_paused_s = 0;  // the longest time PFC held one port paused
+  std::string max_paused_port;
+};
+
 struct NetworkStats {
   int64_t flows = 0;
-  int64_t solves = 0;             // max-min rate recomputations
+  int64_t solves = 0;             // max-min rate recomputations (flow network)
   std::vector<LinkLoad> links;    // every channel that carried bytes
   std::vector<TierSeries> tiers;  // every tier that carried bytes, bottom (scale_up) first
+  bool packet_level = false;      // `packet` holds the packet network's counters
+  PacketCounters packet;
 };
 
 class Fabric {

@@ -156,4 +156,45 @@ std::vector<int> Router::route(int src, int dst, uint64_t flow_key, int nic) {
   return out;
 }
 
+std::vector<std::vector<int>> host_nic_nodes(const Topology& t) {
+  std::vector<std::vector<int>> out;
+  for (size_t v = 0; v < t.nodes.size(); ++v) {
+    const TopoNode& n = t.nodes[v];
+    if (n.kind != NodeKind::kNic || n.host < 0 || n.local < 0) continue;
+    if (static_cast<int>(out.size()) <= n.host) out.resize(n.host + 1);
+    std::vector<int>& nics = out[n.host];
+    if (static_cast<int>(nics.size()) <= n.local) nics.resize(n.local + 1, -1);
+    nics[n.local] = static_cast<int>(v);
+  }
+  return out;
+}
+
+int nic_node(const std::vector<std::vector<int>>& host_nics, int gpus_per_node, int src, int nic) {
+  if (nic < 0) return -1;
+  const int host = src / gpus_per_node;
+  if (host >= static_cast<int>(host_nics.size()) ||
+      nic >= static_cast<int>(host_nics[host].size())) {
+    return -1;
+  }
+  return host_nics[host][nic];
+}
+
+SimTime shortest_network_path(const Topology& t) {
+  if (t.nic_of_gpu.empty() || t.nic_of_gpu[0].empty()) return SimTime();
+  const int nic = t.nic_of_gpu[0][0];
+  SimTime up, out;
+  for (const auto& [w, link] : t.adjacency[nic]) {
+    const NodeKind k = t.nodes[w].kind;
+    if (k == NodeKind::kGpu && up == SimTime()) up = t.links[link].latency;
+    if (k == NodeKind::kSwitch && out == SimTime()) out = t.links[link].latency;
+  }
+  return (up + out) * 2;
+}
+
+SimTime path_latency(const Topology& t, const std::vector<int>& path) {
+  SimTime sum;
+  for (int channel : path) sum += t.links[channel / 2].latency;
+  return sum;
+}
+
 }  // namespace preflight

@@ -52,4 +52,18 @@ class Router {
   std::map<int, std::vector<int>> distance_cache_;
 };
 
+// NIC node ids by (host, local NIC index); -1 where a host has no NIC of that index.
+std::vector<std::vector<int>> host_nic_nodes(const Topology& t);
+
+// The NIC node GPU `src` sends through for NIC index `nic` of its host (GpuFlow::nic), or -1
+// (routing's choice) for nic < 0 or an index its host lacks.
+int nic_node(const std::vector<std::vector<int>>& host_nics, int gpus_per_node, int src, int nic);
+
+// The hop latencies of a shortest network path (GPU, its NIC, leaf, NIC, GPU), which the
+// planners' inter-node latency stands for; zero without NICs.
+SimTime shortest_network_path(const Topology& t);
+
+// The hop latencies along `path` (directed channels).
+SimTime path_latency(const Topology& t, const std::vector<int>& path);
+
 }  // namespace preflight

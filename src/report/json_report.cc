@@ -270,6 +270,20 @@ json report_to_json(const SimulationReport& r) {
     const NetworkStats& n = e.network;
     network["flows"] = n.flows;
     network["rate_solves"] = n.solves;
+    if (n.packet_level) {
+      const PacketCounters& p = n.packet;
+      network["packet"] = json{{"packets", p.packets},
+                               {"ecn_marks", p.ecn_marks},
+                               {"cnps", p.cnps},
+                               {"pfc_pauses", p.pauses},
+                               {"drops", p.drops},
+                               {"retransmitted", p.retransmitted},
+                               {"events", p.events},
+                               {"max_queue_bytes", p.max_queue},
+                               {"max_queue_port", p.max_queue_port},
+                               {"max_paused_s", p.max_paused_s},
+                               {"max_paused_port", p.max_paused_port}};
+    }
     std::map<std::string, std::tuple<int, double, double>> tiers;  // links, sum, max utilization
     for (const LinkLoad& l : n.links) {
       auto& [count, sum, max] = tiers[l.tier];

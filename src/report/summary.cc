@@ -257,11 +257,29 @@ std::string format_summary(const SimulationReport& r) {
     }
     if (!hottest.empty()) hottest += " (" + hottest_tier + ")";
     out += "\n";
-    out += line(
-        "flow-level network: %lld flows, %lld rate solves; hottest link %s at %.1f %% of "
-        "the iteration",
-        static_cast<long long>(n.flows), static_cast<long long>(n.solves),
-        hottest.empty() ? "-" : hottest.c_str(), max_util * 100);
+    if (n.packet_level) {
+      const PacketCounters& p = n.packet;
+      out += line(
+          "packet-level network: %lld flows, %lld packets, %lld ECN marks, %lld CNPs, %lld PFC "
+          "pauses, %lld drops, %lld resent; hottest link %s at %.1f %% of the iteration",
+          static_cast<long long>(n.flows), static_cast<long long>(p.packets),
+          static_cast<long long>(p.ecn_marks), static_cast<long long>(p.cnps),
+          static_cast<long long>(p.pauses), static_cast<long long>(p.drops),
+          static_cast<long long>(p.retransmitted), hottest.empty() ? "-" : hottest.c_str(),
+          max_util * 100);
+      if (p.max_queue > 0) {
+        out +=
+            line("                 longest queue %.1f KiB at %s; longest PFC pause %.3f ms at %s",
+                 static_cast<double>(p.max_queue) / 1024, p.max_queue_port.c_str(),
+                 p.max_paused_s * 1e3, p.max_paused_port.empty() ? "-" : p.max_paused_port.c_str());
+      }
+    } else {
+      out += line(
+          "flow-level network: %lld flows, %lld rate solves; hottest link %s at %.1f %% of "
+          "the iteration",
+          static_cast<long long>(n.flows), static_cast<long long>(n.solves),
+          hottest.empty() ? "-" : hottest.c_str(), max_util * 100);
+    }
   }
   bool any = false;
   for (const CollectiveStats& c : crit.collectives) any |= c.count > 0;

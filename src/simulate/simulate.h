@@ -21,7 +21,7 @@ struct SimulateOptions {
 
 struct SimulationReport {
   Scenario scenario;
-  std::string network;  // the backend that ran, as it names itself ("analytical", "flow")
+  std::string network;  // the backend that ran, as it names itself ("analytical", "flow", "packet")
   ExecutionResult execution;
   MemoryReport memory;  // per-stage memory; a strategy that does not fit still gets a time
   double iteration_time_s = 0;

@@ -91,10 +91,10 @@ TEST(Simulate, RejectsAnInvalidScenario) {
 
 TEST(Simulate, RejectsAnUnknownNetworkBackend) {
   Scenario s = load(k13b);
-  s.simulation.network = "packet";
+  s.simulation.network = "ns3";
   StatusOr<SimulationReport> r = simulate(s);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("packet"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("ns3"), std::string::npos) << r.status().message();
 }
 
 TEST(Simulate, ReportsMemoryAndStillTimesAStrategyThatDoesNotFit) {

@@ -171,6 +171,10 @@ if grep -q '"busbw_gbps"' "$tmp/coll.json" && grep -q '"algorithm": "nvls"' "$tm
 # preflight topology: counts as JSON, and invalid fabrics exit 2.
 expect_bad topology-zero-radix "cluster.topology" "$bin" topology dgx-h100 --nodes 4 --set cluster.topology.leaf_radix=0
 expect_bad topology-bad-ratio "oversubscription" "$bin" topology dgx-h100 --nodes 4 --set cluster.topology.oversubscription=0:1
+expect_bad packet-without-network "simulation.packet" "$bin" simulate --set simulation.packet.mtu=1024
+expect_bad packet-bad-mtu "simulation.packet.mtu" "$bin" simulate --set simulation.network=packet --set simulation.packet.mtu=64
+expect_bad packet-bad-cc "simulation.packet.cc" "$bin" simulate --set simulation.network=packet --set simulation.packet.cc=bbr
+expect_bad packet-degraded "degraded_links" "$bin" simulate --set simulation.network=packet --set "simulation.degraded_links=[{link: nic0.0, capacity: 0.5}]"
 expect_bad topology-too-big "cluster.topology" "$bin" topology dgx-h100 --nodes 257 --set cluster.topology.kind=spine_leaf --set cluster.topology.tiers=2
 "$bin" topology dgx-h100 --nodes 16 --json - >"$tmp/topo.json"
 if grep -q '"bisection_bandwidth_bps"' "$tmp/topo.json" && grep -q '"switches"' "$tmp/topo.json"; then

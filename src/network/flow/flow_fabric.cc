@@ -73,24 +73,8 @@ class FlowFabric final : public Fabric, private EventHandler {
     }
     // NIC node ids by (host, local index), and the hop latencies of a shortest network path
     // (GPU, its NIC, leaf, NIC, GPU), which the planners' inter-node latency stands for.
-    for (size_t v = 0; v < topo_->nodes.size(); ++v) {
-      const TopoNode& n = topo_->nodes[v];
-      if (n.kind != NodeKind::kNic || n.host < 0 || n.local < 0) continue;
-      if (static_cast<int>(host_nics_.size()) <= n.host) host_nics_.resize(n.host + 1);
-      std::vector<int>& nics = host_nics_[n.host];
-      if (static_cast<int>(nics.size()) <= n.local) nics.resize(n.local + 1, -1);
-      nics[n.local] = static_cast<int>(v);
-    }
-    if (!topo_->nic_of_gpu.empty() && !topo_->nic_of_gpu[0].empty()) {
-      const int nic = topo_->nic_of_gpu[0][0];
-      SimTime up, out;
-      for (const auto& [w, link] : topo_->adjacency[nic]) {
-        const NodeKind k = topo_->nodes[w].kind;
-        if (k == NodeKind::kGpu && up == SimTime()) up = topo_->links[link].latency;
-        if (k == NodeKind::kSwitch && out == SimTime()) out = topo_->links[link].latency;
-      }
-      shortest_network_path_ = (up + out) * 2;
-    }
+    host_nics_ = host_nic_nodes(*topo_);
+    shortest_network_path_ = shortest_network_path(*topo_);
     samples_.push_back(Sample{sim->now(), {}});
     net_.set_on_resolve([this, sim] { sample(sim->now()); });
     schedule_windows();
@@ -108,7 +92,7 @@ class FlowFabric final : public Fabric, private EventHandler {
     for (const GpuFlow& f : flows) {
       if (f.src == f.dst || f.bytes < 0) continue;
       std::vector<int> path = router_.route(f.src, f.dst, next_key_++, nic_node(f));
-      const SimTime delay = base + path_latency(path);
+      const SimTime delay = base + path_latency(*topo_, path);
       ++*pending;
       net_.start_flow(Bytes(f.bytes), std::move(path), delay, flow::FlowNetwork::kNoCap, on_done);
     }
@@ -165,20 +149,7 @@ class FlowFabric final : public Fabric, private EventHandler {
  private:
   // The NIC node `f` leaves through: its node's NIC of index f.nic, or -1 (routing's choice).
   int nic_node(const GpuFlow& f) const {
-    if (f.nic < 0) return -1;
-    const int host = f.src / gpus_per_node_;
-    if (host >= static_cast<int>(host_nics_.size()) ||
-        f.nic >= static_cast<int>(host_nics_[host].size())) {
-      return -1;
-    }
-    return host_nics_[host][f.nic];
-  }
-
-  // Hop latencies along `path`.
-  SimTime path_latency(const std::vector<int>& path) const {
-    SimTime t;
-    for (int channel : path) t += topo_->links[channel / 2].latency;
-    return t;
+    return preflight::nic_node(host_nics_, gpus_per_node_, f.src, f.nic);
   }
 
   // The degraded channels' nominal capacities, and an event at every window edge after now
@@ -273,12 +244,12 @@ class FlowFabric final : public Fabric, private EventHandler {
 };
 
 // Plans with the analytical figures; carries traffic on a FlowFabric.
-class FlowBackend final : public NetworkBackend {
+class FlowBackend final : public PlannedBackend {
  public:
   FlowBackend(std::unique_ptr<NetworkBackend> planning, std::shared_ptr<const Topology> topology,
               const ClusterConfig& cluster, uint64_t seed,
               std::shared_ptr<const std::vector<ChannelWindow>> windows)
-      : planning_(std::move(planning)),
+      : PlannedBackend(std::move(planning)),
         topology_(std::move(topology)),
         nic_efficiency_(cluster.nic_efficiency),
         gpus_per_node_(cluster.gpus_per_node),
@@ -286,14 +257,6 @@ class FlowBackend final : public NetworkBackend {
         windows_(std::move(windows)) {}
 
   NetworkKind kind() const override { return NetworkKind::kFlow; }
-  Bandwidth bus_bandwidth(const GroupPlacement& g) const override {
-    return planning_->bus_bandwidth(g);
-  }
-  Bandwidth p2p_bandwidth(bool cross_node) const override {
-    return planning_->p2p_bandwidth(cross_node);
-  }
-  SimTime inter_node_latency() const override { return planning_->inter_node_latency(); }
-
   FabricFactory fabric_factory() const override {
     std::shared_ptr<const Topology> topology = topology_;
     const double eff = nic_efficiency_;
@@ -306,7 +269,6 @@ class FlowBackend final : public NetworkBackend {
   }
 
  private:
-  std::unique_ptr<NetworkBackend> planning_;
   std::shared_ptr<const Topology> topology_;
   double nic_efficiency_;
   int gpus_per_node_;

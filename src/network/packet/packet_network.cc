@@ -123,7 +123,7 @@ int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime dela
     return id;
   }
   f.packets = (bytes + config_.mtu - 1) / config_.mtu;
-  f.line = ports_[f.path[f.begin]].rate;
+  f.line = ports_[f.path[f.begin]].rate * std::min(1.0, config_.nic_pacing);
   f.rc = f.rt = f.line;
   schedule(sim_->now() + delay + f.head, kStart, id);
   return id;

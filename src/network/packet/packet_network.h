@@ -35,50 +35,14 @@
 #include <vector>
 
 #include "base/units.h"
+#include "config/scenario.h"
 #include "engine/simulator.h"
 #include "network/topology.h"
 
 namespace preflight {
 namespace packet {
 
-enum class CongestionControl : uint8_t { kNone, kDcqcn };
-
-// DCQCN's reaction point. Defaults: Zhu et al. 2015 (g, the 55 µs timers, the 10 MB byte
-// counter, F = 5, R_AI = 40 Mb/s, the 50 µs CNP interval); R_HAI is 10·R_AI as in the Mellanox
-// and HPCC implementations, and the floor 100 Mb/s is theirs (shared/reference/network_models.md
-// §1.6).
-struct DcqcnConfig {
-  double g = 1.0 / 256;
-  SimTime alpha_interval = SimTime::microseconds(55);
-  SimTime increase_interval = SimTime::microseconds(55);
-  int64_t byte_counter = 10'000'000;
-  int fast_recovery = 5;
-  Bandwidth additive = Bandwidth::gigabits_per_second(0.04);
-  Bandwidth hyper = Bandwidth::gigabits_per_second(0.4);
-  Bandwidth min_rate = Bandwidth::gigabits_per_second(0.1);
-  SimTime cnp_interval = SimTime::microseconds(50);
-};
-
-struct PacketConfig {
-  int64_t mtu = 4096;  // payload bytes per packet (RoCEv2's largest IB MTU)
-  // Wire bytes per packet beyond the payload: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
-  // FCS 4, and the preamble (8) and inter-frame gap (12) the wire carries between frames.
-  int64_t header = 82;
-  int64_t switch_buffer = int64_t{32} << 20;  // shared by one switch's ports (SimAI.conf)
-  bool pfc = true;
-  double pfc_alpha = 1.0 / 8;    // the dynamic PFC threshold's share of the free buffer
-  int64_t reserve = 4096;        // per ingress port, before shared usage
-  int64_t resume_offset = 3072;  // resume this far below the threshold
-  double dt_alpha = 1.0;         // without PFC: an egress queue's share of the free buffer
-  bool ecn = true;
-  int64_t kmin = 5000;    // bytes at 40 Gb/s (DCQCN's paper), scaled by the port's line rate
-  int64_t kmax = 200000;  // bytes at 40 Gb/s
-  double pmax = 0.01;
-  CongestionControl cc = CongestionControl::kDcqcn;
-  DcqcnConfig dcqcn;
-  SimTime nack_interval = SimTime::microseconds(500);  // HPCC/SimAI's NACK generation interval
-  uint64_t seed = 0;
-};
+using PacketConfig = PacketNetworkConfig;  // config/scenario.h: simulation.packet
 
 struct PacketStats {
   int64_t flows = 0;

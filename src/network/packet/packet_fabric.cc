@@ -1,0 +1,145 @@
+#include "network/packet/packet_fabric.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "network/packet/packet_network.h"
+#include "network/routing.h"
+
+namespace preflight {
+namespace {
+
+class PacketFabric final : public Fabric {
+ public:
+  PacketFabric(std::shared_ptr<const Topology> topology, const PacketNetworkConfig& config,
+               int gpus_per_node, Simulator* sim)
+      : topo_(std::move(topology)),
+        net_(*topo_, config, sim),
+        router_(*topo_, config.seed),
+        host_nics_(host_nic_nodes(*topo_)),
+        shortest_network_path_(shortest_network_path(*topo_)),
+        gpus_per_node_(gpus_per_node) {}
+
+  void transfer(const std::vector<GpuFlow>& flows, SimTime latency, Done done) override {
+    auto pending = std::make_shared<int>(0);
+    auto last = std::make_shared<SimTime>();
+    auto callback = std::make_shared<Done>(std::move(done));
+    auto on_done = [pending, last, callback](SimTime finish) {
+      *last = std::max(*last, finish);
+      if (--*pending == 0) (*callback)(*last);
+    };
+    // The packets cross the route's hops themselves; the flow first waits what the planner's
+    // latency holds beyond a shortest path's hops.
+    const SimTime base = std::max(SimTime(), latency - shortest_network_path_);
+    for (const GpuFlow& f : flows) {
+      if (f.src == f.dst || f.bytes < 0) continue;
+      std::vector<int> path = router_.route(f.src, f.dst, next_key_++,
+                                            nic_node(host_nics_, gpus_per_node_, f.src, f.nic));
+      ++*pending;
+      net_.start_flow(f.bytes, std::move(path), base, on_done);
+    }
+    if (*pending == 0) {
+      // Nothing crosses the network: an empty flow keeps the completion on an event.
+      ++*pending;
+      net_.start_flow(0, {}, latency, on_done);
+    }
+  }
+
+  NetworkStats stats(SimTime end) const override {
+    NetworkStats s;
+    const packet::PacketStats& p = net_.stats();
+    s.flows = p.flows;
+    s.packet_level = true;
+    PacketCounters& c = s.packet;
+    c.packets = p.packets;
+    c.ecn_marks = p.ecn_marks;
+    c.cnps = p.cnps;
+    c.pauses = p.pauses;
+    c.drops = p.drops;
+    c.retransmitted = p.retransmitted;
+    c.events = p.events;
+    const double seconds = end.to_seconds();
+    for (size_t l = 0; l < topo_->links.size(); ++l) {
+      const TopoLink& link = topo_->links[l];
+      for (int dir = 0; dir < 2; ++dir) {
+        const int channel = static_cast<int>(2 * l) + dir;
+        const int from = dir == 0 ? link.a : link.b;
+        const int to = dir == 0 ? link.b : link.a;
+        const std::string name = topo_->nodes[from].name + ">" + topo_->nodes[to].name;
+        const int64_t queue = net_.max_queue(channel);
+        if (queue > c.max_queue) {
+          c.max_queue = queue;
+          c.max_queue_port = name;
+        }
+        const double paused = net_.paused_time(channel, end).to_seconds();
+        if (paused > c.max_paused_s) {
+          c.max_paused_s = paused;
+          c.max_paused_port = name;
+        }
+        const auto bytes = static_cast<double>(net_.bytes_sent(channel));
+        if (bytes <= 0) continue;
+        LinkLoad load;
+        load.name = name;
+        load.tier = to_string(link.tier);
+        load.bytes = bytes;
+        const double cap = link.bandwidth.bytes_per_second();
+        load.utilization = seconds > 0 ? bytes / (cap * seconds) : 0;
+        s.links.push_back(load);
+      }
+    }
+    return s;
+  }
+
+ private:
+  std::shared_ptr<const Topology> topo_;
+  packet::PacketNetwork net_;
+  Router router_;
+  std::vector<std::vector<int>> host_nics_;
+  SimTime shortest_network_path_;
+  int gpus_per_node_;
+  uint64_t next_key_ = 0;
+};
+
+// Plans with the analytical figures; carries traffic on a PacketFabric.
+class PacketBackend final : public PlannedBackend {
+ public:
+  PacketBackend(std::unique_ptr<NetworkBackend> planning, std::shared_ptr<const Topology> topology,
+                const ClusterConfig& cluster, const PacketNetworkConfig& config)
+      : PlannedBackend(std::move(planning)),
+        topology_(std::move(topology)),
+        gpus_per_node_(cluster.gpus_per_node),
+        config_(config) {
+    // Payload at nic_efficiency of line rate: the NIC paces at that, headers counted.
+    const double wire = static_cast<double>(config_.mtu + config_.header);
+    config_.nic_pacing =
+        std::min(1.0, cluster.nic_efficiency * wire / static_cast<double>(config_.mtu));
+  }
+
+  NetworkKind kind() const override { return NetworkKind::kPacket; }
+  FabricFactory fabric_factory() const override {
+    std::shared_ptr<const Topology> topology = topology_;
+    const PacketNetworkConfig config = config_;
+    const int gpn = gpus_per_node_;
+    return [topology, config, gpn](Simulator* sim) -> std::unique_ptr<Fabric> {
+      return std::make_unique<PacketFabric>(topology, config, gpn, sim);
+    };
+  }
+
+ private:
+  std::shared_ptr<const Topology> topology_;
+  int gpus_per_node_;
+  PacketNetworkConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<NetworkBackend> make_packet_network(std::unique_ptr<NetworkBackend> planning,
+                                                    Topology topology, const ClusterConfig& cluster,
+                                                    const PacketNetworkConfig& config) {
+  auto t = std::make_shared<const Topology>(std::move(topology));
+  return std::make_unique<PacketBackend>(std::move(planning), std::move(t), cluster, config);
+}
+
+}  // namespace preflight
