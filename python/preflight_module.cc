@@ -335,8 +335,9 @@ py::object py_search(const py::object& scenario, const std::vector<std::string>&
 
 py::object py_collective(const std::string& cluster, const std::string& op,
                          const std::string& sizes, int nodes, int gpus_per_node,
-                         const std::vector<std::string>& set) {
+                         const std::vector<std::string>& set, const std::string& network) {
   CollectiveRequest request;
+  request.network = network;
   request.cluster = cluster;
   request.op = op;
   request.sizes = sizes;
@@ -425,8 +426,10 @@ PYBIND11_MODULE(preflight, m) {
   m.def("collective", &py_collective, py::arg("cluster") = "dgx-h100", py::kw_only(),
         py::arg("op") = "all_reduce", py::arg("sizes") = "8B:16GiB", py::arg("nodes") = 0,
         py::arg("gpus_per_node") = 0, py::arg("set") = std::vector<std::string>{},
-        "Predicts an nccl-tests table: the `preflight collective --json` document (op, ranks, "
-        "rows of bytes, time_us, algbw_gbps, busbw_gbps, algorithm, protocol, channels).");
+        py::arg("network") = "analytical",
+        "Predicts an nccl-tests table: the `preflight collective --json` document (op, network, "
+        "ranks, rows of bytes, time_us, algbw_gbps, busbw_gbps, algorithm, protocol, channels); "
+        "network: analytical, flow or packet.");
   m.def("export_chakra", &py_export_chakra, py::arg("scenario") = py::none(), py::kw_only(),
         py::arg("set") = std::vector<std::string>{}, py::arg("prefix"),
         py::arg("max_nodes") = kChakraDefaultMaxNodes,

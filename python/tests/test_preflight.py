@@ -156,6 +156,19 @@ def test_collective_matches_the_cli_json():
     assert cli.returncode == 0, cli.stderr
     assert c == json.loads(cli.stdout)
     assert [row["bytes"] for row in c["rows"]] == [1 << 20, 1 << 30]
+    assert c["network"] == "analytical"
+
+
+def test_collective_on_the_packet_network_matches_the_cli_json():
+    args = dict(op="all_reduce", sizes="64MiB", nodes=2, set=["collectives.algo=ring"])
+    c = preflight.collective("dgx-a100", network="packet", **args)
+    cli = run_cli("collective", "--cluster", "dgx-a100", "--nodes", "2", "--sizes", "64MiB",
+                  "--set", "collectives.algo=ring", "--network", "packet", "--json", "-")
+    assert cli.returncode == 0, cli.stderr
+    assert c == json.loads(cli.stdout)
+    assert c["network"] == "packet"
+    flow = preflight.collective("dgx-a100", network="flow", **args)
+    assert abs(c["rows"][0]["time_us"] / flow["rows"][0]["time_us"] - 1) < 0.01
 
 
 def test_presets_lists_every_kind():

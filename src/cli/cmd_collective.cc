@@ -1,5 +1,6 @@
 // `preflight collective --cluster PRESET [--nodes N] [--gpus-per-node G] --op OP
-//  [--sizes 8B:16GiB] [--set k=v]... [--json FILE]`: nccl-tests' table, predicted.
+//  [--sizes 8B:16GiB] [--set k=v]... [--network analytical|flow|packet] [--json FILE]`:
+//  nccl-tests' table, predicted.
 #include <cstdio>
 
 #include "cli/common.h"
@@ -16,10 +17,11 @@ int run(const CollectiveRequest& a, const std::string& json) {
   if (json != "-") {
     std::printf(
         "# preflight collective: %s on %d x %s (%d nodes x %d GPUs, %d x %s NICs per "
-        "node), NCCL %s model, %s time\n",
+        "node), NCCL %s model, %s time, %s network\n",
         table->op.c_str(), table->ranks, c.gpu.name.c_str(), c.nodes, c.gpus_per_node,
         c.nics_per_node, format_bandwidth(c.nic_bandwidth).c_str(),
-        table->setup.collectives.nccl_version.c_str(), table->setup.collectives.model.c_str());
+        table->setup.collectives.nccl_version.c_str(), table->setup.collectives.model.c_str(),
+        table->network.c_str());
     std::printf("# %12s %12s %10s %10s  %-14s %-7s %8s\n", "size (B)", "time (us)", "algbw GB/s",
                 "busbw GB/s", "algorithm", "proto", "channels");
     for (const CollectiveRow& r : table->rows) {
@@ -50,6 +52,7 @@ void add_collective_command(CLI::App& app, int* exit_code) {
       "and channels for one collective over every GPU of a cluster, e.g.\n"
       "  preflight collective --cluster dgx-h100 --op all_reduce --sizes 8B:16GiB\n"
       "  preflight collective --cluster dgx-a100 --nodes 4 --set collectives.algo=ring\n"
+      "  preflight collective --cluster dgx-a100 --nodes 2 --sizes 64MiB:256MiB --network packet\n"
       "NCCL environment variables map to keys: collectives.algo (NCCL_ALGO), .proto "
       "(NCCL_PROTO), .min_channels/.max_channels, .nvls (NCCL_NVLS_ENABLE), .pxn, "
       ".nccl_version (2.18 ... 2.28), .model (calibrated | nccl | alpha_beta).");
@@ -65,6 +68,10 @@ void add_collective_command(CLI::App& app, int* exit_code) {
                   "MIN:MAX (doubling, as nccl-tests -b MIN -e MAX -f 2) or a list: 1MiB,1GiB");
   cmd->add_option("--set", args->overrides, "Override a cluster.* or collectives.* key")
       ->take_all();
+  cmd->add_option("--network", args->network,
+                  "analytical (the collective model's time; default), flow or packet (the planned "
+                  "algorithm's inter-node transfers through the routed topology, as max-min fair "
+                  "flows or as packets with PFC, ECN and DCQCN)");
   cmd->add_option("--json", args->json,
                   "Write JSON ('-' for stdout): rows of bytes, time_us, algbw_gbps, busbw_gbps, "
                   "algorithm, protocol, channels");

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "collective/collective_model.h"
+#include "exec/graph_runner.h"
 #include "network/backends.h"
 #include "network/placement.h"
 
@@ -35,6 +36,49 @@ StatusOr<std::vector<Bytes>> parse_collective_sizes(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// One collective over all `n` GPUs of `c`, carried through `network`'s fabric on the graph
+// runner: each GPU issues it once, and it lasts until the fabric delivers the planned algorithm's
+// transfers. A neutral strategy (DP over every GPU) stands for the job the transport expects.
+StatusOr<SimTime> run_on_fabric(const CollectiveSetup& setup, const NetworkBackend& network,
+                                const CollectiveModel& model, const GroupPlacement& g,
+                                CollectiveKind kind, Bytes bytes) {
+  Scenario s;
+  s.source = "collective";
+  s.cluster = setup.cluster;
+  s.collectives = setup.collectives;
+  s.parallelism.tp = s.parallelism.pp = s.parallelism.cp = s.parallelism.ep = 1;
+  s.parallelism.etp = 1;
+  s.parallelism.dp = g.size;
+  GraphProgram program;
+  GraphGroup all;
+  all.name = "all";
+  for (int r = 0; r < g.size; ++r) all.members.push_back(r);
+  all.placement = g;
+  program.groups.push_back(all);
+  program.ranks.resize(static_cast<size_t>(g.size));
+  for (GraphRankProgram& rank : program.ranks) {
+    GraphNode n;
+    n.kind = GraphNodeKind::kCollective;
+    n.group = 0;
+    n.collective = kind;
+    n.bytes = bytes;
+    n.queue = 0;
+    n.cls = GraphClass::kDp;
+    rank.nodes.push_back(n);
+    rank.queues = 1;
+  }
+  GraphPlans plans(model, program.groups);
+  GraphRunOptions options;
+  options.prefix = "collective";
+  options.describe = [](int rank, int) { return "rank " + std::to_string(rank); };
+  PREFLIGHT_ASSIGN_OR_RETURN(GraphRunResult r, run_graph(program, s, network, plans, options));
+  return r.iteration_time;
+}
+
+}  // namespace
+
 StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& request) {
   std::vector<std::string> overrides = request.overrides;
   if (request.nodes > 0) overrides.push_back("cluster.nodes=" + std::to_string(request.nodes));
@@ -45,9 +89,15 @@ StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& requ
   PREFLIGHT_ASSIGN_OR_RETURN(table.setup, load_collective_setup(request.cluster, overrides));
   const ClusterConfig& c = table.setup.cluster;
   PREFLIGHT_ASSIGN_OR_RETURN(std::vector<Bytes> sizes, parse_collective_sizes(request.sizes));
+  StatusOr<NetworkKind> kind = parse_network_kind(request.network);
+  if (!kind.ok()) {
+    return invalid_argument("--network " + request.network +
+                            ": expected analytical, flow or packet");
+  }
   PREFLIGHT_ASSIGN_OR_RETURN(
       std::unique_ptr<NetworkBackend> network,
-      make_network_backend("analytical", c, table.setup.collectives.nccl_version));
+      make_network_backend(*kind, c, table.setup.collectives.nccl_version, 0));
+  const bool fabric = *kind != NetworkKind::kAnalytical;
   // The whole cluster is one communicator, as nccl-tests runs it: every GPU of every node.
   GroupPlacement g;
   g.size = c.total_gpus();
@@ -90,7 +140,13 @@ StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& requ
                             "reduce, all_to_all or send_recv");
   }
   if (!op->p2p && !op->a2a) PREFLIGHT_RETURN_IF_ERROR(model.check(op->kind, g));
+  if (fabric && (op->p2p || op->a2a || request.op == "reduce")) {
+    return invalid_argument("--network " + request.network + " --op " + request.op +
+                            ": the fabric carries all_reduce, all_gather, reduce_scatter and "
+                            "broadcast; use --network analytical");
+  }
   table.op = op->name;
+  table.network = request.network;
   table.ranks = n;
   for (Bytes b : sizes) {
     CollectivePlan p;
@@ -101,9 +157,13 @@ StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& requ
     } else {
       p = model.plan(op->kind, g, b);
     }
+    SimTime time = p.time;
+    if (fabric) {
+      PREFLIGHT_ASSIGN_OR_RETURN(time, run_on_fabric(table.setup, *network, model, g, op->kind, b));
+    }
     CollectiveRow row;
     row.bytes = b.count();
-    row.time_us = p.time.to_microseconds();
+    row.time_us = time.to_microseconds();
     row.algbw_gbps =
         row.time_us > 0 ? static_cast<double>(b.count()) / (row.time_us * 1e-6) * 1e-9 : 0;
     row.busbw_gbps = row.algbw_gbps * op->factor;
@@ -128,6 +188,7 @@ nlohmann::json collective_table_to_json(const CollectiveTable& t) {
   }
   const ClusterConfig& c = t.setup.cluster;
   return nlohmann::json{{"op", t.op},
+                        {"network", t.network},
                         {"ranks", t.ranks},
                         {"nodes", c.nodes},
                         {"gpus_per_node", c.gpus_per_node},

@@ -21,6 +21,9 @@ struct CollectiveRequest {
                                        // all_to_all, send_recv
   std::string sizes = "8B:16GiB";      // "MIN:MAX" doubling (nccl-tests -f 2) or "1MiB,1GiB"
   std::vector<std::string> overrides;  // cluster.* and collectives.* keys ("key=value")
+  // analytical: the collective model's time; flow or packet: the planned algorithm's transfers
+  // carried through the routed topology (as flows or packets) on the execution core.
+  std::string network = "analytical";
 };
 
 struct CollectiveRow {
@@ -36,6 +39,7 @@ struct CollectiveRow {
 struct CollectiveTable {
   CollectiveSetup setup;  // the resolved cluster and collectives sections
   std::string op;
+  std::string network = "analytical";
   int ranks = 0;  // the communicator: every GPU of the cluster
   std::vector<CollectiveRow> rows;
 };
@@ -43,11 +47,13 @@ struct CollectiveTable {
 // "MIN:MAX" doubles from MIN to MAX (at most 64 sizes); "A,B,C" lists sizes. Errors name --sizes.
 StatusOr<std::vector<Bytes>> parse_collective_sizes(const std::string& text);
 
-// Errors (one line): an unknown preset, op or size, a bad override, fewer than 2 GPUs, or an
-// algorithm forced by collectives.algo that cannot run this op on this communicator.
+// Errors (one line): an unknown preset, op, size or network, a bad override, fewer than 2 GPUs,
+// an algorithm forced by collectives.algo that cannot run this op on this communicator, or on
+// the flow and packet networks an op other than all_reduce, all_gather, reduce_scatter and
+// broadcast.
 StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& request);
 
-// The `preflight collective --json` document: op, ranks, nodes, gpus_per_node, cluster,
+// The `preflight collective --json` document: op, network, ranks, nodes, gpus_per_node, cluster,
 // nccl_version, model and rows[] of bytes, time_us, algbw_gbps, busbw_gbps, algorithm, protocol,
 // channels.
 nlohmann::json collective_table_to_json(const CollectiveTable& t);

@@ -175,6 +175,8 @@ expect_bad packet-without-network "simulation.packet" "$bin" simulate --set simu
 expect_bad packet-bad-mtu "simulation.packet.mtu" "$bin" simulate --set simulation.network=packet --set simulation.packet.mtu=64
 expect_bad packet-bad-cc "simulation.packet.cc" "$bin" simulate --set simulation.network=packet --set simulation.packet.cc=bbr
 expect_bad packet-degraded "degraded_links" "$bin" simulate --set simulation.network=packet --set "simulation.degraded_links=[{link: nic0.0, capacity: 0.5}]"
+expect_bad collective-bad-network "--network" "$bin" collective --cluster dgx-a100 --nodes 2 --network ns3
+expect_bad collective-packet-alltoall "use --network analytical" "$bin" collective --cluster dgx-a100 --nodes 2 --op all_to_all --network packet
 expect_bad topology-too-big "cluster.topology" "$bin" topology dgx-h100 --nodes 257 --set cluster.topology.kind=spine_leaf --set cluster.topology.tiers=2
 "$bin" topology dgx-h100 --nodes 16 --json - >"$tmp/topo.json"
 if grep -q '"bisection_bandwidth_bps"' "$tmp/topo.json" && grep -q '"switches"' "$tmp/topo.json"; then
