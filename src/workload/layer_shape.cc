@@ -96,11 +96,14 @@ LayerShape make_layer_shape(const Scenario& sc) {
         x.expert_gemm_launches = static_cast<int>(local);
       }
     }
-    // Megatron-Core's alltoall dispatcher: tokens_per_expert to the host (.tolist()) for the
-    // all-to-all's split sizes, each MoE layer's forward; not with EP 1, the flex dispatcher or
-    // CUDA graphs (a captured dispatch must be sync-free).
-    x.dispatch_host_sync =
-        x.ep > 1 && !x.allgather_dispatcher && !x.flex_dispatcher && !sc.training.cuda_graphs;
+    // Megatron-Core's dropless dispatchers wait on the host for the token counts, each MoE
+    // layer's forward: the alltoall dispatcher copies tokens_per_expert to the host (.tolist())
+    // for the all-to-all's split sizes; the flex dispatcher's HybridEP path reads the number of
+    // permuted tokens to allocate its output when no bound is given ("None means no up-bound,
+    // will cause a CPU sync", _HybridEPManager), DeepEP's normal kernels wait for the received
+    // counts, and Transformer Engine's grouped GEMM takes its splits as a host list. Not with
+    // EP 1, the all-gather dispatcher or CUDA graphs (a captured dispatch must be sync-free).
+    x.dispatch_host_sync = x.ep > 1 && !x.allgather_dispatcher && !sc.training.cuda_graphs;
     // Node-limited routing with one copy per destination node: a token reaches M = group_topk
     // of the EP group's N nodes, M·(N−1)/N of them remote on average under balanced routing,
     // where a copy per routed expert sends k·(N−1)/N: the cross-node volume scales by M/k

@@ -54,7 +54,7 @@ struct LayerShape {
   int64_t expert_h = 0;
   int64_t moe_latent = 0;
   bool allgather_dispatcher = false;
-  bool flex_dispatcher = false;  // DeepEP/HybridEP: sorts fused, no host sync
+  bool flex_dispatcher = false;  // DeepEP/HybridEP: sorts fused, one copy per rank
   // Host cost of one expert GEMM (a per_expert grouped GEMM, not under CUDA graphs): a launch
   // per local expert, or with the stack's expert_launch_overhead one launch and that much host
   // work per local expert.
@@ -63,7 +63,7 @@ struct LayerShape {
   // A per_expert grouped GEMM runs one kernel per local expert (Op::gemm_streams), a fused one
   // a single kernel over all of them.
   bool expert_gemm_separate = false;
-  bool dispatch_host_sync = false;  // the alltoall dispatcher's token counts to the host
+  bool dispatch_host_sync = false;  // the dispatcher's token counts to the host
   // Cross-node volume of the all-to-all dispatch and combine relative to one copy per routed
   // expert (node-limited routing, moe_ops.h), and of the FP8 dispatch relative to 16 bits.
   double dispatch_copy_scale = 1;

@@ -108,8 +108,9 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   // Router: logits GEMM, then softmax/sigmoid + top-k over E scores in fp32 (read, write, index).
   ops.push_back(gemm_op("moe.router.fwd", tin, x.experts, x.h, 1, x.act_bytes));
   ops.push_back(memory_op("moe.router.topk", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
-  // The alltoall dispatcher's split sizes: the per-expert token counts go to the host, which
-  // waits for them (Megatron-Core MoEAlltoAllTokenDispatcher.preprocess).
+  // The dispatcher's token counts go to the host, which waits for them: the alltoall
+  // dispatcher's split sizes (Megatron-Core MoEAlltoAllTokenDispatcher.preprocess), the flex
+  // dispatcher's permuted-token count (layer_shape.cc).
   ops.back().host_sync = x.dispatch_host_sync;
   // Latent MoE: the tokens go down to the latent width before the dispatch.
   if (x.moe_latent > 0) {

@@ -158,6 +158,31 @@ TEST(MoeOps, FlexDispatcherSendsATokenOnceToEachRankOfItsExperts) {
               two_nodes / 8, 1e-6);
 }
 
+TEST(MoeOps, DroplessDispatchersWaitOnTheHostForTheTokenCounts) {
+  // Megatron-Core's alltoall dispatcher copies tokens_per_expert to the host for the all-to-all
+  // splits; the flex dispatcher's HybridEP path, given no bound on the permuted tokens, reads
+  // their count on the host to allocate its output ("None means no up-bound, will cause a CPU
+  // sync", token_dispatcher.py _HybridEPManager), as DeepEP's normal kernels and TE's grouped
+  // GEMM splits do. Under full-iteration CUDA graphs the dispatch runs sync-free; the
+  // all-gather dispatcher gathers fixed-size tensors.
+  auto syncs = [](const std::vector<std::string>& extra) {
+    const Scenario s = moe_scenario(extra);
+    const std::vector<Op> ops =
+        moe_forward_ops(make_layer_shape(s, 0), draw_expert_load(s.model.moe, 8, 0, 0));
+    int n = 0;
+    for (const Op& op : ops) n += op.host_sync ? 1 : 0;
+    const Op* topk = find(ops, "moe.router.topk");
+    EXPECT_NE(topk, nullptr);
+    return topk != nullptr && topk->host_sync && n == 1;
+  };
+  EXPECT_TRUE(syncs({}));
+  EXPECT_TRUE(syncs({"model.moe.dispatcher=flex"}));
+  EXPECT_FALSE(syncs({"model.moe.dispatcher=flex", "training.cuda_graphs=full"}));
+  EXPECT_FALSE(syncs({"training.cuda_graphs=full"}));
+  EXPECT_FALSE(syncs({"model.moe.dispatcher=allgather"}));
+  EXPECT_FALSE(syncs({"parallelism.ep=1"}));
+}
+
 TEST(MoeOps, NodeLimitedRoutingAndFp8DispatchShrinkTheAllToAll) {
   // EP 8 on one-GPU nodes spans 8 nodes. Top-8 over at most 4 nodes, one copy per node: the
   // cross-node copies halve (M/k = 4/8), for dispatch and combine alike. FP8 dispatch then
