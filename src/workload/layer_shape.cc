@@ -89,6 +89,7 @@ LayerShape make_layer_shape(const Scenario& sc) {
     const StackConfig& stack = sc.training.stack;
     const int64_t local = std::max<int64_t>(1, x.local_experts);
     x.expert_gemm_separate = !stack.fused_grouped_gemm;
+    x.fused_expert_mlp = stack.fused_grouped_gemm;
     if (!stack.fused_grouped_gemm && !sc.training.cuda_graphs) {
       if (stack.expert_launch_overhead_given) {
         x.expert_gemm_host = stack.expert_launch_overhead * local;

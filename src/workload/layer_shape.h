@@ -63,6 +63,10 @@ struct LayerShape {
   // A per_expert grouped GEMM runs one kernel per local expert (Op::gemm_streams), a fused one
   // a single kernel over all of them.
   bool expert_gemm_separate = false;
+  // The fused grouped MLP (stack grouped_gemm: fused, Transformer Engine's CuTe DSL chain): the
+  // activation, its gate weighting and the cast of fc2's input run in fc1's epilogue, the
+  // activation's backward and the cast of fc1's output gradient in fc2 dgrad's epilogue.
+  bool fused_expert_mlp = false;
   bool dispatch_host_sync = false;  // the dispatcher's token counts to the host
   // Cross-node volume of the all-to-all dispatch and combine relative to one copy per routed
   // expert (node-limited routing, moe_ops.h), and of the FP8 dispatch relative to 16 bits.

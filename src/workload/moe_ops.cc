@@ -137,9 +137,13 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   const double f = static_cast<double>(x.expert_ffn_per_rank);
   ops.push_back(
       expert_gemm("moe.experts.fc1.fwd", t.per_expert, x.expert_fc1_out, x.expert_h, x, load));
-  ops.push_back(memory_op("moe.experts.act.fwd", (x.swiglu ? 3 : 2) * e * rt * f));
+  // The fused grouped MLP activates (and casts) in fc1's epilogue: no kernel of its own.
+  if (!x.fused_expert_mlp) {
+    ops.push_back(memory_op("moe.experts.act.fwd", (x.swiglu ? 3 : 2) * e * rt * f));
+  }
   ops.push_back(
       expert_gemm("moe.experts.fc2.fwd", t.per_expert, x.expert_h, x.expert_ffn_per_rank, x, load));
+  ops.back().quantized_input = x.fused_expert_mlp;
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.reducescatter", CollectiveKind::kReduceScatter,
                                 GroupKind::kExpertTensor, t.etp_gather));
@@ -198,9 +202,14 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
                             x.expert_h, x, load));
   ops.push_back(expert_gemm("moe.experts.fc2.wgrad", x.expert_h, x.expert_ffn_per_rank,
                             t.per_expert, x, load, true));
-  ops.push_back(memory_op("moe.experts.act.bwd", (x.swiglu ? 5 : 3) * e * rt * f));
+  // Fused: the activation's backward (and the cast of fc1's output gradient) in fc2 dgrad's
+  // epilogue.
+  if (!x.fused_expert_mlp) {
+    ops.push_back(memory_op("moe.experts.act.bwd", (x.swiglu ? 5 : 3) * e * rt * f));
+  }
   ops.push_back(
       expert_gemm("moe.experts.fc1.dgrad", t.per_expert, x.expert_h, x.expert_fc1_out, x, load));
+  ops.back().quantized_input = x.fused_expert_mlp;
   ops.push_back(expert_gemm("moe.experts.fc1.wgrad", x.expert_h, x.expert_fc1_out, t.per_expert, x,
                             load, true));
   if (x.etp > 1) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "config/loader.h"
+#include "workload/precision_ops.h"
 
 namespace preflight {
 namespace {
@@ -181,6 +182,60 @@ TEST(MoeOps, DroplessDispatchersWaitOnTheHostForTheTokenCounts) {
   EXPECT_FALSE(syncs({"training.cuda_graphs=full"}));
   EXPECT_FALSE(syncs({"model.moe.dispatcher=allgather"}));
   EXPECT_FALSE(syncs({"parallelism.ep=1"}));
+}
+
+TEST(MoeOps, TheFusedGroupedMlpActivatesInItsGemmEpilogues) {
+  // Transformer Engine's CuTe DSL grouped MLP (grouped_gemm: fused) runs the activation, its
+  // gate weighting and the cast of fc2's input in fc1's epilogue, and the activation's backward
+  // with the cast of fc1's output gradient in fc2 dgrad's: no activation kernels, and the casts
+  // before fc2 and fc1 dgrad keep only what is not an epilogue's output (fc2's weight).
+  auto ops = [](bool fused, bool backward) {
+    std::vector<std::string> extra = {"training.precision=fp8_blockwise"};
+    if (fused) extra.push_back("training.stack.grouped_gemm=fused");
+    const Scenario s = moe_scenario(extra);
+    const LayerShape x = make_layer_shape(s, 0);
+    const ExpertLoad load = draw_expert_load(s.model.moe, 8, 0, 0);
+    std::vector<Op> out = backward ? moe_backward_ops(x, load) : moe_forward_ops(x, load);
+    apply_precision(s, &out);
+    return out;
+  };
+  auto bytes = [](const std::vector<Op>& ops, const std::string& name) {
+    for (const Op& op : ops) {
+      if (op.name.rfind(name, 0) == 0 && op.name.find(".quantize") != std::string::npos) {
+        return static_cast<double>(op.bytes.count());
+      }
+    }
+    return 0.0;
+  };
+  for (bool backward : {false, true}) {
+    const std::vector<Op> plain = ops(false, backward), fused = ops(true, backward);
+    const char* act = backward ? "moe.experts.act.bwd" : "moe.experts.act.fwd";
+    EXPECT_NE(find(plain, act), nullptr);
+    EXPECT_EQ(find(fused, act), nullptr);
+  }
+  // fc2 forward: the plain cast moves the input (T_r·F elements) and the weight (F·h per expert,
+  // once per iteration: 1/micro-batches of it here); fused, the weight alone.
+  const Scenario s = moe_scenario({"training.precision=fp8_blockwise"});
+  const LayerShape x = make_layer_shape(s, 0);
+  const std::vector<Op> forward = ops(false, false);
+  const Op* fc2 = nullptr;
+  for (const Op& op : forward) {
+    if (op.type == OpType::kGemm && op.name.rfind("moe.experts.fc2.fwd", 0) == 0) fc2 = &op;
+  }
+  ASSERT_NE(fc2, nullptr);
+  const double input = static_cast<double>(fc2->m * fc2->k) * fc2->batch;
+  const double weight =
+      static_cast<double>(fc2->k * fc2->n) * fc2->batch / std::max(1, s.num_microbatches());
+  EXPECT_NEAR(bytes(ops(true, false), "moe.experts.fc2.fwd") /
+                  bytes(ops(false, false), "moe.experts.fc2.fwd"),
+              weight / (input + weight), 1e-9);
+  EXPECT_EQ(x.fused_expert_mlp, false);
+  // fc1 dgrad: its operand is fc2 dgrad's epilogue output, so no cast at all.
+  EXPECT_GT(bytes(ops(false, true), "moe.experts.fc1.dgrad"), 0);
+  EXPECT_EQ(bytes(ops(true, true), "moe.experts.fc1.dgrad"), 0);
+  // fc1 forward still casts the dispatched tokens.
+  EXPECT_EQ(bytes(ops(true, false), "moe.experts.fc1.fwd"),
+            bytes(ops(false, false), "moe.experts.fc1.fwd"));
 }
 
 TEST(MoeOps, NodeLimitedRoutingAndFp8DispatchShrinkTheAllToAll) {

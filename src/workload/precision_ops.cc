@@ -112,13 +112,16 @@ void apply_precision(const Scenario& s, std::vector<Op>* ops) {
     }
     // The A operand came through a blocking TP all-gather: the shard was cast before it.
     const bool gathered = !out.empty() && is_tp_allgather(out.back()) && !out.back().async;
-    const double input = static_cast<double>(op.m * op.k) * op.batch / (gathered ? tp : 1);
+    const double input = op.quantized_input
+                             ? 0.0
+                             : static_cast<double>(op.m * op.k) * op.batch / (gathered ? tp : 1);
     const double weight = static_cast<double>(op.k * op.n) * op.batch / microbatches;
     std::optional<Op> quantize;
     if (contains(op.name, ".dgrad")) {
-      quantize = quantize_op(op.name, input, 1, p);  // the output gradient
+      if (input > 0) quantize = quantize_op(op.name, input, 1, p);  // the output gradient
     } else if (!contains(op.name, ".wgrad")) {
-      quantize = quantize_op(op.name, input + weight, 2, p);  // input activation and weight
+      // Input activation (unless quantized_input) and weight.
+      quantize = quantize_op(op.name, input + weight, input > 0 ? 2 : 1, p);
     }
     if (quantize) out.insert(gathered ? out.end() - 1 : out.end(), std::move(*quantize));
     set_operand_width(op, gemm_operand_bytes(p), 1);

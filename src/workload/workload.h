@@ -88,6 +88,9 @@ struct Op {
   // for the GPU to finish it (a device-to-host copy such as the MoE dispatcher's token counts).
   int launches = 1;
   bool host_sync = false;
+  // Low-precision GEMMs: the A operand arrives quantized from the previous GEMM's epilogue (the
+  // fused grouped MLP of a MoE layer), so no cast of it precedes this GEMM (precision_ops.h).
+  bool quantized_input = false;
   // Host work of the op beyond its `launches` × launch_overhead: a per_expert grouped GEMM's
   // loop over the local experts in library code (StackConfig::expert_launch_overhead each).
   // Zero under CUDA graphs, which replay the launches without the host.
