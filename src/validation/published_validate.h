@@ -41,11 +41,11 @@ struct GroupError {
   double within10_pct = 0;
 };
 
-// The GPU constants calibrated on the published set, per GPU preset (each its own generation
-// and power envelope), with their search bounds: the sustained GEMM fraction of the dense peak,
-// the fused-attention fraction, the HBM fraction of memory-bound kernels, and the factor on the
-// SM share that overlapped NCCL kernels take from compute. Rows of GPUs with a calibration of
-// their own elsewhere (the A100: the vTrain set) are predicted with the preset and not fitted.
+// The GPU constants calibrated on the published set, per GPU generation, with their search
+// bounds: the sustained GEMM fraction of the dense peak and the fused-attention fraction (fitted
+// on dense rows), and the HBM fraction of memory-bound kernels (fitted on every row). Rows of
+// GPUs with a calibration of their own elsewhere (the A100: the vTrain set) are predicted with
+// the preset and not fitted.
 struct PublishedConstant {
   const char* name;
   double lo, hi, start;  // start: a public figure, never an earlier fit
@@ -56,7 +56,7 @@ void set_published_calibration(const std::vector<double>& v, GpuCalibration* c);
 
 struct GpuFit {
   std::string gpu;
-  int rows = 0;  // training rows the fit saw
+  int rows = 0;  // training rows of the generation (the dense ones fit GEMM and attention)
   std::vector<double> constants;
 };
 
