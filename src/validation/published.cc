@@ -147,10 +147,12 @@ StatusOr<double> measured_ms(const PublishedRow& r, const Scenario& s) {
       rate = x / 100 * 312e12;  // Korthikanti et al. Table 5: against the A100's 312 TFLOP/s
     } else if (r.source == "llmfoundry_bench") {
       // llm-foundry's README: MFU = (6·N·s + 12·L·d·s²)·samples/s / (GPUs·peak), HFU with 8
-      // and 16 (the recompute pass); N = NumParams in the notes; peaks of the SXM parts.
+      // and 16 (the recompute pass); N = NumParams in the notes; peaks of the SXM parts. Without
+      // activation checkpointing there is no recompute pass and the tables print HFU = MFU.
       const size_t at = r.notes.find("NumParams=");
       const double params = at == std::string::npos ? 0 : std::atof(r.notes.c_str() + at + 10);
-      const double pass = m == "mfu_pct" ? 3.0 : 4.0;
+      const bool recomputes = r.recompute == "full";
+      const double pass = m == "hfu_pct" && recomputes ? 4.0 : 3.0;
       flops = b * (pass * 2 * params * seq + pass * 4 * l * h * seq * seq);
       rate = x / 100 * s.cluster.gpu.peak_for(s.training.precision).flops_per_second();
       if (params <= 0) flops = 0;

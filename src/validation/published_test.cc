@@ -124,6 +124,29 @@ TEST(PublishedCase, MegatronPaperConventions) {
   EXPECT_NEAR(eq3->measured_ms, f / (148e12 * 1536) * 1e3, 1e-6);
 }
 
+TEST(PublishedCase, LlmFoundryHfuCountsARecomputePassOnlyWithCheckpointing) {
+  // llm-foundry's tables: HFU counts the recompute pass (factor 4 for 3) under activation
+  // checkpointing and equals MFU without it. MPT-70B (AC on): MFU 41.25 %, HFU 55.0 %, 515,636
+  // tokens/s; MPT-7B (AC off): HFU 42.2 %, 4,951,479 tokens/s. Each percentage turns back into
+  // the tokens/s row's time within the tables' rounding (0.5 %).
+  StatusOr<std::vector<PublishedRow>> rows =
+      load_published_csv(std::string(PREFLIGHT_SOURCE_DIR) + "/tests/data/llmfoundry_sample.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  StatusOr<PublishedCase> mfu70 = published_case(row_at_line(*rows, 2));
+  StatusOr<PublishedCase> hfu70 = published_case(row_at_line(*rows, 3));
+  StatusOr<PublishedCase> time70 = published_case(row_at_line(*rows, 4));
+  StatusOr<PublishedCase> hfu7 = published_case(row_at_line(*rows, 5));
+  StatusOr<PublishedCase> time7 = published_case(row_at_line(*rows, 6));
+  ASSERT_TRUE(mfu70.ok() && hfu70.ok() && time70.ok() && hfu7.ok() && time7.ok());
+  EXPECT_NEAR(time70->measured_ms, 4096.0 * 2048 / 515636 * 1e3, 1e-6);
+  EXPECT_NEAR(mfu70->measured_ms / time70->measured_ms, 1.0, 0.005);
+  EXPECT_NEAR(hfu70->measured_ms / time70->measured_ms, 1.0, 0.005);
+  EXPECT_NEAR(hfu7->measured_ms / time7->measured_ms, 1.0, 0.005);
+  EXPECT_EQ(time7->stack, "pytorch-fsdp");
+  EXPECT_EQ(time7->scenario.parallelism.recompute, Recompute::kNone);
+  EXPECT_EQ(time70->scenario.parallelism.recompute, Recompute::kFull);
+}
+
 TEST(MegatronModelFlops, MatchesPublishedPairs) {
   // LLaMA-3 8B at seq 8192: Megatron-Bridge's tables imply 51.47 GFLOP per token (1,576 TFLOP/s
   // over 30,624 tokens/s: causal attention), NeMo 25.02's 57.91 (1,506 / 26,006: full s²).
