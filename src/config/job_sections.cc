@@ -36,6 +36,7 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
   k->fused_grouped_gemm = r.get_choice("grouped_gemm", 0, {"per_expert", "fused"}) == 1;
   k->expert_launch_overhead_given = r.has("expert_launch_overhead");
   k->expert_launch_overhead = r.get_time("expert_launch_overhead", k->expert_launch_overhead, "1s");
+  k->fsdp_gradient_staging = r.get_bool("fsdp_gradient_staging", k->fsdp_gradient_staging);
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   const SimTime one_second = SimTime::seconds(1.0);
   if (k->launch_overhead > one_second || k->collective_call_overhead > one_second ||
@@ -178,6 +179,8 @@ Status read_parallelism(const YAML::Node& node, const std::string& source, Paral
   if (p->zero_stage < 0 || p->zero_stage > 3) {
     r.fail("zero_stage", "'" + std::to_string(p->zero_stage) + "': expected 0, 1, 2 or 3");
   }
+  p->grad_reduce_in_fp32_given = r.has("grad_reduce_in_fp32");
+  p->grad_reduce_in_fp32 = r.get_bool("grad_reduce_in_fp32", true);
   p->schedule = static_cast<Schedule>(
       r.get_choice("schedule", 1, {"gpipe", "1f1b", "interleaved", "zb_h1", "zb_h2", "dualpipe"}));
   p->ep = r.get_int("ep", 1);

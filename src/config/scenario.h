@@ -358,6 +358,13 @@ struct StackConfig {
   // (docs/calibration.md).
   SimTime expert_launch_overhead;
   bool expert_launch_overhead_given = false;
+  // PyTorch FSDP (FSDP1's FlatParameter, ZeRO-3): after a layer's backward its gradients are
+  // gathered into the unsharded flat gradient (autograd's backward of the parameter views),
+  // cast to the reduce dtype and pre-divided by the pre-divide factor before the
+  // reduce-scatter; three memory-bound passes over the layer's full, unsharded gradient that
+  // Megatron's contiguous fp32 main-grad buffer (filled by the weight-gradient GEMMs) does not
+  // need. torch.distributed.fsdp _runtime_utils.py (_reduce_grad, _div_if_needed).
+  bool fsdp_gradient_staging = false;
 };
 
 // LoRA fine-tuning (Hu et al. 2021): the base weights are frozen, and each target linear layer
@@ -437,6 +444,12 @@ struct ParallelismConfig {
   // ZeRO over the DP group (Rajbhandari et al. 2020): 1 shards the optimizer states (as
   // distributed_optimizer does), 2 also the gradients, 3 also the weights.
   int zero_stage = 0;
+  // Gradients reduced (and, sharded, kept) in fp32 rather than the half precision they are
+  // computed in: Megatron's --accumulate-allreduce-grads-in-fp32 (on with bf16), FSDP's
+  // reduce_dtype (fp32 in Composer's DEFAULT mixed precision, bf16 in PURE). Not given: fp32
+  // unless training.precision is fp16 (gradient_bytes_per_element).
+  bool grad_reduce_in_fp32 = true;
+  bool grad_reduce_in_fp32_given = false;
   Schedule schedule = Schedule::kOneFOneB;
   // Expert parallelism: the routed experts are split over `ep` ranks; expert layers are laid out
   // as etp × ep × edp over the tp × cp × dp ranks of a stage (Megatron-Core's MoE folding), so

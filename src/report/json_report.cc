@@ -141,7 +141,8 @@ json scenario_to_json(const Scenario& s) {
       {"grouped_gemm", t.stack.fused_grouped_gemm ? "fused" : "per_expert"},
       {"expert_launch_overhead_us", t.stack.expert_launch_overhead_given
                                         ? json(t.stack.expert_launch_overhead.to_microseconds())
-                                        : json(nullptr)}};
+                                        : json(nullptr)},
+      {"fsdp_gradient_staging", t.stack.fsdp_gradient_staging}};
   json training{{"stack", stack},
                 {"seq_len", t.seq_len},
                 {"global_batch", t.global_batch},

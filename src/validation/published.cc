@@ -401,6 +401,7 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
     << "  tp_comm_overlap: " << (d.tp_comm_overlap && sp && tp > 1 ? "true" : "false") << "\n"
     << "  overlap_p2p: " << (d.overlap_p2p && pp > 1 && vpp > 1 ? "true" : "false") << "\n";
   if (d.zero_stage > 0 && dp > 1) y << "  zero_stage: " << d.zero_stage << "\n";
+  if (d.half_grad_reduce && dp > 1) y << "  grad_reduce_in_fp32: false\n";
   if (d.offload_layers > 0 && pp == 1) y << "  offload_layers: " << d.offload_layers << "\n";
   if (match.kind == "moe" || match.kind == "hybrid") {
     y << "  ep: " << ep << "\n  etp: " << d.etp << "\n";

@@ -181,6 +181,12 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
     r.sequence_parallel = false;
     r.zero_stage = row.notes.find("SHARD_GRAD_OP") != std::string::npos ? 2 : 3;
     r.note = r.zero_stage == 3 ? "FSDP FULL_SHARD" : "FSDP SHARD_GRAD_OP";
+    // Composer's FSDP mixed precision (the tables' "MP Mode"): DEFAULT reduces gradients in
+    // fp32, PURE in the half precision of the parameters.
+    if (row.notes.find("MP mode 'PURE'") != std::string::npos) {
+      r.half_grad_reduce = true;
+      r.note += ", gradients reduced in bf16 (PURE)";
+    }
     return r;
   }
   // Megatron-Core with Transformer Engine: the Megatron-LM README's H100 tables (Megatron-Core

@@ -57,6 +57,8 @@ int64_t stage_trainable_expert_parameters_per_gpu(const Scenario& s, int stage) 
 }
 
 int gradient_bytes_per_element(const Scenario& s) {
+  const ParallelismConfig& p = s.parallelism;
+  if (p.grad_reduce_in_fp32_given) return p.grad_reduce_in_fp32 ? 4 : 2;
   return s.training.precision == Precision::kFp16 ? 2 : 4;
 }
 

@@ -33,8 +33,9 @@ int64_t stage_expert_parameters_per_gpu(const Scenario& s, int stage);
 int64_t stage_trainable_parameters_per_gpu(const Scenario& s, int stage);
 int64_t stage_trainable_expert_parameters_per_gpu(const Scenario& s, int stage);
 
-// Bytes per gradient element in the DP reduction: fp32 for bf16/fp8 training (Megatron
-// accumulates and all-reduces main grads in fp32), fp16 for fp16 training.
+// Bytes per gradient element in the DP reduction: parallelism.grad_reduce_in_fp32 where given,
+// else fp32 for bf16/fp8 training (Megatron accumulates and all-reduces main grads in fp32) and
+// fp16 for fp16 training.
 int gradient_bytes_per_element(const Scenario& s);
 
 // `offload_bytes`: with activation offloading (parallelism.offload_layers = N), the bytes each

@@ -214,6 +214,42 @@ TEST(GradientBytes, Fp32ForBf16AndFp16ForFp16) {
   EXPECT_EQ(gradient_bytes_per_element(load(kPipeline, {"training.precision=fp16"})), 2);
 }
 
+TEST(GradientBytes, GradReduceInFp32OverridesThePrecisionRule) {
+  EXPECT_EQ(gradient_bytes_per_element(load(kPipeline, {"parallelism.grad_reduce_in_fp32=false"})),
+            2);
+  EXPECT_EQ(gradient_bytes_per_element(load(
+                kPipeline, {"training.precision=fp16", "parallelism.grad_reduce_in_fp32=true"})),
+            4);
+}
+
+// PyTorch FSDP's FlatParameter gradient path under ZeRO-3: after each layer's backward, the
+// copy into the flat gradient (2 + 2 bytes per bf16 gradient element), the cast to the fp32
+// reduce dtype (2 + 4) and the in-place pre-divide (4 + 4): 18 bytes per parameter of the layer
+// on this GPU (TP 2 splits it); with a bf16 reduce dtype no cast and a bf16 divide: 8.
+TEST(GenerateWorkload, FsdpStagesEachLayersGradientsBeforeItsReduceScatter) {
+  const std::vector<std::string> fsdp = {"parallelism.zero_stage=3",
+                                         "training.stack.preset=pytorch-fsdp"};
+  auto stage_bytes = [](const Scenario& s) {
+    const Workload w = generate_workload(s);
+    const int bwd = block_id(w, "layer.bwd");
+    int64_t bytes = -1;
+    for (const Op& op : w.blocks[bwd].ops) {
+      if (op.name == "fsdp.grad_stage") bytes = op.bytes.count();
+    }
+    return bytes;
+  };
+  const Scenario s = load(kDataParallel, fsdp);
+  ASSERT_TRUE(s.training.stack.fsdp_gradient_staging);
+  const int64_t layer = layer_parameters(s.model) / 2;
+  EXPECT_EQ(stage_bytes(s), 18 * layer);
+  std::vector<std::string> pure = fsdp;
+  pure.push_back("parallelism.grad_reduce_in_fp32=false");
+  EXPECT_EQ(stage_bytes(load(kDataParallel, pure)), 8 * layer);
+  // Megatron-Core's contiguous main-grad buffer needs no staging, nor does ZeRO-3 on one rank.
+  EXPECT_EQ(stage_bytes(load(kDataParallel, {"parallelism.zero_stage=3"})), -1);
+  EXPECT_EQ(stage_bytes(load(kPipeline, fsdp)), -1);
+}
+
 TEST(GenerateWorkload, DataParallelAllReducesStageGradients) {
   const Scenario s = load(kDataParallel);
   ASSERT_EQ(s.parallelism.dp, 4);

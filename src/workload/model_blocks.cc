@@ -11,6 +11,7 @@
 
 #include "model/transformer.h"
 #include "workload/expert_routing.h"
+#include "workload/generator.h"
 #include "workload/generator_internal.h"
 #include "workload/mamba_ops.h"
 #include "workload/moe_ops.h"
@@ -141,6 +142,25 @@ std::vector<Op> backward_with_recompute(const Scenario& s, const LayerShape& x, 
   return ops;
 }
 
+// PyTorch FSDP's gradient staging (StackConfig::fsdp_gradient_staging) at the end of layer
+// `layer`'s backward under ZeRO-3 over more than one rank: the copy of the layer's gradients
+// into the flat gradient (read and write at the gradient's half precision), the cast to the
+// reduce dtype (gradient_bytes_per_element; none when they match) and the in-place pre-divide
+// in the reduce dtype, each over the layer's whole unsharded gradient on this GPU. Frozen LoRA
+// base weights have no gradient; their adapters' are negligible.
+void append_gradient_staging(const Scenario& s, int layer, std::vector<Op>& bwd) {
+  const ParallelismConfig& p = s.parallelism;
+  if (!s.training.stack.fsdp_gradient_staging || p.zero_stage != 3 || s.training.lora.enabled() ||
+      int64_t{p.dp} * p.cp <= 1) {
+    return;
+  }
+  const double params = static_cast<double>(layer_dense_params_per_gpu(s, layer) +
+                                            layer_expert_params_per_gpu(s, layer));
+  const double half = 2, reduce = gradient_bytes_per_element(s);
+  const double cast = reduce == half ? 0 : half + reduce;
+  bwd.push_back(memory_op("fsdp.grad_stage", params * (2 * half + cast + 2 * reduce)));
+}
+
 // Layers differ when some are MoE and some dense (model.moe.dense_layers, layer_interval), when
 // MoE layers draw their own expert loads, when attention windows alternate, or in a hybrid's
 // pattern (each kind its own blocks). Each distinct layer gets one forward and one backward
@@ -152,8 +172,9 @@ void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, Model
       !bf16_layers) {
     const LayerOps ops = transformer_layer_ops(x, std::nullopt);
     const int fwd = add_block(w, "layer.fwd", ops.fwd);
-    const int bwd =
-        add_block(w, "layer.bwd", backward_with_recompute(s, x, true, false, ops.fwd, ops.bwd));
+    std::vector<Op> bwd_ops = backward_with_recompute(s, x, true, false, ops.fwd, ops.bwd);
+    append_gradient_staging(s, 0, bwd_ops);
+    const int bwd = add_block(w, "layer.bwd", std::move(bwd_ops));
     mb.layer_fwd.assign(s.model.layers, fwd);
     mb.layer_bwd.assign(s.model.layers, bwd);
     return;
@@ -179,9 +200,10 @@ void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, Model
       w.moe_layers.push_back(MoeLayerStats{i, load->imbalance(), load->max_expert_share,
                                            load->dropped, moe_rank_tokens(xi, *load)});
     }
-    mb.layer_bwd.push_back(
-        block_for("layer.bwd", backward_with_recompute(s, xi, s.model.has_attention(i),
-                                                       load.has_value(), ops.fwd, ops.bwd)));
+    std::vector<Op> bwd = backward_with_recompute(s, xi, s.model.has_attention(i),
+                                                  load.has_value(), ops.fwd, ops.bwd);
+    append_gradient_staging(s, i, bwd);
+    mb.layer_bwd.push_back(block_for("layer.bwd", std::move(bwd)));
     mb.layer_fwd.push_back(block_for("layer.fwd", std::move(ops.fwd)));
   }
 }
