@@ -58,6 +58,8 @@ TEST(PublishedCase, TokensPerGpuIsIterationTime) {
   EXPECT_EQ(c->scenario.parallelism.dp, 8);
   EXPECT_TRUE(c->scenario.parallelism.distributed_optimizer);
   EXPECT_TRUE(c->scenario.parallelism.overlap_grad_reduce);
+  // Megatron-Bridge's performance scripts reduce gradients in bf16 (grad_reduce_in_fp32=False).
+  EXPECT_FALSE(c->scenario.parallelism.grad_reduce_in_fp32);
   // Its model-TFLOP/s row is the same run: the same time.
   StatusOr<PublishedCase> t = published_case(row_at_line(*rows, 3));
   ASSERT_TRUE(t.ok()) << t.status().message();
@@ -116,6 +118,7 @@ TEST(PublishedCase, MegatronPaperConventions) {
   EXPECT_FALSE(time->scenario.training.flash_attention);
   EXPECT_EQ(time->scenario.parallelism.recompute, Recompute::kSelective);
   EXPECT_TRUE(time->scenario.parallelism.sequence_parallel);
+  EXPECT_TRUE(time->scenario.parallelism.grad_reduce_in_fp32);  // --fp16: fp32 main gradients
   // Narayanan et al. Eq. 3: 96·B·s·l·h²·(1 + s/6h + V/16lh) at 148 TFLOP/s on 1,536 GPUs.
   StatusOr<PublishedCase> eq3 = published_case(row_at_line(*rows, 7));
   ASSERT_TRUE(eq3.ok()) << eq3.status().message();

@@ -214,6 +214,14 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
     r.bf16_layers_at_end = 14;
     r.note += std::string(r.note.empty() ? "" : ", ") + "last 14 layers in bf16";
   }
+  // Gradients reduced in bf16: Megatron-Bridge's performance scripts (utils/overrides.py
+  // set_basic_perf_overrides, and the recipes' _benchmark_common / _perf_precision) set
+  // mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False as their
+  // "benchmark-mode default", and NeMo 2.0's performance recipes (25.02 to 25.07) set
+  // trainer.plugins.grad_reduce_in_fp32=False. The Megatron-LM README's rows (--bf16 keeps the
+  // fp32 main-gradient reduce), NeMo 24.07's launcher configs and the long-sequence tables
+  // (24.03 / 25.04rc2, recipe not published) keep the fp32 reduce.
+  r.half_grad_reduce = src == "mbridge_perf" || starts_with(src, "nemofw_");
   r.flex_dispatcher = flex_dispatcher(row);
   r.recompute_modules = recipe_recompute_modules(row);
   if (full_iteration_moe(row)) {

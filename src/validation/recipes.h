@@ -31,8 +31,8 @@ struct RecipeDefaults {
   unsigned recompute_modules = 0;
   Schedule schedule = Schedule::kOneFOneB;
   int zero_stage = 0;            // 3: Megatron-FSDP optim_grads_params / DeepSpeed ZeRO-3
-  // FSDP's reduce dtype in bf16 (Composer's PURE mixed precision): gradients reduced in bf16,
-  // not fp32 (parallelism.grad_reduce_in_fp32: false).
+  // Gradients reduced in bf16, not fp32 (parallelism.grad_reduce_in_fp32: false): Composer's
+  // PURE FSDP mixed precision, and the Megatron-Bridge / NeMo 2.0 performance recipes.
   bool half_grad_reduce = false;
   int etp = 1;                   // expert tensor parallelism (MoE)
   bool balanced_router = true;   // moe_router_force_load_balancing
