@@ -78,6 +78,23 @@ bool full_iteration_moe(const PublishedRow& row) {
   return false;
 }
 
+// The eager (not fully CUDA-graphed) MoE recipes that overlap the expert all-to-alls with the
+// other micro-batch's compute (moe_a2a_overlap, Megatron-Core's combined 1F1B EP overlap):
+// Qwen3-235B-A22B on H100 (TP 2, PP 8, VP 4, EP 32, the alltoall dispatcher), whose
+// qwen3_workload_base_configs.py sets moe_a2a_overlap=True in the V1 and V2 configs of the
+// tables' containers 25.11 to 26.04.01, and on B200 in 25.11 only: Megatron-Bridge PR #1760
+// (December 2025) turned it off there "due to CPU overhead" after that release, with the VP 2
+// the 25.11 row still shows. The 25.09 script and the other models' eager recipes of the set
+// name no such overlap (Qwen3-30B on H100 sets moe_a2a_overlap=False).
+bool eager_moe_a2a_overlap(const PublishedRow& row) {
+  if (row.source != "mbridge_perf" || !contains(row.model, "Qwen3_235B")) return false;
+  if (contains(row.model, "tokendrop")) return false;
+  const int c = container_of(row);
+  if (row.gpu == "H100-SXM5-80GB") return c >= 251100;
+  if (row.gpu == "B200") return c >= 251100 && c < 260200;
+  return false;
+}
+
 // The Megatron-FSDP recipes' cpu_offloading_num_layers (llama3_workload_base_configs.py and
 // llama31_workload_base_configs.py, the same in every version of the tables' containers, 25.09
 // to 26.04; with FP8 current scaling, "FP8_CS", the FP8 of the tables): LLaMA-3 70B on GB200 40
@@ -224,6 +241,10 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
   r.half_grad_reduce = src == "mbridge_perf" || starts_with(src, "nemofw_");
   r.flex_dispatcher = flex_dispatcher(row);
   r.recompute_modules = recipe_recompute_modules(row);
+  if (eager_moe_a2a_overlap(row)) {
+    r.overlap_moe_comm = true;
+    r.note = "expert all-to-alls overlapped with the other micro-batch (moe_a2a_overlap)";
+  }
   if (full_iteration_moe(row)) {
     r.full_cuda_graphs = true;
     r.fused_grouped_gemm = true;
