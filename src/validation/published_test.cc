@@ -29,7 +29,7 @@ const PublishedRow& row_at_line(const std::vector<PublishedRow>& rows, int line)
 TEST(LoadPublishedCsv, ReadsRowsAndPairsModelTflopsWithTokens) {
   StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
   ASSERT_TRUE(rows.ok()) << rows.status().message();
-  ASSERT_EQ(rows->size(), 11u);
+  ASSERT_EQ(rows->size(), 12u);
   const PublishedRow& tokens = row_at_line(*rows, 2);
   EXPECT_EQ(tokens.model, "LLAMA3_8B");
   EXPECT_EQ(tokens.micro_batch, 2);
@@ -95,7 +95,7 @@ TEST(PublishedCase, NemotronRecipesRunTheFlexDispatcherAndTheirRecomputeModules)
   EXPECT_EQ(recompute_modules_string(p), "core_attn,layernorm,moe_act,moe");
 }
 
-TEST(PublishedCase, EagerQwen3OnH100OverlapsItsExpertAllToAlls) {
+TEST(PublishedCase, MoeRecipesOverlapAndGraphAsTheyRan) {
   StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
   ASSERT_TRUE(rows.ok());
   // qwen3_workload_base_configs.py: Qwen3-235B on H100 (TP 2, PP 8, VP 4, EP 32) runs the
@@ -107,6 +107,13 @@ TEST(PublishedCase, EagerQwen3OnH100OverlapsItsExpertAllToAlls) {
   StatusOr<PublishedCase> nano = published_case(row_at_line(*rows, 11));
   ASSERT_TRUE(nano.ok()) << nano.status().message();
   EXPECT_FALSE(nano->scenario.parallelism.overlap_moe_comm);
+  EXPECT_FALSE(h100->scenario.training.cuda_graphs);
+  // Container 25.09's token-drop Qwen3-30B on B200: one CUDA graph for the whole iteration
+  // (static shapes), which the dropless recipes after it cannot capture.
+  StatusOr<PublishedCase> tokendrop = published_case(row_at_line(*rows, 13));
+  ASSERT_TRUE(tokendrop.ok()) << tokendrop.status().message();
+  EXPECT_TRUE(tokendrop->scenario.training.cuda_graphs);
+  EXPECT_GT(tokendrop->scenario.model.moe.capacity_factor, 0);
 }
 
 TEST(PublishedCase, RowsThatCannotBeSimulatedSayWhy) {
@@ -182,16 +189,16 @@ TEST(PublishedValidation, CoverageAndGroups) {
   ValidationOptions o;
   StatusOr<PublishedValidationResult> r = run_published_validation(*rows, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->total, 11);
-  EXPECT_EQ(r->simulated, 10);  // all but the row with no parallel configuration
+  EXPECT_EQ(r->total, 12);
+  EXPECT_EQ(r->simulated, 11);  // all but the row with no parallel configuration
   ASSERT_FALSE(r->groups.empty());
   EXPECT_EQ(r->groups[0].by, "all");
-  EXPECT_EQ(r->groups[0].rows, 10);
+  EXPECT_EQ(r->groups[0].rows, 11);
   for (const PublishedPrediction& p : r->rows) {
     if (p.simulated) EXPECT_GT(p.predicted_ms, 0) << p.row.line;
   }
   // Rows of one run share a configuration; the memory model sizes each one.
-  EXPECT_EQ(r->configurations, 7);
+  EXPECT_EQ(r->configurations, 8);
   EXPECT_GE(r->configurations_not_fitting, 0);
   for (const PublishedPrediction& p : r->rows) {
     if (!p.simulated) continue;
