@@ -57,6 +57,15 @@ bool flex_dispatcher(const PublishedRow& row) {
   return contains(m, "DeepSeekV3");
 }
 
+// DeepSeek-V3's dropless H100 run of container 25.09 (TP 2, PP 8, VP 4, EP 64): that release's
+// performance script enables DeepEP for DeepSeek-V3 ("enable this for token-dropless") with
+// the expert all-to-alls overlapped; its token-drop rows on Blackwell run the alltoall
+// dispatcher with capacity padding.
+bool dropless_deepep_2509(const PublishedRow& row) {
+  return row.source == "mbridge_perf" && container_of(row) / 100 == 2509 &&
+         contains(row.model, "DeepSeekV3 (dropless)");
+}
+
 // The MXFP8 MoE recipes that run full-iteration CUDA graphs, the CuTe DSL fused grouped MLP
 // and the combined 1F1B all-to-all overlap (moe_a2a_overlap) from container 26.06 (Megatron-
 // Bridge r0.5.0): Qwen3 on GB200 and GB300 (PR #4211, "Enable Qwen3 GB200/GB300 MXFP8 CuTeDSL
@@ -85,11 +94,19 @@ bool full_iteration_moe(const PublishedRow& row) {
 // tables' containers 25.11 to 26.04.01, and on B200 in 25.11 only: Megatron-Bridge PR #1760
 // (December 2025) turned it off there "due to CPU overhead" after that release, with the VP 2
 // the 25.11 row still shows. The 25.09 script and the other models' eager recipes of the set
-// name no such overlap (Qwen3-30B on H100 sets moe_a2a_overlap=False).
+// name no such overlap (Qwen3-30B on H100 sets moe_a2a_overlap=False). DeepSeek-V3: the dropless
+// H100 recipe of 25.09 (TP 2, PP 8, VP 4, EP 64, global batch 8192; DeepEP with
+// overlap_moe_expert_parallel_comm, the performance script of that release), and B200's MXFP8 V2
+// configuration from 26.04.01 (PP 8, VP 2, EP 32 with DeepEP and moe_a2a_overlap=True in one
+// deepseek_workload_base_configs.py entry; the earlier B200 rows run PP 16, EP 8 without it).
 bool eager_moe_a2a_overlap(const PublishedRow& row) {
-  if (row.source != "mbridge_perf" || !contains(row.model, "Qwen3_235B")) return false;
-  if (contains(row.model, "tokendrop")) return false;
+  if (row.source != "mbridge_perf" || contains(row.model, "tokendrop")) return false;
   const int c = container_of(row);
+  if (contains(row.model, "DeepSeekV3")) {
+    if (row.gpu == "H100-SXM5-80GB") return c / 100 == 2509;
+    return row.gpu == "B200" && row.precision == "MXFP8" && c >= 260401;
+  }
+  if (!contains(row.model, "Qwen3_235B")) return false;
   if (row.gpu == "H100-SXM5-80GB") return c >= 251100;
   if (row.gpu == "B200") return c >= 251100 && c < 260200;
   return false;
@@ -255,7 +272,7 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
   // fp32 main-gradient reduce), NeMo 24.07's launcher configs and the long-sequence tables
   // (24.03 / 25.04rc2, recipe not published) keep the fp32 reduce.
   r.half_grad_reduce = src == "mbridge_perf" || starts_with(src, "nemofw_");
-  r.flex_dispatcher = flex_dispatcher(row);
+  r.flex_dispatcher = flex_dispatcher(row) || dropless_deepep_2509(row);
   r.recompute_modules = recipe_recompute_modules(row);
   if (eager_moe_a2a_overlap(row)) {
     r.overlap_moe_comm = true;
