@@ -61,6 +61,9 @@ class RooflineModel final : public ComputeModel {
       attention_backward_rate_ *= kFlash2Backward;
     }
     memory_rate_ = gpu.hbm_bandwidth.bytes_per_second() * c.memory_efficiency;
+    ssd_memory_rate_ = c.ssd_memory_efficiency > 0
+                           ? gpu.hbm_bandwidth.bytes_per_second() * c.ssd_memory_efficiency
+                           : memory_rate_;
     gap_ = c.kernel_gap;
     k_overhead_ = c.gemm_k_overhead;
   }
@@ -77,8 +80,9 @@ class RooflineModel final : public ComputeModel {
         const double rate = op.ssd_scan   ? ssd_rate_
                             : op.backward ? attention_backward_rate_
                                           : attention_rate_;
+        const double bandwidth = op.ssd_scan ? ssd_memory_rate_ : memory_rate_;
         seconds =
-            std::max(op.flops.count() / rate, static_cast<double>(op.bytes.count()) / memory_rate_);
+            std::max(op.flops.count() / rate, static_cast<double>(op.bytes.count()) / bandwidth);
         break;
       }
       case OpType::kMemory:
@@ -135,6 +139,7 @@ class RooflineModel final : public ComputeModel {
   double attention_backward_rate_ = 0;
   double ssd_rate_ = 0;  // Mamba-2 SSD scans
   double memory_rate_ = 0;
+  double ssd_memory_rate_ = 0;  // the SSD scans' bytes
   SimTime gap_;
   double k_overhead_ = 0;  // pipeline fill/drain of one tile, in K elements
 };

@@ -117,6 +117,22 @@ TEST(RooflineModel, SsdScansRunAtTheirOwnEfficiency) {
   EXPECT_NEAR(model->duration(op).to_seconds(), 2e11 / (400e12 * 0.5) + 3e-6, 1e-9);
 }
 
+TEST(RooflineModel, SsdScansMoveTheirBytesAtTheirOwnFraction) {
+  // A memory-bound scan: 1 GB at 2 TB/s · 0.5 = 1 ms by default (the memory-bound kernels'
+  // fraction); with ssd_memory_efficiency 0.2, 2.5 ms. Other kernels keep 0.5.
+  GpuConfig gpu = test_gpu();
+  Op op = attention_kernel(1e6);
+  op.bytes = Bytes(1000000000);
+  op.ssd_scan = true;
+  EXPECT_NEAR(make_roofline_model(gpu, Precision::kBf16)->duration(op).to_seconds(),
+              1e9 / (2000e9 * 0.5) + 3e-6, 1e-9);
+  gpu.calibration.ssd_memory_efficiency = 0.2;
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kBf16);
+  EXPECT_NEAR(model->duration(op).to_seconds(), 1e9 / (2000e9 * 0.2) + 3e-6, 1e-9);
+  op.ssd_scan = false;
+  EXPECT_NEAR(model->duration(op).to_seconds(), 1e9 / (2000e9 * 0.5) + 3e-6, 1e-9);
+}
+
 TEST(RooflineModel, FlashAttention2OnHopperRunsAtItsMeasuredShareOfCudnn) {
   // FlashAttention-3 paper, H100, head dim 128, 8K: FA2 335 vs cuDNN ~605 TFLOP/s forward, 318
   // vs 518 backward. On Ampere FA2 is the reference kernel: unchanged.

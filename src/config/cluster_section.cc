@@ -87,6 +87,9 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   c.attention_backward_ratio =
       cal.get_double("attention_backward_ratio", c.attention_backward_ratio, 0.05, 2.0);
   c.ssd_efficiency = cal.get_double("ssd_efficiency", c.ssd_efficiency, 0.005, 1.0);
+  if (cal.has("ssd_memory_efficiency")) {
+    c.ssd_memory_efficiency = cal.get_double("ssd_memory_efficiency", 0, 0.01, 1.0);
+  }
   c.launch_overhead_given = cal.has("launch_overhead");
   // Host and device costs are microseconds; none takes a second (and sums of them stay in
   // SimTime's 2^63 ps).

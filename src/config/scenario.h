@@ -210,6 +210,11 @@ struct GpuCalibration {
   // ~1.2e7 tokens/s at 128 heads × 64, state 128 (vLLM PR 27299's microbenchmark of the
   // original kernels), 6.3-8.4 MFLOP per token at chunk 128-256: 77-101 TFLOP/s, 0.08-0.10.
   double ssd_efficiency = 0.09;
+  // The HBM fraction the SSD scan's kernels reach on their bytes; 0 = memory_efficiency, as on
+  // Hopper, where the microbenchmark above runs at its FLOP bound. The Triton kernels are bound
+  // by latency more than by bandwidth (PyTorch's fused-SSD study), so on Blackwell they keep
+  // Hopper's speed per SM rather than Blackwell's HBM (the Blackwell presets, docs/compute.md).
+  double ssd_memory_efficiency = 0;
   // Host time to dispatch one kernel: the stack's (training.stack) unless the GPU's YAML sets it.
   SimTime launch_overhead = SimTime::microseconds(10);
   bool launch_overhead_given = false;             // the GPU's YAML set launch_overhead (loader)

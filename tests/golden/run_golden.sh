@@ -60,6 +60,7 @@ expect_bad unknown-preset "model.preset" "$bin" simulate "$tmp/unknown_preset.ya
 expect_bad missing-key "training.global_batch" "$bin" simulate "$tmp/missing_key.yaml"
 expect_bad malformed-yaml "malformed YAML" "$bin" simulate "$tmp/malformed.yaml"
 expect_bad unitless-size "cluster.nic_bandwidth" "$bin" simulate --set cluster.nic_bandwidth=400
+expect_bad ssd-memory-range "calibration.ssd_memory_efficiency" "$bin" simulate --set cluster.gpu.calibration.ssd_memory_efficiency=2
 expect_bad tp-not-dividing-heads "parallelism.tp" "$bin" simulate --set parallelism.tp=5 --set parallelism.pp=1 --set parallelism.dp=1 --set cluster.nodes=1 --set cluster.gpus_per_node=5
 expect_bad gpus-not-tp-pp-dp "tp·pp·dp" "$bin" simulate --set parallelism.dp=4
 expect_bad batch-not-divisible "training.global_batch" "$bin" simulate --set training.global_batch=1001
