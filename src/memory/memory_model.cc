@@ -120,14 +120,24 @@ InFlight in_flight(const Scenario& sc, int stage, double chunk_bytes, double fir
   const bool first = stage == 0;
   const bool last = stage == p - 1;
   InFlight r;
-  // The combined 1F1B schedule (overlap_moe_comm) runs one more warm-up forward.
-  const int extra = par.overlap_moe_comm ? 1 : 0;
+  // The combined 1F1B schedule (overlap_moe_comm) runs one more warm-up forward in a pipeline.
+  // Without one (Megatron-Core combined_1f1b_schedule_for_no_pipelining) there is no warm-up:
+  // micro-batch i+1's forward of layer j runs beside micro-batch i's backward of layer L−1−j,
+  // which then releases its state (TransformerModelChunkSchedulePlan.run), so the stage holds
+  // one micro-batch's activations and one layer more.
+  const int extra = par.overlap_moe_comm && p > 1 ? 1 : 0;
   if (par.schedule != Schedule::kInterleaved) {
     const int n = par.schedule == Schedule::kGpipe ? m : std::min(p - stage + extra, m);
     r.microbatches = n;
     r.chunks = n;
     r.head_chunks = last ? n : 0;
     r.bytes = n * (chunk_bytes + (first ? first_extra : 0) + (last ? last_extra : 0));
+    r.layer_bytes = n * chunk_bytes;
+    const size_t layers = stage_layer_ids(sc, stage).size();
+    if (par.overlap_moe_comm && p == 1 && m > 1 && layers > 0) {
+      r.bytes += chunk_bytes / static_cast<double>(layers);
+      r.layer_bytes += chunk_bytes / static_cast<double>(layers);
+    }
     return r;
   }
   // The peak is reached in the warm-up ((p−stage−1)·2 + (v−1)·p forwards) or the steady phase,
@@ -441,7 +451,8 @@ MemoryReport estimate_memory(const Scenario& sc) {
     mem.gradients = to_bytes(st.gradients);
     mem.optimizer = to_bytes(st.optimizer);
     mem.activations = to_bytes(f.bytes);
-    mem.layer_activations = to_bytes(split ? f.layer_bytes : f.chunks * chunk_bytes);
+    mem.layer_activations = to_bytes(
+        split || par.schedule != Schedule::kInterleaved ? f.layer_bytes : f.chunks * chunk_bytes);
     mem.activations_per_microbatch =
         to_bytes(chunk_bytes * v + (first ? embedding : 0.0) + (last ? head : 0.0));
     // DualPipe: a micro-batch passes through one of the two chunks; the larger one.

@@ -85,18 +85,20 @@ training: {seq_len: 2048, global_batch: 4, micro_batch: 4, flash_attention: fals
 parallelism: {tp: 8, pp: 1}
 )";
 
-TEST(EstimateMemory, CombinedOneFOneBHoldsOneMoreMicrobatch) {
-  // overlap_moe_comm: Megatron's combined 1F1B runs one more warm-up forward, so each stage
-  // holds one more micro-batch's activations (capped at m): 1 -> 2 without a pipeline, p - i
-  // -> p - i + 1 with one.
-  const char* moe = R"(
+// Mixtral-8x7B cut to 8 layers, EP 8 over two stages of 8 H100s.
+const char* kMixtralEp8 = R"(
 model: {preset: mixtral-8x7b, layers: 8}
 cluster: {preset: dgx-h100, nodes: 2}
 training: {seq_len: 4096, global_batch: 64, micro_batch: 1}
 parallelism: {tp: 1, pp: 2, dp: 8, ep: 8}
 )";
-  const MemoryReport plain = estimate_memory(load(moe));
-  const MemoryReport pairs = estimate_memory(load(moe, {"parallelism.overlap_moe_comm=true"}));
+
+TEST(EstimateMemory, CombinedOneFOneBHoldsOneMoreMicrobatch) {
+  // overlap_moe_comm in a pipeline: Megatron's combined 1F1B runs one more warm-up forward, so
+  // each stage holds one more micro-batch's activations (capped at m): p - i -> p - i + 1.
+  const MemoryReport plain = estimate_memory(load(kMixtralEp8));
+  const MemoryReport pairs =
+      estimate_memory(load(kMixtralEp8, {"parallelism.overlap_moe_comm=true"}));
   ASSERT_EQ(plain.stages.size(), 2u);
   ASSERT_EQ(pairs.stages.size(), 2u);
   for (int st = 0; st < 2; ++st) {
@@ -104,6 +106,22 @@ parallelism: {tp: 1, pp: 2, dp: 8, ep: 8}
     EXPECT_EQ(pairs.stages[st].microbatches_in_flight, 3 - st);
     EXPECT_GT(pairs.stages[st].activations.count(), plain.stages[st].activations.count());
   }
+}
+
+TEST(EstimateMemory, CombinedOneFOneBWithoutAPipelineHoldsOneMoreLayer) {
+  // PP 1: micro-batch i+1's forward of layer j runs beside micro-batch i's backward of layer
+  // L-1-j, which then frees its state (Megatron-Core TransformerModelChunkSchedulePlan.run):
+  // one micro-batch in flight, and one of the 8 layers' activations more.
+  const std::vector<std::string> pp1 = {"parallelism.pp=1", "parallelism.dp=16"};
+  std::vector<std::string> overlapped = pp1;
+  overlapped.push_back("parallelism.overlap_moe_comm=true");
+  const MemoryReport plain = estimate_memory(load(kMixtralEp8, pp1));
+  const MemoryReport pairs = estimate_memory(load(kMixtralEp8, overlapped));
+  ASSERT_EQ(pairs.stages.size(), 1u);
+  EXPECT_EQ(pairs.stages[0].microbatches_in_flight, 1);
+  const double one = static_cast<double>(plain.stages[0].layer_activations.count());
+  EXPECT_NEAR(static_cast<double>(pairs.stages[0].layer_activations.count()), one * 9 / 8,
+              0.01 * one / 8);
 }
 
 TEST(EstimateMemory, Korthikanti22bSingleStage) {
