@@ -8,6 +8,7 @@
 
 #include "validation/flops_conventions.h"
 #include "validation/published_validate.h"
+#include "validation/recipes.h"
 
 namespace preflight {
 namespace {
@@ -116,6 +117,47 @@ TEST(PublishedCase, MoeRecipesOverlapAndGraphAsTheyRan) {
   EXPECT_GT(tokendrop->scenario.model.moe.capacity_factor, 0);
 }
 
+// gpt_oss_workload_base_configs.py: each row's columns single out its V2 entry (EP 16 on GB300
+// in MXFP8, EP 8 on B300, GBS 1,280 with micro-batch 4 on GB200), and the entry sets the rest.
+TEST(RecipeDefaults, GptOssRunsAsItsWorkloadConfigsSay) {
+  PublishedRow row;
+  row.source = "mbridge_perf";
+  row.model = "GPT OSS 120B";
+  row.notes = "container 26.06; Pre-Training Performance";
+  row.micro_batch = 4;
+  row.global_batch = 1280;
+  const auto defaults = [&](const char* gpu, const char* precision, int ep) {
+    row.gpu = gpu;
+    row.precision = precision;
+    row.ep = ep;
+    return recipe_defaults(row);
+  };
+  // MXFP8 on NVL72: full-iteration graphs, HybridEP, the fused grouped MLP, moe_a2a_overlap.
+  const RecipeDefaults gb300 = defaults("GB300", "MXFP8", 16);
+  EXPECT_TRUE(gb300.full_cuda_graphs);
+  EXPECT_TRUE(gb300.flex_dispatcher);
+  EXPECT_TRUE(gb300.fused_grouped_gemm);
+  EXPECT_TRUE(gb300.overlap_moe_comm);
+  EXPECT_EQ(gb300.recompute_modules, 0u);
+  // MXFP8 on B300: the same without the graphs (commented out in its entry).
+  const RecipeDefaults b300 = defaults("B300", "MXFP8", 8);
+  EXPECT_FALSE(b300.full_cuda_graphs);
+  EXPECT_TRUE(b300.flex_dispatcher && b300.fused_grouped_gemm && b300.overlap_moe_comm);
+  // BF16 on B300 with EP 8: HybridEP only; with the V1 layout's EP 64 the alltoall dispatcher.
+  const RecipeDefaults b300_bf16 = defaults("B300", "BF16", 8);
+  EXPECT_TRUE(b300_bf16.flex_dispatcher);
+  EXPECT_FALSE(b300_bf16.overlap_moe_comm || b300_bf16.fused_grouped_gemm);
+  EXPECT_FALSE(defaults("B300", "BF16", 64).flex_dispatcher);
+  // BF16 on GB200: moe_a2a_overlap with the alltoall dispatcher and its recompute modules.
+  const RecipeDefaults gb200 = defaults("GB200", "BF16", 64);
+  EXPECT_TRUE(gb200.overlap_moe_comm);
+  EXPECT_FALSE(gb200.flex_dispatcher || gb200.full_cuda_graphs);
+  EXPECT_NE(gb200.recompute_modules, 0u);
+  // H100 (PP 4, EP 8): none of these.
+  const RecipeDefaults h100 = defaults("H100-SXM5-80GB", "BF16", 8);
+  EXPECT_FALSE(h100.overlap_moe_comm || h100.flex_dispatcher || h100.full_cuda_graphs);
+}
+
 TEST(PublishedCase, RowsThatCannotBeSimulatedSayWhy) {
   StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
   ASSERT_TRUE(rows.ok());
@@ -195,7 +237,9 @@ TEST(PublishedValidation, CoverageAndGroups) {
   EXPECT_EQ(r->groups[0].by, "all");
   EXPECT_EQ(r->groups[0].rows, 11);
   for (const PublishedPrediction& p : r->rows) {
-    if (p.simulated) EXPECT_GT(p.predicted_ms, 0) << p.row.line;
+    if (p.simulated) {
+      EXPECT_GT(p.predicted_ms, 0) << p.row.line;
+    }
   }
   // Rows of one run share a configuration; the memory model sizes each one.
   EXPECT_EQ(r->configurations, 8);

@@ -87,6 +87,38 @@ bool full_iteration_moe(const PublishedRow& row) {
   return false;
 }
 
+// GPT-OSS 120B's performance recipes (gpt_oss_workload_base_configs.py, the V2 entries with the
+// global batch of 1,280 the tables show). Each row's own columns single out its entry, which sets
+// what follows in the same replace(): EP 16 on GB300 in MXFP8, EP 8 on B300 (from 26.02.01),
+// GBS 1,280 with micro-batch 4 on GB200 (26.02 on; 25.11 ran another layout).
+//   * MXFP8 on GB200 and GB300 (the rows from 26.06): cuda_graph_impl full_iteration,
+//     moe_flex_dispatcher_backend hybridep, moe_a2a_overlap, cutedsl_fused_grouped_mlp and no
+//     recompute;
+//   * MXFP8 on B300: the BF16 V2 entry's HybridEP with EP 8, plus moe_a2a_overlap and the fused
+//     grouped MLP, without full-iteration graphs (commented out in the entry);
+//   * BF16 on B300 with EP 8: HybridEP;
+//   * BF16 on GB200 with GBS 1,280: moe_a2a_overlap.
+// fp8_dot_product_attention (MXFP8) and the partial TE graphs of GB300/B300 (attn, moe_router,
+// moe_preprocess) are not modelled; both would make the predictions faster still.
+enum class GptOssRecipe { kNone, kFullIteration, kB300Fused, kFlex, kOverlap };
+
+GptOssRecipe gpt_oss_recipe(const PublishedRow& row) {
+  if (row.source != "mbridge_perf" || !contains(row.model, "GPT OSS 120B")) {
+    return GptOssRecipe::kNone;
+  }
+  const std::string& g = row.gpu;
+  if (row.precision == "MXFP8") {
+    if (g == "GB200" || g == "GB300") return GptOssRecipe::kFullIteration;
+    if (g == "B300" && row.ep == 8) return GptOssRecipe::kB300Fused;
+    return GptOssRecipe::kNone;
+  }
+  if (g == "B300" && row.ep == 8) return GptOssRecipe::kFlex;
+  if (g == "GB200" && row.global_batch == 1280 && row.micro_batch == 4) {
+    return GptOssRecipe::kOverlap;
+  }
+  return GptOssRecipe::kNone;
+}
+
 // The eager (not fully CUDA-graphed) MoE recipes that overlap the expert all-to-alls with the
 // other micro-batch's compute (moe_a2a_overlap, Megatron-Core's combined 1F1B EP overlap):
 // Qwen3-235B-A22B on H100 (TP 2, PP 8, VP 4, EP 32, the alltoall dispatcher), whose
@@ -282,11 +314,24 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
     r.full_cuda_graphs = true;
     r.note = "token drop, full-iteration CUDA graphs";
   }
-  if (full_iteration_moe(row)) {
+  const GptOssRecipe gpt_oss = gpt_oss_recipe(row);
+  if (full_iteration_moe(row) || gpt_oss == GptOssRecipe::kFullIteration) {
     r.full_cuda_graphs = true;
     r.fused_grouped_gemm = true;
     r.overlap_moe_comm = true;
     r.note = "full-iteration CUDA graphs, fused grouped MLP, overlapped all-to-alls";
+  }
+  if (gpt_oss != GptOssRecipe::kNone && gpt_oss != GptOssRecipe::kOverlap) {
+    r.flex_dispatcher = true;
+  }
+  if (gpt_oss == GptOssRecipe::kB300Fused) {
+    r.fused_grouped_gemm = true;
+    r.overlap_moe_comm = true;
+    r.note = "fused grouped MLP, overlapped all-to-alls";
+  }
+  if (gpt_oss == GptOssRecipe::kOverlap) {
+    r.overlap_moe_comm = true;
+    r.note = "expert all-to-alls overlapped with the other micro-batch (moe_a2a_overlap)";
   }
   return r;
 }
