@@ -162,6 +162,12 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   m->sliding_window = r.get_int("sliding_window", 0, 0);
   m->sliding_window_pattern = r.get_int("sliding_window_pattern", 0, 0);
   m->attention_sinks = r.get_bool("attention_sinks", false);
+  m->activation_clamp = r.get_double("activation_clamp", 0, 0, 1e6);
+  if (m->activation_clamp > 0 && m->activation != Activation::kSwiglu) {
+    r.fail("activation_clamp",
+           "clamps the two halves of a gated activation: expected "
+           "model.activation: swiglu, or no activation_clamp");
+  }
   m->mtp_layers = r.get_int("mtp_layers", 0, 0);
   m->mtp_repeated_layer = r.get_bool("mtp_repeated_layer", false);
   m->hybrid_pattern = r.get_string("hybrid_pattern", "");

@@ -162,7 +162,11 @@ struct ModelConfig {
   int sliding_window = 0;
   int sliding_window_pattern = 0;
   bool attention_sinks = false;  // learned per-head sink logits (GPT-OSS); a softmax term
-  int mtp_layers = 0;            // multi-token prediction modules (DeepSeek-V3: 1)
+  // Clamped gated activation (GPT-OSS's swiglu_limit 7.0; Megatron-Core's
+  // activation_func_clamp_value): the gate half clamped from above and the linear half to
+  // [-c, c] before the activation; 0 = none. Costs memory passes, not FLOPs (docs/workload.md).
+  double activation_clamp = 0;
+  int mtp_layers = 0;  // multi-token prediction modules (DeepSeek-V3: 1)
   // The MTP depths share one module's weights (Megatron's mtp_use_repeated_layer; Nemotron 3
   // Super and Ultra): mtp_layers depths of compute, one module of parameters.
   bool mtp_repeated_layer = false;

@@ -107,7 +107,10 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
   }
   // The MLP's saved tensors (GELU: its input and FC2's input; SwiGLU: gate and up, and FC2's
   // input), and the largest gradient pair of its backward.
-  double mlp = ((swiglu ? 4.0 : 2.0) + g) * tokens * f;
+  // A clamped gated activation (model.activation_clamp) keeps one more copy of FC1's output: the
+  // clamps save their inputs (halves of FC1's output) and the activation its concatenated input.
+  const double clamp = swiglu && m.activation_clamp > 0 ? 4.0 : 0.0;
+  double mlp = ((swiglu ? 4.0 : 2.0) + clamp + g) * tokens * f;
   double mlp_grad = (swiglu ? 4.0 : 2.0) * tokens * f;
   if (moe_layer) {
     // Megatron-Core MoE (docs/user-guide/features/moe.md; DeepSeek-V3 report §3.3): each GPU
@@ -125,12 +128,13 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
         e.shared_expert_ffn_hidden > 0 ? e.shared_expert_ffn_hidden : e.expert_ffn_hidden;
     const double f_s = static_cast<double>(e.shared_experts) * shared_ffn / t;
     const double act_in = swiglu ? 4.0 : 2.0;  // the activation's input, 16-bit
-    l.shared = (act_in + g) * tokens * f_s;
-    l.moe_act = g * dispatched * f_e;
+    const double moe_clamp = swiglu && m.activation_clamp > 0 ? act_in : 0.0;
+    l.shared = (act_in + moe_clamp + g) * tokens * f_s;
+    l.moe_act = (g + moe_clamp) * dispatched * f_e;
     mlp = l.shared                            // shared experts, split by TP
           + 4.0 * tokens * e.experts / whole  // fp32 router logits / scores
           + g * dispatched * w                // dispatched tokens: the experts' FC1 input
-          + (act_in + g) * dispatched * f_e   // the experts' FC1 outputs, FC2 input
+          + (act_in + moe_clamp + g) * dispatched * f_e  // FC1 outputs (clamped copy), FC2 input
           + 2.0 * dispatched * w;  // expert outputs the combine weights (for the scores' grad)
     if (e.latent_size > 0) mlp += g * tokens / t * w;
     mlp_grad = std::max((swiglu ? 4.0 : 2.0) * tokens * f_s,

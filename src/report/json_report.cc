@@ -58,6 +58,7 @@ json scenario_to_json(const Scenario& s) {
              {"sliding_window", m.sliding_window},
              {"sliding_window_pattern", m.sliding_window_pattern},
              {"attention_sinks", m.attention_sinks},
+             {"activation_clamp", m.activation_clamp},
              {"mtp_layers", m.mtp_layers}};
   if (m.moe.enabled()) {
     const MoeConfig& e = m.moe;

@@ -258,6 +258,16 @@ Op memory_op(const char* name, double bytes, Category category) {
   return op;
 }
 
+void clamped_glu_ops(const std::string& prefix, double rows, double f, double e, bool backward,
+                     std::vector<Op>& ops) {
+  const char* dir = backward ? ".bwd" : ".fwd";
+  const double half = (backward ? 3 : 2) * e * rows * f;
+  for (const char* part : {".clamp_gate", ".clamp_linear"}) {
+    ops.push_back(memory_op((prefix + part + dir).c_str(), half));
+  }
+  ops.push_back(memory_op((prefix + ".cat" + dir).c_str(), 4 * e * rows * f));
+}
+
 Op collective_op(const char* name, CollectiveKind kind, GroupKind group, Bytes bytes) {
   Op op;
   op.name = name;
@@ -352,6 +362,7 @@ std::vector<Op> mlp_forward_ops(const LayerShape& x) {
   ops.push_back(gemm_op("fc1.fwd", x.tokens, x.fc1_out, x.h, 1, x.gemm_bytes));
   // GELU(+bias): read and write T·F/t; SwiGLU: read 2·T·F/t, write T·F/t.
   const double f = static_cast<double>(x.ffn_per_rank);
+  if (x.clamped_glu) clamped_glu_ops("mlp.act", t, f, e, /*backward=*/false, ops);
   ops.push_back(memory_op("mlp.act.fwd", (x.swiglu ? 3 : 2) * e * t * f));
   ops.push_back(gemm_op("fc2.fwd", x.tokens, x.h, x.ffn_per_rank, 1, x.gemm_bytes));
   if (x.tp > 1) ops.push_back(tp_reduction(x, /*grad=*/false));
@@ -381,6 +392,7 @@ std::vector<Op> mlp_backward_ops(const LayerShape& x) {
   // GELU backward reads grad and input, writes grad (3e·T·F/t), plus the fc1 bias gradient
   // (reads T·F/t); SwiGLU backward reads grad and both halves, writes two halves (5e·T·F/t).
   ops.push_back(memory_op("mlp.act.bwd", (x.swiglu ? 5 : (x.bias ? 4 : 3)) * e * t * f));
+  if (x.clamped_glu) clamped_glu_ops("mlp.act", t, f, e, /*backward=*/true, ops);
   column_parallel_backward(x, gemm_op("fc1.dgrad", x.tokens, x.h, x.fc1_out, 1, x.gemm_bytes),
                            gemm_op("fc1.wgrad", x.h, x.fc1_out, x.tokens, 1, x.gemm_bytes, true),
                            ops);

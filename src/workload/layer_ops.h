@@ -6,6 +6,7 @@
 // T = b·s tokens, t = tp, e = bytes per activation element, A = b·(a/t)·s² score elements.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "config/scenario.h"
@@ -55,6 +56,17 @@ void residual_backward(const LayerShape& x, const char* name, std::vector<Op>& o
 // input gradient reduce-scattered (overlapping wgrad); without, the input gradient's
 // all-reduce overlaps wgrad.
 void column_parallel_backward(const LayerShape& x, Op dgrad, Op wgrad, std::vector<Op>& ops);
+
+// The clamp of a gated activation's input (model.activation_clamp), as Megatron-Core runs it
+// before its fused kernel (fused_bias_geglu.py / fused_bias_swiglu.py, weighted_bias_*_impl with
+// clamp_value): the [rows × 2f] FC1 output split in its gate and linear halves, each clamped by
+// its own kernel (read and write rows·f each), then concatenated again (torch.cat: read and
+// write rows·2f): 8·e·rows·f in three kernels. Backward (autograd): each clamp's backward
+// masks its half of the gradient with its saved input (read gradient and input, write: 3·e·rows·f
+// each) and the split's backward concatenates the halves (4·e·rows·f). Ops named
+// "<prefix>.clamp_gate|clamp_linear|cat.fwd|bwd", appended to `ops`.
+void clamped_glu_ops(const std::string& prefix, double rows, double f, double e, bool backward,
+                     std::vector<Op>& ops);
 
 // A GEMM op: flops 2·m·n·k·batch, bytes (m·k + k·n + m·n)·batch·e (+ m·n·e when `accumulate`,
 // as weight gradients add into the existing gradient buffer).

@@ -33,6 +33,7 @@ LayerShape make_layer_shape(const Scenario& sc) {
   x.qkv_out = (x.heads_per_rank + 2 * x.kv_heads_per_rank) * x.head_dim;
   x.ffn_per_rank = m.ffn_hidden / x.tp;
   x.swiglu = m.activation == Activation::kSwiglu;
+  x.clamped_glu = x.swiglu && m.activation_clamp > 0;
   x.fc1_out = x.swiglu ? 2 * x.ffn_per_rank : x.ffn_per_rank;
   x.vocab_per_rank = padded_vocab(m, sc.parallelism.tp) / x.tp;
   x.sequence_parallel = sc.parallelism.sequence_parallel;

@@ -27,6 +27,7 @@ struct LayerShape {
   bool dropout = true;
   bool bias = true;
   bool swiglu = false;
+  bool clamped_glu = false;  // model.activation_clamp > 0: clamp and concatenate before the GLU
   bool rope = false;
   bool learned_positions = true;
   bool layernorm = true;

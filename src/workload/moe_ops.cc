@@ -138,12 +138,23 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   ops.push_back(
       expert_gemm("moe.experts.fc1.fwd", t.per_expert, x.expert_fc1_out, x.expert_h, x, load));
   // The fused grouped MLP activates (and casts) in fc1's epilogue: no kernel of its own.
+  // A clamped activation clamps and re-concatenates FC1's output first (clamped_glu_ops); the
+  // fused MLP clamps in the epilogue.
   if (!x.fused_expert_mlp) {
+    if (x.clamped_glu) clamped_glu_ops("moe.experts.act", rt, f, e, /*backward=*/false, ops);
     ops.push_back(memory_op("moe.experts.act.fwd", (x.swiglu ? 3 : 2) * e * rt * f));
   }
   ops.push_back(
       expert_gemm("moe.experts.fc2.fwd", t.per_expert, x.expert_h, x.expert_ffn_per_rank, x, load));
   ops.back().quantized_input = x.fused_expert_mlp;
+  // Expert biases (model.linear_bias): FC1's is added in its GEMM's epilogue; FC2's is scaled by
+  // each copy's routing probability, as the activation scaled the rest, outside the GEMM
+  // (Megatron-Core TEGroupedMLP._apply_bias: per local expert `t + b * p` on its split of the
+  // output, then torch.cat): b·p written, t and b·p read and the sum written, the sum read and
+  // written by the cat, 6·e per element of the rt × w output. The fused MLP takes it in its
+  // epilogue.
+  const bool fc2_bias = x.bias && !x.fused_expert_mlp;
+  if (fc2_bias) ops.push_back(memory_op("moe.experts.fc2.bias.fwd", 6 * e * rt * w));
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.reducescatter", CollectiveKind::kReduceScatter,
                                 GroupKind::kExpertTensor, t.etp_gather));
@@ -198,6 +209,12 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
     ops.push_back(collective_op("etp.allgather.grad", CollectiveKind::kAllGather,
                                 GroupKind::kExpertTensor, t.etp_gather));
   }
+  // FC2's bias (forward above) backward: the gradients of b (Σ over rows of grad · p: a product
+  // written and read) and of p (Σ over the width of grad · b), each reading the output gradient:
+  // 7·e per element.
+  if (x.bias && !x.fused_expert_mlp) {
+    ops.push_back(memory_op("moe.experts.fc2.bias.bwd", 7 * e * rt * w));
+  }
   ops.push_back(expert_gemm("moe.experts.fc2.dgrad", t.per_expert, x.expert_ffn_per_rank,
                             x.expert_h, x, load));
   ops.push_back(expert_gemm("moe.experts.fc2.wgrad", x.expert_h, x.expert_ffn_per_rank,
@@ -206,6 +223,7 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
   // epilogue.
   if (!x.fused_expert_mlp) {
     ops.push_back(memory_op("moe.experts.act.bwd", (x.swiglu ? 5 : 3) * e * rt * f));
+    if (x.clamped_glu) clamped_glu_ops("moe.experts.act", rt, f, e, /*backward=*/true, ops);
   }
   ops.push_back(
       expert_gemm("moe.experts.fc1.dgrad", t.per_expert, x.expert_h, x.expert_fc1_out, x, load));

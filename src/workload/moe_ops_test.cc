@@ -238,6 +238,57 @@ TEST(MoeOps, TheFusedGroupedMlpActivatesInItsGemmEpilogues) {
             bytes(ops(false, false), "moe.experts.fc1.fwd"));
 }
 
+TEST(MoeOps, ClampedActivationAndExpertBiasCostTheirMemoryPasses) {
+  // Megatron-Core's clamped gated activation (weighted_bias_*_impl with clamp_value) clamps the
+  // two halves of FC1's [rows x 2F] output by a kernel each and concatenates them before its
+  // fused kernel: 8·e·rows·F forward, 10·e·rows·F backward. TEGroupedMLP._apply_bias adds FC2's
+  // bias scaled by the routing probability outside the GEMM: 6·e per element of the rows x h
+  // output forward, 7·e backward. The fused grouped MLP does both in its epilogues.
+  const double e = 2, F = 1408, h = 2048;
+  const double rows = 4096.0 * 8;  // T·k copies, balanced over the EP group
+  auto sum = [](const std::vector<Op>& ops, const std::string& prefix) {
+    double b = 0;
+    for (const Op& op : ops) {
+      if (op.name.rfind(prefix, 0) == 0) b += static_cast<double>(op.bytes.count());
+    }
+    return b;
+  };
+  const Scenario plain = moe_scenario();
+  const Scenario clamped = moe_scenario({"model.activation_clamp=7", "model.linear_bias=true"});
+  const ExpertLoad load = draw_expert_load(plain.model.moe, 8, 0, 0);
+  const LayerShape xp = make_layer_shape(plain, 0), xc = make_layer_shape(clamped, 0);
+  ASSERT_TRUE(xc.clamped_glu);
+  const std::vector<Op> fwd = moe_forward_ops(xc, load), bwd = moe_backward_ops(xc, load);
+  EXPECT_EQ(sum(moe_forward_ops(xp, load), "moe.experts.act.clamp"), 0);
+  EXPECT_NEAR(sum(fwd, "moe.experts.act.clamp") + sum(fwd, "moe.experts.act.cat"), 8 * e * rows * F,
+              1e-6 * rows * F);
+  EXPECT_NEAR(sum(bwd, "moe.experts.act.clamp") + sum(bwd, "moe.experts.act.cat"),
+              10 * e * rows * F, 1e-6 * rows * F);
+  EXPECT_NEAR(sum(fwd, "moe.experts.fc2.bias"), 6 * e * rows * h, 1e-6 * rows * h);
+  EXPECT_NEAR(sum(bwd, "moe.experts.fc2.bias"), 7 * e * rows * h, 1e-6 * rows * h);
+  // Three kernels each way for the clamp (two clamps, one concatenation).
+  int kernels = 0;
+  for (const Op& op : fwd) kernels += op.name.rfind("moe.experts.act.c", 0) == 0;
+  EXPECT_EQ(kernels, 3);
+  // Fused grouped MLP: none of it.
+  const Scenario fused = moe_scenario({"model.activation_clamp=7", "model.linear_bias=true",
+                                       "training.precision=mxfp8", "cluster.preset=dgx-b200",
+                                       "training.stack.grouped_gemm=fused"});
+  const std::vector<Op> ff = moe_forward_ops(make_layer_shape(fused, 0), load);
+  EXPECT_EQ(sum(ff, "moe.experts.act.c") + sum(ff, "moe.experts.fc2.bias"), 0);
+}
+
+TEST(MoeOps, ActivationClampNeedsAGatedActivation) {
+  StatusOr<Scenario> s = load_scenario_text(
+      "model: {}\ncluster: {}\ntraining: {}\n", "t",
+      {"model.name=m", "model.layers=2", "model.hidden=512", "model.heads=8", "model.vocab=1000",
+       "model.activation=gelu", "model.activation_clamp=7", "cluster.preset=dgx-h100",
+       "cluster.nodes=1", "training.seq_len=1024", "training.global_batch=8"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("model.activation_clamp"), std::string::npos)
+      << s.status().message();
+}
+
 TEST(MoeOps, NodeLimitedRoutingAndFp8DispatchShrinkTheAllToAll) {
   // EP 8 on one-GPU nodes spans 8 nodes. Top-8 over at most 4 nodes, one copy per node: the
   // cross-node copies halve (M/k = 4/8), for dispatch and combine alike. FP8 dispatch then
