@@ -194,7 +194,9 @@ TEST(LoadModelPreset, EveryModelPresetLoads) {
     EXPECT_EQ(m->name, name);
     EXPECT_GT(m->layers, 0) << name;
     // Qwen3 and gpt-oss give their head width explicitly (heads × head_dim != hidden).
-    if (m->head_dim_override == 0) EXPECT_EQ(m->hidden % m->heads, 0) << name;
+    if (m->head_dim_override == 0) {
+      EXPECT_EQ(m->hidden % m->heads, 0) << name;
+    }
     EXPECT_EQ(m->heads % m->kv_heads, 0) << name;
     EXPECT_GT(m->ffn_hidden, 0) << name;
     EXPECT_GT(m->vocab, 0) << name;

@@ -661,8 +661,12 @@ parallelism: {tp: 4, pp: 4, sequence_parallel: true, recompute: selective,
     weight_blocks += weight;
     for (const Op& op : b.ops) {
       const bool wgrad = op.name.size() > 6 && op.name.substr(op.name.size() - 6) == ".wgrad";
-      if (input) EXPECT_FALSE(wgrad) << b.name << ": " << op.name;
-      if (weight) EXPECT_TRUE(wgrad) << b.name << ": " << op.name;
+      if (input) {
+        EXPECT_FALSE(wgrad) << b.name << ": " << op.name;
+      }
+      if (weight) {
+        EXPECT_TRUE(wgrad) << b.name << ": " << op.name;
+      }
     }
   }
   EXPECT_EQ(input_blocks, 2);

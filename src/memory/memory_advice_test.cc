@@ -17,13 +17,6 @@ Scenario load(const std::vector<std::string>& overrides) {
   return s.ok() ? *s : Scenario{};
 }
 
-bool any_starts(const std::vector<std::string>& lines, const std::string& prefix) {
-  for (const std::string& l : lines) {
-    if (l.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
-}
-
 // The peak the memory model gives `base` with `overrides` on top.
 double peak_gib(std::vector<std::string> base, const std::vector<std::string>& overrides) {
   base.insert(base.end(), overrides.begin(), overrides.end());
