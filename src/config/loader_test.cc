@@ -485,6 +485,19 @@ TEST(LoadScenarioText, UnitlessSize) {
                      "expected a bandwidth with a unit", "Gbps"});
 }
 
+TEST(LoadScenarioText, HostOverheadFactorIsBounded) {
+  // A host 10x faster than an x86 DGX host or 20x slower is no host Preflight knows.
+  for (const char* bad : {"cluster.host_overhead_factor=0.05", "cluster.host_overhead_factor=25",
+                          "cluster.host_overhead_factor=-1"}) {
+    expect_user_error(load_error(kSmall, {bad}), {"cluster.host_overhead_factor"});
+  }
+  expect_user_error(load_error(kSmall, {"cluster.host_overhead_factor=fast"}),
+                    {"cluster.host_overhead_factor"});
+  StatusOr<Scenario> ok = load(kSmall, {"cluster.host_overhead_factor=2"});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->cluster.host_overhead_factor, 2.0);
+}
+
 TEST(LoadScenarioText, UnitlessSizeInFile) {
   expect_user_error(load_error(R"(
 model: {preset: gpt3-175b}

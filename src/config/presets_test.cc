@@ -383,8 +383,20 @@ TEST(LoadClusterPreset, Nvl72RacksAreOneNvlinkDomainOf72Gpus) {
     EXPECT_EQ(c->total_gpus(), 288);
     EXPECT_DOUBLE_EQ(c->nic_bandwidth.bytes_per_second(), w.nic_bytes_per_second);
     EXPECT_EQ(c->cpu_vendor, "arm");
+    // The stack's fitted launch cost holds for Grace as for the x86 hosts (cluster_section.cc).
+    EXPECT_EQ(c->host_overhead_factor, 1.0);
     EXPECT_TRUE(c->gpu.nvls);
   }
+  // The x86 DGX hosts are the reference; a cluster may state its own host's speed.
+  for (const char* x86 : {"dgx-h100", "dgx-b200", "dgx-b300", "dgx-a100"}) {
+    StatusOr<ClusterConfig> c = load_cluster_preset(x86, {});
+    ASSERT_TRUE(c.ok()) << x86 << ": " << c.status().message();
+    EXPECT_EQ(c->host_overhead_factor, 1.0) << x86;
+  }
+  StatusOr<ClusterConfig> own =
+      load_cluster_preset("gb200-nvl72", {"cluster.host_overhead_factor=1.5"});
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_EQ(own->host_overhead_factor, 1.5);
 }
 
 TEST(LoadClusterPreset, DgxB300HasEight800GNics) {

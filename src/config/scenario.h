@@ -331,6 +331,11 @@ struct ClusterConfig {
   // of pcie_gen at 0.8 of the line rate (51.2 GB/s for Gen5, SimAI's "PCIe Gen5 effective");
   // Grace systems: their NVLink-C2C share (cluster presets).
   Bandwidth host_bandwidth = Bandwidth::gigabytes_per_second(25.6);
+  // Host CPU time per framework op against the hosts the stacks' launch costs were fitted on
+  // (1). Every host cost of an iteration scales by it: the launches, the grouped GEMM's loop
+  // over its experts, Transformer Engine's loops. A what-if for a slower or faster host; no
+  // preset sets it (config/cluster_section.cc says why).
+  double host_overhead_factor = 1.0;
   TopologyConfig topology;
 
   int total_gpus() const { return nodes * gpus_per_node; }

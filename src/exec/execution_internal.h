@@ -409,7 +409,8 @@ class Execution {
     t.wait_comm = op.wait_comm;
     t.comm_chain = op.comm_chain;
     t.launches = std::max(0, op.launches);
-    t.host_time = op.host_time;
+    t.host_time = options_.host_time_factor == 1.0 ? op.host_time
+                                                   : op.host_time.scaled(options_.host_time_factor);
     t.host_sync = op.host_sync;
     if (op.type == OpType::kCollective) {
       const GroupPlacement& g = group(op.group);

@@ -97,7 +97,11 @@ struct ExecutionResult {
 };
 
 struct ExecutorOptions {
+  // Host cost per kernel launch, on the cluster's host (cluster.host_overhead_factor applied).
   SimTime launch_overhead;
+  // The host's speed against the reference x86 host: each op's other host work (Op::host_time)
+  // scales by it.
+  double host_time_factor = 1.0;
   // Compute kernels that run while a collective does lose the SMs its channels hold: SMs of the
   // GPU, and the calibrated factor on the channel share (0 turns the interference off).
   int sm_count = 0;

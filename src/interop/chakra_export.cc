@@ -123,12 +123,13 @@ class GroupNames {
 class Lowering {
  public:
   Lowering(const Workload& w, const Layout& layout,
-           const std::vector<std::vector<SimTime>>& durations, SimTime launch,
+           const std::vector<std::vector<SimTime>>& durations, SimTime launch, double host_factor,
            Bandwidth host_bandwidth, GroupNames* names, int stage, int local)
       : w_(w),
         layout_(layout),
         durations_(durations),
         launch_(launch),
+        host_factor_(host_factor),
         host_bandwidth_(host_bandwidth),
         names_(names),
         stage_(stage),
@@ -167,14 +168,15 @@ class Lowering {
   }
 
   // The host launches `count` kernels and does `extra` more host work (a per_expert grouped
-  // GEMM's loop over its experts, Op::host_time): a CPU node after the previous launch or
-  // synchronisation.
+  // GEMM's loop over its experts, Op::host_time, at the cluster's host_overhead_factor): a CPU
+  // node after the previous launch or synchronisation.
   void launch(int count = 1, SimTime extra = SimTime()) {
     if ((launch_.ps() == 0 || count <= 0) && extra.ps() == 0) return;
     ChakraNode n;
     n.name = "launch";
     n.type = ChakraNodeType::kComp;
     n.is_cpu_op = true;
+    if (host_factor_ != 1.0) extra = extra.scaled(host_factor_);
     set_duration(&n, launch_ * std::max(0, count) + extra);
     host_ = {add(std::move(n), host_)};
   }
@@ -350,6 +352,7 @@ class Lowering {
   const Layout& layout_;
   const std::vector<std::vector<SimTime>>& durations_;
   SimTime launch_;
+  double host_factor_;
   Bandwidth host_bandwidth_;
   GroupNames* names_;
   int stage_, local_;
@@ -381,8 +384,8 @@ StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w
   GroupNames names;
   int64_t total = 0;
   for (size_t st = 0; st < w.stages.size(); ++st) {
-    Lowering l(w, layout, durations, launch_overhead, s.cluster.host_bandwidth, &names,
-               static_cast<int>(st), 0);
+    Lowering l(w, layout, durations, launch_overhead, s.cluster.host_overhead_factor,
+               s.cluster.host_bandwidth, &names, static_cast<int>(st), 0);
     total += l.count() * layout.stage_ranks();
   }
   if (total > max_nodes) {
@@ -396,8 +399,8 @@ StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w
   ChakraWorkload out;
   for (size_t st = 0; st < w.stages.size(); ++st) {
     for (int local = 0; local < layout.stage_ranks(); ++local) {
-      Lowering l(w, layout, durations, launch_overhead, s.cluster.host_bandwidth, &names,
-                 static_cast<int>(st), local);
+      Lowering l(w, layout, durations, launch_overhead, s.cluster.host_overhead_factor,
+                 s.cluster.host_bandwidth, &names, static_cast<int>(st), local);
       out.ranks.push_back(l.run());
     }
   }
@@ -408,8 +411,9 @@ StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w
 StatusOr<ChakraWorkload> export_chakra(const Scenario& s, int64_t max_nodes) {
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
   const std::unique_ptr<ComputeModel> compute = make_compute_model(s);
-  return workload_to_chakra(s, generate_workload(s, offloaded_layer_bytes(s)), *compute,
-                            s.cluster.gpu.calibration.launch_overhead, max_nodes);
+  return workload_to_chakra(
+      s, generate_workload(s, offloaded_layer_bytes(s)), *compute,
+      s.cluster.gpu.calibration.launch_overhead.scaled(s.cluster.host_overhead_factor), max_nodes);
 }
 
 }  // namespace preflight

@@ -33,13 +33,15 @@ namespace preflight {
 constexpr int64_t kChakraDefaultMaxNodes = 20'000'000;
 
 // The traces of every rank of `w` (generated for `s`), with `compute` timing the kernels and
-// `launch_overhead` per kernel launch. Errors: more than `max_nodes` nodes in all.
+// `launch_overhead` per kernel launch (on the cluster's host: scaled by its
+// host_overhead_factor already); the ops' other host work scales by that factor here. Errors:
+// more than `max_nodes` nodes in all.
 StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w,
                                             const ComputeModel& compute, SimTime launch_overhead,
                                             int64_t max_nodes = kChakraDefaultMaxNodes);
 
 // validate_scenario(s), generate_workload(s), the roofline model and the scenario's
-// launch_overhead through workload_to_chakra.
+// launch_overhead at its cluster's host_overhead_factor through workload_to_chakra.
 StatusOr<ChakraWorkload> export_chakra(const Scenario& s,
                                        int64_t max_nodes = kChakraDefaultMaxNodes);
 

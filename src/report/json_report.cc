@@ -132,6 +132,7 @@ json scenario_to_json(const Scenario& s) {
                {"network_latency_s", c.network_latency.to_seconds()},
                {"gpu_hour_price", c.gpu_hour_price},
                {"cpu_vendor", c.cpu_vendor},
+               {"host_overhead_factor", c.host_overhead_factor},
                {"pcie_gen", c.pcie_gen}};
   const TrainingConfig& t = s.training;
   json stack{

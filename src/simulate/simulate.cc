@@ -91,8 +91,11 @@ StatusOr<SimulationReport> run_workload(const Scenario& s, const Workload& workl
   if (!imported) r.memory = estimate_memory(s);
   ExecutorOptions exec_options;
   // CUDA graphs: the host replays one graph per iteration; its kernels cost no launch each.
+  // Every host cost runs at the cluster's host CPU speed (cluster.host_overhead_factor).
+  const double host = s.cluster.host_overhead_factor;
   exec_options.launch_overhead =
-      s.training.cuda_graphs ? SimTime() : s.cluster.gpu.calibration.launch_overhead;
+      s.training.cuda_graphs ? SimTime() : s.cluster.gpu.calibration.launch_overhead.scaled(host);
+  exec_options.host_time_factor = host;
   exec_options.sm_count = s.cluster.gpu.sm_count;
   exec_options.comm_sm_interference = s.cluster.gpu.calibration.comm_sm_interference;
   exec_options.trace = options.trace;

@@ -197,6 +197,31 @@ TEST(Simulate, OverlappedCollectivesSlowTheComputeUnderThem) {
   EXPECT_LT(slowed, 1.0 + 32.0 / 108.0);  // at most 32 channels of the A100's 108 SMs
 }
 
+TEST(Simulate, HostCostsRunAtTheClustersHostCpuSpeed) {
+  // GPT-3 1.7B at 256 tokens per micro-batch on one DGX H100: every kernel is shorter than the
+  // host's launch of it, so the iteration follows the host thread. A host twice as slow per
+  // framework op (cluster.host_overhead_factor, Grace against x86: TransformerEngine #2053)
+  // doubles each launch: the host-bound time grows in proportion, the same step from 1 to 2 as
+  // from 2 to 3. Under full-iteration CUDA graphs nothing is launched per kernel to slow.
+  auto time = [](double factor, bool graphs) {
+    StatusOr<Scenario> s = load_scenario_text(
+        "", "",
+        {"model.preset=gpt3-1.7b", "cluster.preset=dgx-h100", "cluster.nodes=1",
+         "training.seq_len=256", "training.global_batch=64", "training.micro_batch=1",
+         "parallelism.tp=1", "parallelism.pp=1", "parallelism.dp=8",
+         "training.cuda_graphs=" + std::string(graphs ? "full" : "none"),
+         "cluster.host_overhead_factor=" + std::to_string(factor)});
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    StatusOr<SimulationReport> r = simulate(*s);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r->iteration_time_s;
+  };
+  const double t1 = time(1, false), t2 = time(2, false), t3 = time(3, false);
+  EXPECT_GT(t2, 1.6 * t1);  // host-bound: nearly all of the time is launches
+  EXPECT_NEAR(t3 - t2, t2 - t1, 0.05 * (t2 - t1));
+  EXPECT_EQ(time(1, true), time(3, true));
+}
+
 TEST(Simulate, FlowNetworkMatchesAnalyticalWhenNoLinkIsShared) {
   // Two DGX H100 nodes, TP 8, PP 2, DP 1, untied embeddings: the only cross-node traffic is each
   // GPU's pipeline send to its peer on the other node, over its own rail NIC and one leaf (the
