@@ -66,7 +66,10 @@ void add_collective_command(CLI::App& app, int* exit_code) {
                   "send_recv");
   cmd->add_option("--sizes", args->sizes,
                   "MIN:MAX (doubling, as nccl-tests -b MIN -e MAX -f 2) or a list: 1MiB,1GiB");
-  cmd->add_option("--set", args->overrides, "Override a cluster.* or collectives.* key")
+  cmd->add_option(
+         "--set", args->overrides,
+         "Override a cluster.*, collectives.* or simulation.packet.* key (the last with --network "
+         "packet: mtu, switch_buffer, pfc, ecn, kmin, kmax, pmax, cc, hpcc_eta, hpcc_max_stage)")
       ->take_all();
   cmd->add_option("--network", args->network,
                   "analytical (the collective model's time; default), flow or packet (the planned "

@@ -374,7 +374,7 @@ Status read_compute(const YAML::Node& node, const std::string& source, ComputeCo
 }
 
 // simulation.packet: {mtu: 4096, switch_buffer: 32MiB, pfc: true, pfc_alpha: 0.125, ecn: true,
-// kmin: 5KB, kmax: 200KB, pmax: 0.01, cc: dcqcn}
+// kmin: 5KB, kmax: 200KB, pmax: 0.01, cc: dcqcn, hpcc_eta: 0.95, hpcc_max_stage: 5}
 Status read_packet(const YAML::Node& node, const std::string& source, PacketNetworkConfig* p) {
   YamlReader r(node, source, "simulation.packet");
   // Ethernet frames carry 256 B to 9 KB of payload (RoCEv2's IB MTUs 256..4096, jumbo frames).
@@ -394,8 +394,21 @@ Status read_packet(const YAML::Node& node, const std::string& source, PacketNetw
     r.fail("kmax", "expected more than kmin (" + std::to_string(p->kmin) + " bytes)");
   }
   p->pmax = r.get_double("pmax", p->pmax, 1e-6, 1);
-  static const std::vector<std::string> kCc = {"dcqcn", "none"};
-  p->cc = r.get_choice("cc", 0, kCc) == 0 ? CongestionControl::kDcqcn : CongestionControl::kNone;
+  static const std::vector<std::string> kCc = {"dcqcn", "hpcc", "none"};
+  static const CongestionControl kCcKinds[] = {CongestionControl::kDcqcn, CongestionControl::kHpcc,
+                                               CongestionControl::kNone};
+  p->cc = kCcKinds[r.get_choice("cc", 0, kCc)];
+  // HPCC's target utilization: below 0.5 it leaves half the link idle; at most the whole link.
+  p->hpcc.eta = r.get_double("hpcc_eta", p->hpcc.eta, 0.5, 1);
+  p->hpcc.max_stage = r.get_int("hpcc_max_stage", p->hpcc.max_stage, 0);
+  if (r.status().ok() && p->hpcc.max_stage > 100) {
+    r.fail("hpcc_max_stage", std::to_string(p->hpcc.max_stage) + ": expected at most 100");
+  }
+  if (r.status().ok() && p->cc != CongestionControl::kHpcc) {
+    for (const char* key : {"hpcc_eta", "hpcc_max_stage"}) {
+      if (r.has(key)) r.fail(key, "expected cc: hpcc (the key tunes HPCC only)");
+    }
+  }
   return r.finish();
 }
 

@@ -81,6 +81,7 @@ using loader_internal::read_cluster;
 using loader_internal::read_collectives;
 using loader_internal::read_compute;
 using loader_internal::read_model;
+using loader_internal::read_packet;
 using loader_internal::read_parallelism;
 using loader_internal::read_simulation;
 using loader_internal::read_training;
@@ -556,8 +557,11 @@ StatusOr<CollectiveSetup> collective_setup(const std::string& cluster_preset,
   root["cluster"]["preset"] = cluster_preset;
   for (const std::string& o : overrides) {
     const std::string key = o.substr(0, o.find('='));
-    if (key.rfind("cluster.", 0) != 0 && key.rfind("collectives.", 0) != 0) {
-      return invalid_argument("--set " + o + ": expected a cluster.* or collectives.* key here");
+    if (key.rfind("cluster.", 0) != 0 && key.rfind("collectives.", 0) != 0 &&
+        key.rfind("simulation.packet.", 0) != 0) {
+      return invalid_argument("--set " + o +
+                              ": expected a cluster.*, collectives.* or simulation.packet.* key "
+                              "here");
     }
     PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
   }
@@ -565,6 +569,10 @@ StatusOr<CollectiveSetup> collective_setup(const std::string& cluster_preset,
   PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster, resolve_cluster(root["cluster"], "<flags>"));
   PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, "<flags>", &setup.cluster));
   PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], "<flags>", &setup.collectives));
+  if (root["simulation"]) {
+    setup.has_packet = true;
+    PREFLIGHT_RETURN_IF_ERROR(read_packet(root["simulation"]["packet"], "<flags>", &setup.packet));
+  }
   return setup;
 }
 
@@ -574,6 +582,9 @@ StatusOr<ClusterConfig> load_cluster_preset(const std::string& name,
                                             const std::vector<std::string>& overrides) {
   std::vector<std::string> cluster_only;
   for (const std::string& o : overrides) {
+    if (o.rfind("simulation.", 0) == 0) {
+      return invalid_argument("--set " + o + ": expected a cluster.* key here");
+    }
     if (o.rfind("collectives.", 0) != 0) cluster_only.push_back(o);
   }
   StatusOr<CollectiveSetup> setup = load_collective_setup(name, cluster_only);

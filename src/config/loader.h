@@ -60,6 +60,8 @@ StatusOr<ClusterConfig> load_cluster_preset(const std::string& name,
 struct CollectiveSetup {
   ClusterConfig cluster;
   CollectivesConfig collectives;
+  PacketNetworkConfig packet;  // simulation.packet.* (the packet network's keys)
+  bool has_packet = false;     // some simulation.packet.* key was given
 };
 StatusOr<CollectiveSetup> load_collective_setup(const std::string& cluster_preset,
                                                 const std::vector<std::string>& overrides);

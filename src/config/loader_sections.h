@@ -52,6 +52,8 @@ Status read_compute(const YAML::Node& node, const std::string& source, ComputeCo
 
 // `simulation`: the network backend and the seed.
 Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s);
+// simulation.packet (its keys only; the caller checks that the network is the packet one).
+Status read_packet(const YAML::Node& node, const std::string& source, PacketNetworkConfig* p);
 
 }  // namespace loader_internal
 }  // namespace preflight

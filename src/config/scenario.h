@@ -557,12 +557,14 @@ struct ComputeConfig {
   std::shared_ptr<const KernelTable> table;  // its rows; set exactly when model is kMeasured
 };
 
-enum class CongestionControl : uint8_t { kNone, kDcqcn };
+enum class CongestionControl : uint8_t { kNone, kDcqcn, kHpcc };
 
 // DCQCN's reaction point. Defaults: Zhu et al. 2015 (g, the 55 µs timers, the 10 MB byte
 // counter, F = 5, R_AI = 40 Mb/s, the 50 µs CNP interval); R_HAI is 10·R_AI as in the Mellanox
 // and HPCC implementations, and the floor 100 Mb/s is theirs (shared/reference/network_models.md
-// §1.6).
+// §1.6). R_AI and R_HAI are the paper's at its 40 Gb/s and scale with the sender's line rate, as
+// the ECN thresholds do (HPCC/SimAI's run.py scales them with the link's bandwidth too): the
+// protocol's dynamics in units of the line rate stay the paper's.
 struct DcqcnConfig {
   double g = 1.0 / 256;
   SimTime alpha_interval = SimTime::microseconds(55);
@@ -573,6 +575,19 @@ struct DcqcnConfig {
   Bandwidth hyper = Bandwidth::gigabits_per_second(0.4);
   Bandwidth min_rate = Bandwidth::gigabits_per_second(0.1);
   SimTime cnp_interval = SimTime::microseconds(50);
+};
+
+// HPCC (Li et al., SIGCOMM 2019) at the sender, from the in-band telemetry each switch egress
+// stamps on the data packets and the receiver echoes in a per-packet ACK. Defaults: the paper's
+// η = 0.95 and maxStage = 5; the additive step W_AI = W_init·(1 − η)/N with N = 125 concurrent
+// flows, 4·10⁻⁴ of the line rate (10·bw/25 Mb/s in HPCC/SimAI's run.py); the INT header of up
+// to 5 hops of 8 bytes and 2 of its own (42 bytes on every data packet, the ns-3 model's).
+struct HpccConfig {
+  double eta = 0.95;
+  int max_stage = 5;
+  double additive_fraction = 4e-4;  // W_AI as a fraction of the line rate
+  int64_t int_header = 42;
+  Bandwidth min_rate = Bandwidth::gigabits_per_second(0.1);
 };
 
 // simulation.packet: the packet-level network's packets, switch buffers, flow control and
@@ -594,6 +609,7 @@ struct PacketNetworkConfig {
   double pmax = 0.01;
   CongestionControl cc = CongestionControl::kDcqcn;
   DcqcnConfig dcqcn;
+  HpccConfig hpcc;
   SimTime nack_interval = SimTime::microseconds(500);  // HPCC/SimAI's NACK generation interval
   uint64_t seed = 0;                                   // simulation.seed
   // A NIC sends at most this fraction of its line rate (not a key: the packet backend sets it so

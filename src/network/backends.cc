@@ -36,6 +36,18 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
   return make_flow_network(std::move(analytical), std::move(t), cluster, seed);
 }
 
+StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
+                                                               const ClusterConfig& cluster,
+                                                               const std::string& nccl_version,
+                                                               const PacketNetworkConfig& packet) {
+  if (kind != NetworkKind::kPacket) {
+    return make_network_backend(kind, cluster, nccl_version, packet.seed);
+  }
+  PREFLIGHT_ASSIGN_OR_RETURN(Topology t, build_topology(cluster));
+  return make_packet_network(make_analytical_network(cluster, nccl_minor_version(nccl_version)),
+                             std::move(t), cluster, packet);
+}
+
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string& name,
                                                                const ClusterConfig& cluster,
                                                                const std::string& nccl_version) {

@@ -22,6 +22,13 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
                                                                const std::string& nccl_version,
                                                                uint64_t seed);
 
+// The same, the packet backend with `packet` (simulation.packet) for its packets, buffers and
+// congestion control.
+StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
+                                                               const ClusterConfig& cluster,
+                                                               const std::string& nccl_version,
+                                                               const PacketNetworkConfig& packet);
+
 // The backend named `name` for `cluster` (seed 0).
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(
     const std::string& name, const ClusterConfig& cluster,

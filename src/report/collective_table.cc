@@ -94,9 +94,13 @@ StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& requ
     return invalid_argument("--network " + request.network +
                             ": expected analytical, flow or packet");
   }
+  if (table.setup.has_packet && *kind != NetworkKind::kPacket) {
+    return invalid_argument("--set simulation.packet.*: expected --network packet (the " +
+                            request.network + " network carries no packets)");
+  }
   PREFLIGHT_ASSIGN_OR_RETURN(
       std::unique_ptr<NetworkBackend> network,
-      make_network_backend(*kind, c, table.setup.collectives.nccl_version, 0));
+      make_network_backend(*kind, c, table.setup.collectives.nccl_version, table.setup.packet));
   const bool fabric = *kind != NetworkKind::kAnalytical;
   // The whole cluster is one communicator, as nccl-tests runs it: every GPU of every node.
   GroupPlacement g;

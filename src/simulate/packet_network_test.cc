@@ -48,6 +48,19 @@ TEST(PacketBackend, AgreesWithTheFlowNetworkWhereNoLinkIsShared) {
               0.02 * flow.iteration_time_s);
 }
 
+// HPCC in place of DCQCN: where no link is shared its one cost is the target utilization η
+// (and the telemetry's bytes) on the transfers that fill a link: the iteration is no faster than
+// on the flow network and within a few percent of it.
+TEST(PacketBackend, HpccRunsAnIterationAtItsTargetUtilization) {
+  const SimulationReport flow = run({"simulation.network=flow"});
+  const SimulationReport hpcc = run({"simulation.network=packet", "simulation.packet.cc=hpcc"});
+  const NetworkStats& n = hpcc.execution.network;
+  EXPECT_EQ(n.packet.cnps, 0);
+  EXPECT_EQ(n.packet.drops, 0);
+  EXPECT_GE(hpcc.iteration_time_s, flow.iteration_time_s * 0.999);
+  EXPECT_LT(hpcc.iteration_time_s, flow.iteration_time_s * 1.05);
+}
+
 TEST(PacketBackend, TheKeysAreReadAndChecked) {
   StatusOr<Scenario> s = load_scenario_text(
       kGpt13b, "test.yaml",
@@ -62,11 +75,25 @@ TEST(PacketBackend, TheKeysAreReadAndChecked) {
   EXPECT_EQ(p.kmin, 10'000);
   EXPECT_EQ(p.kmax, 1'000'000);
   EXPECT_EQ(p.switch_buffer, int64_t{16} << 20);
+  StatusOr<Scenario> h =
+      load_scenario_text(kGpt13b, "test.yaml",
+                         {"simulation.network=packet", "simulation.packet.cc=hpcc",
+                          "simulation.packet.hpcc_eta=0.9", "simulation.packet.hpcc_max_stage=0"});
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->simulation.packet.cc, CongestionControl::kHpcc);
+  EXPECT_EQ(h->simulation.packet.hpcc.eta, 0.9);
+  EXPECT_EQ(h->simulation.packet.hpcc.max_stage, 0);
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"simulation.packet.mtu=1024"}, "simulation.packet: expected simulation.network: packet"},
       {{"simulation.network=packet", "simulation.packet.mtu=100"}, "simulation.packet.mtu"},
       {{"simulation.network=packet", "simulation.packet.mtu=10000"}, "at most 9000"},
-      {{"simulation.network=packet", "simulation.packet.cc=hpcc"}, "simulation.packet.cc"},
+      {{"simulation.network=packet", "simulation.packet.cc=timely"}, "simulation.packet.cc"},
+      {{"simulation.network=packet", "simulation.packet.hpcc_eta=0.9"}, "expected cc: hpcc"},
+      {{"simulation.network=packet", "simulation.packet.cc=hpcc", "simulation.packet.hpcc_eta=1.5"},
+       "simulation.packet.hpcc_eta"},
+      {{"simulation.network=packet", "simulation.packet.cc=hpcc",
+        "simulation.packet.hpcc_max_stage=1000"},
+       "at most 100"},
       {{"simulation.network=packet", "simulation.packet.kmin=1MB", "simulation.packet.kmax=1KB"},
        "expected more than kmin"},
       {{"simulation.network=packet", "simulation.packet.pmax=2"}, "simulation.packet.pmax"},

@@ -27,6 +27,7 @@ uint64_t next_random(uint64_t* state) {
 PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simulator* sim)
     : topo_(topology), config_(config), sim_(sim), rng_(config.seed ^ 0x5eedull) {
   PREFLIGHT_CHECK(config_.mtu > 0 && config_.header >= 0);
+  header_ = config_.header + (config_.cc == CongestionControl::kHpcc ? config_.hpcc.int_header : 0);
   ports_.resize(2 * topo_.links.size());
   switches_.resize(topo_.nodes.size());
   ingress_.assign(ports_.size(), 0);
@@ -46,7 +47,7 @@ PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simu
       if (is_switch(p.to)) {
         // PFC headroom: what arrives while a PAUSE travels up and the packet on the wire ends:
         // 3 × rate × link delay (the HPCC/SimAI MMU), and at least two packets.
-        const int64_t wire = config_.mtu + config_.header;
+        const int64_t wire = config_.mtu + header_;
         const auto headroom = static_cast<int64_t>(3.0 * p.rate * link.latency.to_seconds());
         switches_[p.to].headroom += std::max(headroom, 2 * wire);
         switches_[p.to].reserve += config_.reserve;
@@ -79,6 +80,7 @@ int PacketNetwork::alloc_packet() {
     return id;
   }
   packets_.emplace_back();
+  if (config_.cc == CongestionControl::kHpcc) int_records_.resize(packets_.size() * kMaxIntHops);
   return static_cast<int>(packets_.size() - 1);
 }
 
@@ -125,6 +127,15 @@ int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime dela
   f.packets = (bytes + config_.mtu - 1) / config_.mtu;
   f.line = ports_[f.path[f.begin]].rate * std::min(1.0, config_.nic_pacing);
   f.rc = f.rt = f.line;
+  if (config_.cc == CongestionControl::kHpcc) {
+    // Base RTT: the simulated hops' propagation both ways and a full packet's serialization
+    // at each hop (the ACK rides unqueued); the window starts at the line rate's BDP.
+    f.base_rtt = f.back + f.back;
+    const int64_t wire = config_.mtu + header_;
+    for (int i = f.begin; i <= f.end; ++i) f.base_rtt += wire_time(wire, ports_[f.path[i]].rate);
+    f.hp_rc = f.line;
+    f.window = f.line * f.base_rtt.to_seconds();
+  }
   schedule(sim_->now() + delay + f.head, kStart, id);
   return id;
 }
@@ -183,13 +194,14 @@ void PacketNetwork::on_event(int64_t payload) {
       return;
     }
     case kTimeout: {
-      // All sent, the last not delivered: resend from the receiver's next packet (the
-      // cumulative acknowledgement a real sender would hold, taken as known).
+      // All sent (or HPCC's window full), some not delivered: resend from the receiver's next
+      // packet (the cumulative acknowledgement a real sender would hold, taken as known).
       Flow& f = flows_[index];
-      if (f.finished || f.next_seq < f.packets || f.expected >= f.packets) return;
+      f.timeout_pending = false;
+      if (f.finished || f.expected >= f.next_seq) return;
       if (f.drops == f.drops_handled) {
         // Nothing of it was lost: its packets are still queued somewhere; look again later.
-        schedule(sim_->now() + config_.nack_interval, kTimeout, index);
+        arm_timeout(index, sim_->now() + config_.nack_interval);
         return;
       }
       f.drops_handled = f.drops;
@@ -215,6 +227,9 @@ void PacketNetwork::on_event(int64_t payload) {
       }
       return;
     }
+    case kAck:
+      on_ack(index);
+      return;
     case kFinish: {
       Flow& f = flows_[index];
       f.finished = true;
@@ -250,6 +265,15 @@ void PacketNetwork::try_send(int channel) {
       }
     }
     p.queue_bytes -= wire;
+    if (config_.cc == CongestionControl::kHpcc && is_switch(p.from) &&
+        packets_[id].int_hops < kMaxIntHops) {
+      IntRecord& rec =
+          int_records_[static_cast<size_t>(id) * kMaxIntHops + packets_[id].int_hops++];
+      rec.channel = channel;
+      rec.time = sim_->now();
+      rec.tx_bytes = p.tx_bytes;
+      rec.queue = p.queue_bytes;
+    }
     if (packets_[id].in_channel >= 0 && is_switch(p.from)) {
       account(packets_[id].in_channel, -wire);
       check_resume(packets_[id].in_channel);
@@ -283,6 +307,11 @@ bool PacketNetwork::send_from_flows(int channel) {
     const size_t i = (p.next_sender + k) % n;
     const int flow = p.senders[i];
     Flow& f = flows_[flow];
+    if (!window_open(f)) {
+      // An ACK reopens it; without one (a lost packet and no later arrival) a timeout resends.
+      arm_timeout(flow, now + config_.nack_interval);
+      continue;
+    }
     if (f.next_avail > now) {
       earliest = std::min(earliest, f.next_avail);
       continue;
@@ -306,7 +335,7 @@ bool PacketNetwork::send_from_flows(int channel) {
       }
     }
     // Its last packet: if it is lost, no later packet makes the receiver NACK it.
-    if (f.next_seq == f.packets) schedule(now + config_.nack_interval, kTimeout, flow);
+    if (f.next_seq == f.packets) arm_timeout(flow, now + config_.nack_interval);
     transmit(channel, id);
     return true;
   }
@@ -419,8 +448,9 @@ void PacketNetwork::arrive(int packet) {
 
 void PacketNetwork::deliver(int packet) {
   const Packet pk = packets_[packet];
-  free_packets_.push_back(packet);
   Flow& f = flows_[pk.flow];
+  const bool acks = config_.cc == CongestionControl::kHpcc;
+  if (f.finished || pk.seq != f.expected || !acks) free_packets_.push_back(packet);
   if (f.finished) return;
   const SimTime now = sim_->now();
   if (pk.seq != f.expected) {
@@ -436,6 +466,11 @@ void PacketNetwork::deliver(int packet) {
   }
   f.expected++;
   stats_.delivered++;
+  if (acks) {
+    // The ACK carries the packet's telemetry back: the packet's slot holds it until then.
+    stats_.acks++;
+    schedule(now + f.back, kAck, packet);
+  }
   if (pk.ecn && config_.cc == CongestionControl::kDcqcn &&
       (!f.cnp_sent || now - f.last_cnp >= config_.dcqcn.cnp_interval)) {
     f.cnp_sent = true;
@@ -446,6 +481,87 @@ void PacketNetwork::deliver(int packet) {
   if (f.expected == f.packets) {
     f.finished = true;
     schedule(now + f.tail, kFinish, pk.flow);
+  }
+}
+
+bool PacketNetwork::window_open(const Flow& f) const {
+  if (config_.cc != CongestionControl::kHpcc) return true;
+  // At least one packet may always be in flight.
+  const double in_flight = static_cast<double>((f.next_seq - f.acked) * config_.mtu);
+  return f.next_seq == f.acked || in_flight < f.window;
+}
+
+void PacketNetwork::arm_timeout(int flow, SimTime at) {
+  Flow& f = flows_[flow];
+  if (f.timeout_pending) return;
+  f.timeout_pending = true;
+  schedule(at, kTimeout, flow);
+}
+
+void PacketNetwork::on_ack(int packet) {
+  const Packet ack = packets_[packet];
+  Flow& f = flows_[ack.flow];
+  if (!f.finished) {
+    f.acked = std::max(f.acked, ack.seq + 1);
+    hpcc_update(f, packet);
+  }
+  free_packets_.push_back(packet);
+  if (!f.finished) rotate(ack.flow);  // the window may have opened
+}
+
+// HPCC's sender (the HPCC/SimAI ns-3 model's UpdateRateHp, single rate with fast react).
+void PacketNetwork::hpcc_update(Flow& f, int packet) {
+  const HpccConfig& h = config_.hpcc;
+  const Packet& ack = packets_[packet];
+  const IntRecord* hops = &int_records_[static_cast<size_t>(packet) * kMaxIntHops];
+  const int n = ack.int_hops;
+  if (f.hp_last_update < 0 || n != f.hp_nhops) {
+    // The first telemetry: nothing to take a rate from yet.
+    std::copy_n(hops, n, f.hp_hops);
+    f.hp_nhops = n;
+    f.hp_last_update = f.next_seq;
+    return;
+  }
+  const double rtt = f.base_rtt.to_seconds();
+  double u_max = 0, tau_max = 0;
+  bool updated = false;
+  for (int i = 0; i < n; ++i) {
+    const IntRecord& now = hops[i];
+    IntRecord& prev = f.hp_hops[i];
+    if (now.time <= prev.time) continue;  // no newer sample of this hop
+    const double tau = (now.time - prev.time).to_seconds();
+    const double b = ports_[now.channel].rate;
+    const double tx_rate = static_cast<double>(now.tx_bytes - prev.tx_bytes) / tau;
+    const double q = static_cast<double>(std::min(now.queue, prev.queue));
+    const double u = tx_rate / b + q / (b * rtt);
+    if (u > u_max) {
+      u_max = u;
+      tau_max = tau;
+    }
+    prev = now;
+    updated = true;
+  }
+  if (!updated) return;
+  const double tau = std::min(tau_max, rtt);
+  f.hp_u = (f.hp_u * (rtt - tau) + u_max * tau) / rtt;
+  const double ratio = f.hp_u / h.eta;
+  const double ai = h.additive_fraction * f.line;
+  double rate = 0;
+  int stage = 0;
+  if (ratio >= 1 || f.hp_stage >= h.max_stage) {
+    rate = f.hp_rc / ratio + ai;
+  } else {
+    rate = f.hp_rc + ai;
+    stage = f.hp_stage + 1;
+  }
+  rate = std::clamp(rate, h.min_rate.bytes_per_second(), f.line);
+  f.rc = rate;
+  f.window = rate * rtt;
+  // The reference commits once per RTT: on the first ACK of a packet sent after the last commit.
+  if (ack.seq >= f.hp_last_update) {
+    f.hp_rc = rate;
+    f.hp_stage = stage;
+    f.hp_last_update = f.next_seq;
   }
 }
 
@@ -473,7 +589,7 @@ void PacketNetwork::increase(Flow& f) {
   const int hi = std::max(f.time_stage, f.byte_stage);
   const int lo = std::min(f.time_stage, f.byte_stage);
   if (hi >= d.fast_recovery) {
-    f.rt += (lo > d.fast_recovery ? d.hyper : d.additive).bytes_per_second();
+    f.rt += (lo > d.fast_recovery ? d.hyper : d.additive).bytes_per_second() * f.line / kRate40G;
     f.rt = std::min(f.rt, f.line);
   }
   f.rc = std::min(f.line, (f.rt + f.rc) / 2.0);

@@ -25,6 +25,14 @@
 //    α ← (1 − g)α + g; α decays by (1 − g) every alpha_interval without a CNP; rate increases
 //    come from a timer and a byte counter, in fast recovery (Rc = (Rt + Rc)/2) for the first F
 //    steps, then additive (Rt += R_AI) and hyper (Rt += R_HAI) increase.
+//  * HPCC (Li et al., SIGCOMM 2019; the HPCC/SimAI ns-3 model's single-rate form) at the sender:
+//    each switch egress stamps the data packet it dequeues with its time, bytes sent and queue
+//    (in-band telemetry, up to 5 hops, 42 header bytes); the receiver echoes them in a per-packet
+//    ACK, which reaches the sender after the path's propagation delay. Per hop the sender takes
+//    U_j = txRate/B_j + min(q, q_prev)/(B_j·T) (T the flow's base RTT), U the largest, smooths
+//    u over T, and sets R = Rc/(u/η) + R_AI when u ≥ η or after maxStage additive steps, else
+//    R = Rc + R_AI; the reference Rc commits once per RTT, the other ACKs apply R (fast react).
+//    The window R·T bounds the bytes in flight.
 // Hops before the first NIC and after the last (PCIe inside the hosts) add their latency only.
 // Deterministic: marking draws come from a generator seeded by `seed`, in event order.
 #pragma once
@@ -53,6 +61,7 @@ struct PacketStats {
   int64_t pauses = 0;  // PAUSE frames sent
   int64_t drops = 0;
   int64_t retransmitted = 0;  // packets sent again after a NACK
+  int64_t acks = 0;           // HPCC's per-packet acknowledgements
   int64_t events = 0;
 };
 
@@ -87,7 +96,16 @@ class PacketNetwork final : private EventHandler {
     int32_t hop = 0;          // index into the flow's path of the channel it is on or next takes
     int32_t in_channel = -1;  // the channel it arrived on (switch buffer accounting)
     bool ecn = false;
+    int8_t int_hops = 0;  // HPCC: telemetry records it carries (in int_records_)
   };
+  // HPCC's in-band telemetry of one switch egress, stamped when a packet leaves it.
+  struct IntRecord {
+    int channel = -1;
+    SimTime time;
+    int64_t tx_bytes = 0;  // the port's wire bytes sent before this packet
+    int64_t queue = 0;     // its queue after the packet left
+  };
+  static constexpr int kMaxIntHops = 5;
   struct Port {
     int from = 0, to = 0;
     double rate = 0;  // bytes/s
@@ -132,6 +150,17 @@ class PacketNetwork final : private EventHandler {
     SimTime last_nack;
     int64_t nack_seq = 0;
     int64_t drops = 0, drops_handled = 0;  // its packets lost, and those a timeout has resent
+    bool timeout_pending = false;
+    // HPCC: the reference rate and stage committed once per RTT, the smoothed utilization, the
+    // last telemetry per hop, the packets acknowledged, the base RTT and the window (bytes).
+    double hp_rc = 0, hp_u = 1;
+    int hp_stage = 0;
+    int64_t hp_last_update = -1;  // next_seq when Rc was last committed (-1: no ACK yet)
+    IntRecord hp_hops[kMaxIntHops];
+    int hp_nhops = 0;
+    int64_t acked = 0;
+    SimTime base_rtt;
+    double window = 0;
   };
 
   enum Event : int64_t {
@@ -147,13 +176,14 @@ class PacketNetwork final : private EventHandler {
     kIncrease,
     kFinish,
     kTimeout,
+    kAck,
   };
   void schedule(SimTime at, Event e, int64_t index, uint32_t gen = 0);
   void on_event(int64_t payload) override;
 
   bool is_switch(int node) const { return topo_.nodes[node].kind == NodeKind::kSwitch; }
   SimTime wire_time(int64_t wire, double rate) const;
-  int64_t wire_bytes(const Packet& p) const { return p.payload + config_.header; }
+  int64_t wire_bytes(const Packet& p) const { return p.payload + header_; }
   int alloc_packet();
 
   void try_send(int channel);
@@ -172,6 +202,12 @@ class PacketNetwork final : private EventHandler {
   // DCQCN's reaction point.
   void on_cnp(int flow);
   void increase(Flow& f);
+  // HPCC's reaction to an ACK carrying `packet`'s telemetry.
+  void on_ack(int packet);
+  void hpcc_update(Flow& f, int packet);
+  // A flow may put another packet in flight (HPCC's window).
+  bool window_open(const Flow& f) const;
+  void arm_timeout(int flow, SimTime at);
 
   const Topology& topo_;
   PacketConfig config_;
@@ -183,6 +219,8 @@ class PacketNetwork final : private EventHandler {
   std::vector<Flow> flows_;
   std::vector<Packet> packets_;
   std::vector<int> free_packets_;
+  std::vector<IntRecord> int_records_;  // kMaxIntHops per packet id (HPCC only)
+  int64_t header_ = 0;                  // wire bytes per packet beyond the payload
   uint64_t rng_;
   PacketStats stats_;
 };
