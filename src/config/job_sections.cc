@@ -37,6 +37,8 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
   k->expert_launch_overhead_given = r.has("expert_launch_overhead");
   k->expert_launch_overhead = r.get_time("expert_launch_overhead", k->expert_launch_overhead, "1s");
   k->fsdp_gradient_staging = r.get_bool("fsdp_gradient_staging", k->fsdp_gradient_staging);
+  k->moe_router = static_cast<MoeRouterOps>(
+      r.get_choice("moe_router", static_cast<int>(k->moe_router), {"none", "fused", "unfused"}));
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   const SimTime one_second = SimTime::seconds(1.0);
   if (k->launch_overhead > one_second || k->collective_call_overhead > one_second ||

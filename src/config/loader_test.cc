@@ -498,6 +498,20 @@ TEST(LoadScenarioText, HostOverheadFactorIsBounded) {
   EXPECT_EQ(ok->cluster.host_overhead_factor, 2.0);
 }
 
+TEST(LoadScenarioText, MoeRouterOpsAreAStackChoice) {
+  StatusOr<Scenario> s = load(kSmall, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.stack.moe_router, MoeRouterOps::kFused);  // the megatron-core preset
+  s = load(kSmall, {"training.stack.moe_router=unfused"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.stack.moe_router, MoeRouterOps::kUnfused);
+  s = load(kSmall, {"training.stack=pytorch-fsdp"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.stack.moe_router, MoeRouterOps::kNone);
+  expect_user_error(load_error(kSmall, {"training.stack.moe_router=sometimes"}),
+                    {"training.stack.moe_router", "fused"});
+}
+
 TEST(LoadScenarioText, UnitlessSizeInFile) {
   expect_user_error(load_error(R"(
 model: {preset: gpt3-175b}
@@ -779,13 +793,13 @@ training: {seq_len: 8192, global_batch: 128}
 }
 
 TEST(LoadScenarioText, TheStackBringsItsHostConstants) {
-  // The default stack is megatron-core: 61.8 us per launch (fitted, presets/stacks/), NCCL's own
+  // The default stack is megatron-core: 50.5 us per launch (fitted, presets/stacks/), NCCL's own
   // 6 us per collective call (the GPU preset). megatron-deepspeed-2022 (vTrain's): 58.9 us and
   // 6 + 99 us.
   StatusOr<Scenario> core = load(kSmall);
   ASSERT_TRUE(core.ok()) << core.status().message();
   EXPECT_EQ(core->training.stack.name, "megatron-core");
-  EXPECT_EQ(core->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(61.8));
+  EXPECT_EQ(core->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(50.5));
   EXPECT_EQ(core->cluster.gpu.calibration.collective_latency, SimTime::microseconds(6));
   EXPECT_TRUE(core->training.flash_attention);
   StatusOr<Scenario> ds = load(kSmall, {"training.stack=megatron-deepspeed-2022"});

@@ -383,8 +383,11 @@ TEST(LoadClusterPreset, Nvl72RacksAreOneNvlinkDomainOf72Gpus) {
     EXPECT_EQ(c->total_gpus(), 288);
     EXPECT_DOUBLE_EQ(c->nic_bandwidth.bytes_per_second(), w.nic_bytes_per_second);
     EXPECT_EQ(c->cpu_vendor, "arm");
-    // The stack's fitted launch cost holds for Grace as for the x86 hosts (cluster_section.cc).
-    EXPECT_EQ(c->host_overhead_factor, 1.0);
+    // The Grace host is slower per framework op than the x86 hosts the stack's launch cost is
+    // fitted on (fitted on the published set's GB200/GB300 rows; TransformerEngine #2053
+    // measures 2.75 for one PyTorch Linear's host work).
+    EXPECT_GT(c->host_overhead_factor, 1.0);
+    EXPECT_LT(c->host_overhead_factor, 2.75);
     EXPECT_TRUE(c->gpu.nvls);
   }
   // The x86 DGX hosts are the reference; a cluster may state its own host's speed.

@@ -80,6 +80,18 @@ const char* to_string(AttentionKernel k) {
   return "cudnn";
 }
 
+const char* to_string(MoeRouterOps r) {
+  switch (r) {
+    case MoeRouterOps::kNone:
+      return "none";
+    case MoeRouterOps::kFused:
+      return "fused";
+    case MoeRouterOps::kUnfused:
+      return "unfused";
+  }
+  return "none";
+}
+
 const char* to_string(Activation a) {
   switch (a) {
     case Activation::kGelu:

@@ -353,6 +353,9 @@ enum class AttentionKernel { kCudnn, kFlash2, kUnfused };
 // The software stack a job runs (presets/stacks/): what it costs on the host and which kernels it
 // brings. Host constants live here, not in the GPU presets: the same GPU runs very differently
 // under Megatron-Core with Transformer Engine, PyTorch FSDP or a 2022 Megatron-DeepSpeed.
+enum class MoeRouterOps : uint8_t { kNone, kFused, kUnfused };
+const char* to_string(MoeRouterOps r);
+
 struct StackConfig {
   std::string name = "megatron-core";
   std::string description;
@@ -379,6 +382,13 @@ struct StackConfig {
   // Megatron's contiguous fp32 main-grad buffer (filled by the weight-gradient GEMMs) does not
   // need. torch.distributed.fsdp _runtime_utils.py (_reduce_grad, _div_if_needed).
   bool fsdp_gradient_staging = false;
+  // Megatron-Core's MoE router and token dispatcher around the kernels Preflight times: the
+  // framework ops of each MoE layer and micro-batch that launch no kernel of their own in the
+  // model, each a launch_overhead of host time (docs/moe.md, "Host work of the MoE layer"):
+  // kFused with moe_router_fusion (Transformer Engine's fused top-k and auxiliary-loss kernels,
+  // as the Megatron-Bridge performance recipes set it), kUnfused with Megatron-Core's default
+  // PyTorch router, kNone for a stack whose MoE layer is not Megatron-Core's.
+  MoeRouterOps moe_router = MoeRouterOps::kNone;
 };
 
 // LoRA fine-tuning (Hu et al. 2021): the base weights are frozen, and each target linear layer

@@ -144,7 +144,8 @@ json scenario_to_json(const Scenario& s) {
       {"expert_launch_overhead_us", t.stack.expert_launch_overhead_given
                                         ? json(t.stack.expert_launch_overhead.to_microseconds())
                                         : json(nullptr)},
-      {"fsdp_gradient_staging", t.stack.fsdp_gradient_staging}};
+      {"fsdp_gradient_staging", t.stack.fsdp_gradient_staging},
+      {"moe_router", to_string(t.stack.moe_router)}};
   json training{{"stack", stack},
                 {"seq_len", t.seq_len},
                 {"global_batch", t.global_batch},

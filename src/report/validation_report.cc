@@ -143,13 +143,15 @@ std::string format_published_validation(const PublishedValidationResult& res, bo
   if (!res.fitted.empty()) {
     appendf(&out, "\nconstants fitted on all rows (in-sample):\n");
     print_fits("  ", res.fitted);
-    appendf(&out, "  stack megatron-core launch_overhead=%.3g us\n", res.launch_us);
+    appendf(&out, "  stack megatron-core launch_overhead=%.3g us (x86 hosts), Grace hosts x%.3g\n",
+            res.launch_us, res.grace_factor);
   }
   for (size_t f = 0; f < res.fold_fits.size(); ++f) {
     appendf(&out, "%sfold %zu (held out: %s):\n", f == 0 ? "\n" : "", f,
             res.fold_families[f].c_str());
     print_fits("  ", res.fold_fits[f]);
-    appendf(&out, "  stack megatron-core launch_overhead=%.3g us\n", res.fold_launch_us[f]);
+    appendf(&out, "  stack megatron-core launch_overhead=%.3g us (x86 hosts), Grace hosts x%.3g\n",
+            res.fold_launch_us[f], res.fold_grace_factor[f]);
   }
   return out;
 }
@@ -186,13 +188,15 @@ std::string published_validation_json(const PublishedValidationResult& res) {
   };
   if (!res.fitted.empty()) {
     j["constants"] = fits_json(res.fitted);
-    j["constants"]["megatron-core"] = {{"launch_overhead_us", finite_or_null(res.launch_us)}};
+    j["constants"]["megatron-core"] = {{"launch_overhead_us", finite_or_null(res.launch_us)},
+                                       {"grace_host_factor", finite_or_null(res.grace_factor)}};
   }
   j["cross_validation_folds"] = res.folds;
   nlohmann::json folds = nlohmann::json::array();
   for (size_t f = 0; f < res.fold_fits.size(); ++f) {
     nlohmann::json c = fits_json(res.fold_fits[f]);
-    c["megatron-core"] = {{"launch_overhead_us", finite_or_null(res.fold_launch_us[f])}};
+    c["megatron-core"] = {{"launch_overhead_us", finite_or_null(res.fold_launch_us[f])},
+                          {"grace_host_factor", finite_or_null(res.fold_grace_factor[f])}};
     folds.push_back({{"held_out_families", res.fold_families[f]}, {"constants", c}});
   }
   j["folds"] = folds;

@@ -120,6 +120,11 @@ std::string generation_of(const std::string& gpu) {
 // layers launch many small kernels, dense layers few).
 constexpr const char* kFittedStack = "megatron-core";
 constexpr double kLaunchLo = 2, kLaunchHi = 120;  // µs
+// The launch cost is the x86 hosts' (Intel and AMD); the Grace hosts' (Arm) is that times a
+// host_overhead_factor fitted after it, within [1, 4] (TransformerEngine #2053 measures 2.75
+// for a PyTorch Linear's host work on GB200 against a DGX H100's Xeon; docs/calibration.md).
+constexpr const char* kGraceVendor = "arm";
+constexpr double kGraceLo = 1, kGraceHi = 4;
 
 // The minimum of f over [lo, hi] by golden-section search, `steps` evaluations after the two
 // first; f unimodal enough there.
@@ -170,7 +175,8 @@ struct Predicted {
 // empty: the preset's); `layers[i]` asks for the per-layer block times too.
 std::vector<Predicted> predict(const std::vector<const Scenario*>& scenarios,
                                const std::vector<const std::vector<double>*>& constants,
-                               const std::vector<bool>& layers, int jobs, double launch_us = NAN) {
+                               const std::vector<bool>& layers, int jobs, double launch_us = NAN,
+                               double grace_factor = NAN) {
   std::vector<Predicted> out(scenarios.size());
   std::atomic<size_t> next{0};
   auto worker = [&]() {
@@ -182,6 +188,10 @@ std::vector<Predicted> predict(const std::vector<const Scenario*>& scenarios,
       if (std::isfinite(launch_us) && s.training.stack.name == kFittedStack &&
           !s.cluster.gpu.calibration.launch_overhead_given) {
         s.cluster.gpu.calibration.launch_overhead = SimTime::microseconds(launch_us);
+      }
+      if (std::isfinite(grace_factor) && s.training.stack.name == kFittedStack &&
+          s.cluster.cpu_vendor == kGraceVendor) {
+        s.cluster.host_overhead_factor = grace_factor;
       }
       SimulateOptions o;
       if (layers[i]) o.trace = TraceLevel::kBlocks;
@@ -340,7 +350,7 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
   // The predicted time (ms) of each of rows `idx` with `fits` and the stack launch cost
   // `launch_us`: each distinct scenario simulated once.
   auto predict_each = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits,
-                          double launch_us) {
+                          double launch_us, double grace) {
     std::map<size_t, size_t> local;
     std::vector<const Scenario*> scen;
     std::vector<const std::vector<double>*> cs;
@@ -351,7 +361,7 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       scen_layers.push_back(unique_layers[row_unique[i]]);
       cs.push_back(constants_for(row_unique[i], fits));
     }
-    const std::vector<Predicted> p = predict(scen, cs, scen_layers, options.jobs, launch_us);
+    const std::vector<Predicted> p = predict(scen, cs, scen_layers, options.jobs, launch_us, grace);
     std::vector<double> out;
     out.reserve(idx.size());
     for (size_t i : idx) out.push_back(p[local[row_unique[i]]].for_row(result.rows[i].run));
@@ -359,8 +369,8 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
   };
   // MAPE (%) of rows `idx` with `fits` and the stack launch cost `launch_us`.
   auto rows_mape = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits,
-                       double launch_us) {
-    const std::vector<double> v = predict_each(idx, fits, launch_us);
+                       double launch_us, double grace) {
+    const std::vector<double> v = predict_each(idx, fits, launch_us, grace);
     double sum = 0;
     for (size_t k = 0; k < idx.size(); ++k) {
       const double m = result.rows[idx[k]].run.measured_ms;
@@ -368,20 +378,29 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     }
     return idx.empty() ? 0.0 : sum / static_cast<double>(idx.size()) * 100;
   };
-  // The stack's launch cost fitted on rows `train` of that stack, the GPU constants fixed.
-  auto fit_launch = [&](const std::vector<size_t>& train,
-                        const std::vector<GpuFit>& fits) -> double {
-    std::vector<size_t> of_stack;
+  // The stack's host constants fitted on rows `train` of that stack, the GPU constants fixed:
+  // the launch cost on the x86 hosts' rows, then the Grace hosts' factor on theirs.
+  struct HostFit {
+    double launch_us = NAN, grace = NAN;
+  };
+  auto fit_host = [&](const std::vector<size_t>& train, const std::vector<GpuFit>& fits) {
+    std::vector<size_t> x86, grace;
     for (size_t i : train) {
-      if (result.rows[i].run.stack == kFittedStack) of_stack.push_back(i);
+      if (result.rows[i].run.stack != kFittedStack) continue;
+      (unique[row_unique[i]]->cluster.cpu_vendor == kGraceVendor ? grace : x86).push_back(i);
     }
-    if (of_stack.empty()) return NAN;
-    return golden_section([&](double us) { return rows_mape(of_stack, fits, us); }, kLaunchLo,
-                          kLaunchHi, 10);
+    HostFit h;
+    if (x86.empty()) return h;
+    h.launch_us = golden_section([&](double us) { return rows_mape(x86, fits, us, NAN); },
+                                 kLaunchLo, kLaunchHi, 10);
+    if (grace.empty()) return h;
+    h.grace = golden_section([&](double g) { return rows_mape(grace, fits, h.launch_us, g); },
+                             kGraceLo, kGraceHi, 10);
+    return h;
   };
   auto predict_rows = [&](const std::vector<size_t>& idx, const std::vector<GpuFit>& fits, int fold,
-                          double launch_us) {
-    const std::vector<double> v = predict_each(idx, fits, launch_us);
+                          const HostFit& host) {
+    const std::vector<double> v = predict_each(idx, fits, host.launch_us, host.grace);
     for (size_t k = 0; k < idx.size(); ++k) {
       result.rows[idx[k]].predicted_ms = v[k];
       result.rows[idx[k]].fold = fold;
@@ -431,10 +450,11 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       for (size_t i : simulated) {
         (family_fold[result.rows[i].run.family] == f ? test : train_all).push_back(i);
       }
-      const double launch = fit_launch(train_all, fits);
-      predict_rows(test, fits, f, launch);
+      const HostFit host = fit_host(train_all, fits);
+      predict_rows(test, fits, f, host);
       result.fold_fits.push_back(std::move(fits));
-      result.fold_launch_us.push_back(launch);
+      result.fold_launch_us.push_back(host.launch_us);
+      result.fold_grace_factor.push_back(host.grace);
     }
   } else if (options.calibrate) {
     for (const std::string& g : gpus) {
@@ -446,10 +466,12 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       }
       result.fitted.push_back(fit_gpu(g, dense, all));
     }
-    result.launch_us = fit_launch(simulated, result.fitted);
-    predict_rows(simulated, result.fitted, -1, result.launch_us);
+    const HostFit host = fit_host(simulated, result.fitted);
+    result.launch_us = host.launch_us;
+    result.grace_factor = host.grace;
+    predict_rows(simulated, result.fitted, -1, host);
   } else {
-    predict_rows(simulated, {}, -1, NAN);
+    predict_rows(simulated, {}, -1, HostFit{});
   }
   result.groups = published_group_errors(result.rows);
   return result;

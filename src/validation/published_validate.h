@@ -75,6 +75,11 @@ struct PublishedValidationResult {
   // stack once the GPU constants are: --calibrate's, and each fold's (NaN: not fitted).
   double launch_us = NAN;
   std::vector<double> fold_launch_us;
+  // The Grace hosts' (cluster.cpu_vendor arm: GB200, GB300) host_overhead_factor against the
+  // x86 hosts the launch cost is fitted on, fitted on that stack's Grace rows once the launch
+  // cost is: --calibrate's, and each fold's (NaN: not fitted).
+  double grace_factor = NAN;
+  std::vector<double> fold_grace_factor;
 };
 
 StatusOr<PublishedValidationResult> run_published_validation(const std::vector<PublishedRow>& rows,

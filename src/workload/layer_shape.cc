@@ -7,6 +7,51 @@
 
 namespace preflight {
 
+namespace {
+
+// The framework ops of Megatron-Core's MoE layer (0.13-0.16, Transformer Engine 2.x, dropless,
+// softmax top-k, TE's fused permutation) that the modelled kernels leave out, counted in
+// megatron/core/transformer/moe/ (router.py TopKRouter, moe_utils.py, token_dispatcher.py) and
+// Transformer Engine's pytorch/permutation.py; docs/moe.md "Host work of the MoE layer".
+//  * Score function and top-k: the unfused router runs topk, softmax and the routing map's
+//    zeros/scatter/casts (10 ops, the model times one top-k kernel: 9 more); the fused one is TE's
+//    fused_topk_with_score_function (none more).
+//  * Auxiliary load-balancing loss (a coefficient above 0): the unfused router's scores (softmax,
+//    topk, scatter, casts), the per-expert counts, the loss and its logging, 14 ops; fused, the
+//    fused scores, the counts, TE's fused aux-loss kernel and the logging, 5.
+//  * The all-to-all dispatcher's preprocess: the token counts (4 sums and a slice copy), their
+//    all-gather over the TP×EP ranks, and four copies of split sizes to the host before the
+//    sync, 11; with EP 1 the sums and copy only, 6. The flex dispatcher's metadata (top-k, the
+//    dispatch layout and notify kernels), 3, and after the dispatch its routing map's conversion
+//    to a multi-hot map (fused_indices_to_multihot), 1.
+//  * TE's fused permutation: three passes building the row-id map and the permute kernel (the
+//    model times one: 3 more); the all-to-all dispatcher's sort of the received chunks (TE's
+//    chunk-sort map and sort kernels, one modelled: 1 more) and the unsort (the same plus the
+//    transpose copy of the counts: 2 more).
+//  * Backward: the unfused router's autograd (the aux-loss scaler, the losses' and softmaxes'
+//    gradients, scatter and top-k gradients, casts around the gating GEMMs, the router weight's
+//    gradient hook), about 18 ops where the model times 3: 15 more; fused, 13: 10 more.
+// One blocking host sync per layer and micro-batch (the dispatcher's) is modelled apart.
+void moe_framework_ops(MoeRouterOps router, bool aux_loss, LayerShape* shape) {
+  LayerShape& x = *shape;
+  if (router == MoeRouterOps::kNone) return;
+  const bool fused = router == MoeRouterOps::kFused;
+  int before = fused ? 0 : 9;
+  if (aux_loss) before += fused ? 5 : 14;
+  if (x.flex_dispatcher) {
+    before += 3;
+  } else if (!x.allgather_dispatcher) {
+    before += x.ep > 1 ? 11 : 6;
+  }
+  x.moe_ops_before_sync = before;
+  x.moe_ops_permute = x.flex_dispatcher ? 3 + 1 : 3;
+  x.moe_ops_sort = 1;  // where the dispatcher sorts (moe_ops.cc)
+  x.moe_ops_unsort = 2;
+  x.moe_ops_backward = fused ? 10 : 15;
+}
+
+}  // namespace
+
 double expected_groups_reached(int64_t experts, int64_t groups, int64_t k) {
   if (groups <= 1 || experts <= 0 || k <= 0) return std::max<int64_t>(1, std::min(groups, k));
   const double e = static_cast<double>(experts);
@@ -106,6 +151,7 @@ LayerShape make_layer_shape(const Scenario& sc) {
     // counts, and Transformer Engine's grouped GEMM takes its splits as a host list. Not with
     // EP 1, the all-gather dispatcher or CUDA graphs (a captured dispatch must be sync-free).
     x.dispatch_host_sync = x.ep > 1 && !x.allgather_dispatcher && !sc.training.cuda_graphs;
+    moe_framework_ops(stack.moe_router, m.moe.router_aux_loss > 0, &x);
     // Node-limited routing with one copy per destination node: a token reaches M = group_topk
     // of the EP group's N nodes, M·(N−1)/N of them remote on average under balanced routing,
     // where a copy per routed expert sends k·(N−1)/N: the cross-node volume scales by M/k

@@ -60,6 +60,17 @@ struct LayerShape {
   // per local expert, or with the stack's expert_launch_overhead one launch and that much host
   // work per local expert.
   int expert_gemm_launches = 1;
+  // Framework ops of Megatron-Core's MoE layer beyond the kernels modelled, per micro-batch
+  // (StackConfig::moe_router): those the host runs before the dispatcher's sync (the router's
+  // score function and auxiliary loss, the dispatcher's token counts and their copies to the
+  // host), with the permutation, the sort and the unsort (Transformer Engine's passes beyond
+  // the one kernel modelled each), and in the backward (the router's autograd beyond its two
+  // GEMMs and one top-k kernel).
+  int moe_ops_before_sync = 0;
+  int moe_ops_permute = 0;
+  int moe_ops_sort = 0;
+  int moe_ops_unsort = 0;
+  int moe_ops_backward = 0;
   SimTime expert_gemm_host;
   // A per_expert grouped GEMM runs one kernel per local expert (Op::gemm_streams), a fused one
   // a single kernel over all of them.

@@ -112,12 +112,15 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   // dispatcher's split sizes (Megatron-Core MoEAlltoAllTokenDispatcher.preprocess), the flex
   // dispatcher's permuted-token count (layer_shape.cc).
   ops.back().host_sync = x.dispatch_host_sync;
+  // The router's and the dispatcher's framework ops run on the host before the sync.
+  ops.back().launches += x.moe_ops_before_sync;
   // Latent MoE: the tokens go down to the latent width before the dispatch.
   if (x.moe_latent > 0) {
     ops.push_back(gemm_op("moe.latent_down.fwd", tin, x.moe_latent, x.h, 1, x.gemm_bytes));
   }
   // Permute: gather each token copy into its expert's contiguous block (read + write).
   ops.push_back(memory_op("moe.permute.fwd", 2 * e * t.copies * w));
+  ops.back().launches += x.moe_ops_permute;
   if (x.ep > 1) {
     ops.push_back(ep_collective(x, "ep.alltoall.dispatch", "ep.allgather.dispatch",
                                 CollectiveKind::kAllGather, t.dispatch));
@@ -129,7 +132,10 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   // copy each way (token_dispatcher.py, MoEAlltoAllTokenDispatcher).
   const bool sorts =
       x.ep > 1 && x.local_experts > 1 && !x.allgather_dispatcher && !x.flex_dispatcher;
-  if (sorts) ops.push_back(memory_op("moe.sort_chunks.fwd", 2 * e * rt * w));
+  if (sorts) {
+    ops.push_back(memory_op("moe.sort_chunks.fwd", 2 * e * rt * w));
+    ops.back().launches += x.moe_ops_sort;
+  }
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.allgather", CollectiveKind::kAllGather,
                                 GroupKind::kExpertTensor, t.etp_gather));
@@ -159,7 +165,10 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
     ops.push_back(collective_op("etp.reducescatter", CollectiveKind::kReduceScatter,
                                 GroupKind::kExpertTensor, t.etp_gather));
   }
-  if (sorts) ops.push_back(memory_op("moe.unsort_chunks.fwd", 2 * e * rt * w));
+  if (sorts) {
+    ops.push_back(memory_op("moe.unsort_chunks.fwd", 2 * e * rt * w));
+    ops.back().launches += x.moe_ops_unsort;
+  }
   if (x.ep > 1) {
     ops.push_back(ep_collective(x, "ep.alltoall.combine", "ep.reducescatter.combine",
                                 CollectiveKind::kReduceScatter, t.combine));
@@ -246,6 +255,7 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
   }
   ops.push_back(
       memory_op("moe.router.topk.bwd", 12.0 * t.tokens_in * static_cast<double>(x.experts)));
+  ops.back().launches += x.moe_ops_backward;
   ops.push_back(gemm_op("moe.router.dgrad", tin, x.h, x.experts, 1, x.act_bytes));
   ops.push_back(gemm_op("moe.router.wgrad", x.h, x.experts, tin, 1, x.act_bytes, true));
   // Norm backward reads grad, input and the residual gradient, writes the gradient: 4e·T·h.

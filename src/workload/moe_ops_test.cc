@@ -35,6 +35,18 @@ const Op* find(const std::vector<Op>& ops, const std::string& prefix) {
   return nullptr;
 }
 
+// Op `name` of the first MoE layer's forward (or `backward`) under the scenario's `extra` keys;
+// a default Op, and a failure, when it has none.
+Op layer_op(const std::vector<std::string>& extra, const char* name, bool backward) {
+  const Scenario s = moe_scenario(extra);
+  const LayerShape x = make_layer_shape(s, 0);
+  const ExpertLoad load = draw_expert_load(s.model.moe, 8, 0, 0);
+  const std::vector<Op> ops = backward ? moe_backward_ops(x, load) : moe_forward_ops(x, load);
+  const Op* op = find(ops, name);
+  EXPECT_NE(op, nullptr) << name;
+  return op == nullptr ? Op() : *op;
+}
+
 TEST(MoeOps, BalancedRoutingMatchesAnalyticFlopsAndBytes) {
   const Scenario s = moe_scenario();
   const LayerShape x = make_layer_shape(s, 0);
@@ -128,6 +140,39 @@ TEST(MoeOps, PerExpertGroupedGemmCostsTheHostPerLocalExpert) {
                  "moe.router.fwd")
                 ->launches,
             1);
+}
+
+TEST(MoeOps, MegatronCoresRouterAndDispatcherCostTheHostTheirFrameworkOps) {
+  // The framework ops Megatron-Core runs around the modelled kernels (layer_shape.cc), each a
+  // launch of host time: on the top-k kernel before the dispatcher's sync, on the permute, sort
+  // and unsort kernels after it, and on the top-k's backward.
+  auto launches = [](const std::vector<std::string>& extra, const char* name, bool backward) {
+    return layer_op(extra, name, backward).launches;
+  };
+  // The megatron-core stack's fused router, no auxiliary loss, the all-to-all dispatcher over
+  // EP 8: the preprocess (sums, the counts' all-gather, four copies to the host) before the
+  // sync, TE's permutation passes and chunk sorts after it, the fused router's autograd.
+  EXPECT_EQ(launches({}, "moe.router.topk", false), 1 + 11);
+  EXPECT_EQ(launches({}, "moe.permute.fwd", false), 1 + 3);
+  EXPECT_EQ(launches({}, "moe.sort_chunks.fwd", false), 1 + 1);
+  EXPECT_EQ(launches({}, "moe.unsort_chunks.fwd", false), 1 + 2);
+  EXPECT_EQ(launches({}, "moe.router.topk.bwd", true), 1 + 10);
+  // An auxiliary loss: 5 more fused, 14 unfused (with the unfused score function's 9).
+  const std::string aux = "model.moe.router_aux_loss=0.001";
+  EXPECT_EQ(launches({aux}, "moe.router.topk", false), 1 + 5 + 11);
+  EXPECT_EQ(launches({aux, "training.stack.moe_router=unfused"}, "moe.router.topk", false),
+            1 + 9 + 14 + 11);
+  EXPECT_EQ(launches({"training.stack.moe_router=unfused"}, "moe.router.topk.bwd", true), 1 + 15);
+  // The flex dispatcher: its metadata kernels before the sync, the multi-hot map after; no sort.
+  EXPECT_EQ(launches({"model.moe.dispatcher=flex"}, "moe.router.topk", false), 1 + 3);
+  EXPECT_EQ(launches({"model.moe.dispatcher=flex"}, "moe.permute.fwd", false), 1 + 4);
+  // EP 1: the counts stay on the GPU (no all-gather, no copies).
+  EXPECT_EQ(launches({"parallelism.ep=1"}, "moe.router.topk", false), 1 + 6);
+  // A stack whose MoE layer is not Megatron-Core's: only the modelled kernels.
+  for (const char* name : {"moe.router.topk", "moe.permute.fwd", "moe.sort_chunks.fwd"}) {
+    EXPECT_EQ(launches({"training.stack.moe_router=none"}, name, false), 1) << name;
+  }
+  EXPECT_EQ(launches({"training.stack.moe_router=none"}, "moe.router.topk.bwd", true), 1);
 }
 
 TEST(MoeOps, FlexDispatcherSendsATokenOnceToEachRankOfItsExperts) {
@@ -299,13 +344,7 @@ TEST(MoeOps, NodeLimitedRoutingAndFp8DispatchShrinkTheAllToAll) {
     } else {
       extra.erase(std::find(extra.begin(), extra.end(), "in_node"));
     }
-    const Scenario s = moe_scenario(extra);
-    const LayerShape x = make_layer_shape(s, 0);
-    const ExpertLoad load = draw_expert_load(s.model.moe, 8, 0, 0);
-    const std::vector<Op> ops = backward ? moe_backward_ops(x, load) : moe_forward_ops(x, load);
-    const Op* op = find(ops, name);
-    EXPECT_NE(op, nullptr) << name;
-    return op == nullptr ? int64_t{0} : op->comm_bytes.count();
+    return layer_op(extra, name, backward).comm_bytes.count();
   };
   const int64_t full = bytes({}, false, "ep.alltoall.dispatch");
   ASSERT_GT(full, 0);
