@@ -62,6 +62,11 @@ struct PacketCounters {
   std::string max_queue_port;
   double max_paused_s = 0;  // the longest time PFC held one port paused
   std::string max_paused_port;
+  // Flow completion times (first byte sent to last byte in) of the flows that carried bytes:
+  // median, 99th percentile and longest, and their slowdown over an idle path's time.
+  int64_t completed = 0;
+  double fct_p50_s = 0, fct_p99_s = 0, fct_max_s = 0;
+  double slowdown_p50 = 0, slowdown_p99 = 0, slowdown_max = 0;
 };
 
 struct NetworkStats {

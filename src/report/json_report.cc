@@ -286,7 +286,15 @@ json report_to_json(const SimulationReport& r) {
                                {"max_queue_bytes", p.max_queue},
                                {"max_queue_port", p.max_queue_port},
                                {"max_paused_s", p.max_paused_s},
-                               {"max_paused_port", p.max_paused_port}};
+                               {"max_paused_port", p.max_paused_port},
+                               {"flow_completion",
+                                {{"flows", p.completed},
+                                 {"p50_s", p.fct_p50_s},
+                                 {"p99_s", p.fct_p99_s},
+                                 {"max_s", p.fct_max_s},
+                                 {"slowdown_p50", p.slowdown_p50},
+                                 {"slowdown_p99", p.slowdown_p99},
+                                 {"slowdown_max", p.slowdown_max}}}};
     }
     std::map<std::string, std::tuple<int, double, double>> tiers;  // links, sum, max utilization
     for (const LinkLoad& l : n.links) {

@@ -273,6 +273,13 @@ std::string format_summary(const SimulationReport& r) {
                  static_cast<double>(p.max_queue) / 1024, p.max_queue_port.c_str(),
                  p.max_paused_s * 1e3, p.max_paused_port.empty() ? "-" : p.max_paused_port.c_str());
       }
+      if (p.completed > 0) {
+        out += line(
+            "                 flow completion p50 %.1f us, p99 %.1f us, max %.1f us; slowdown "
+            "over an idle path p50 %.2fx, p99 %.2fx, max %.2fx",
+            p.fct_p50_s * 1e6, p.fct_p99_s * 1e6, p.fct_max_s * 1e6, p.slowdown_p50, p.slowdown_p99,
+            p.slowdown_max);
+      }
     } else {
       out += line(
           "flow-level network: %lld flows, %lld rate solves; hottest link %s at %.1f %% of "

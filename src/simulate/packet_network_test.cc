@@ -39,6 +39,13 @@ TEST(PacketBackend, AgreesWithTheFlowNetworkWhereNoLinkIsShared) {
   EXPECT_EQ(n.flows, flow.execution.network.flows);
   EXPECT_GT(n.packet.packets, 0);
   EXPECT_EQ(n.packet.drops, 0);
+  // Every flow of bytes completes; with no link shared none waits much beyond its idle path.
+  EXPECT_GT(n.packet.completed, 0);
+  EXPECT_LE(n.packet.completed, n.flows);
+  EXPECT_GE(n.packet.slowdown_p50, 0.999);
+  EXPECT_LT(n.packet.slowdown_p50, 1.1);
+  EXPECT_LE(n.packet.fct_p50_s, n.packet.fct_p99_s);
+  EXPECT_LE(n.packet.fct_p99_s, n.packet.fct_max_s);
   // Within 2 % (issue 16): the NIC paces payload at nic_efficiency of line rate, as the flow
   // network's links carry it.
   EXPECT_NEAR(packet.iteration_time_s, flow.iteration_time_s, 0.02 * flow.iteration_time_s);

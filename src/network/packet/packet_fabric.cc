@@ -1,6 +1,7 @@
 #include "network/packet/packet_fabric.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -60,6 +61,28 @@ class PacketFabric final : public Fabric {
     c.drops = p.drops;
     c.retransmitted = p.retransmitted;
     c.events = p.events;
+    // Flow completion times and slowdowns: nearest-rank percentiles.
+    const std::vector<packet::PacketNetwork::Completion>& done = net_.completions();
+    c.completed = static_cast<int64_t>(done.size());
+    if (!done.empty()) {
+      std::vector<double> fct, slowdown;
+      for (const auto& d : done) {
+        fct.push_back(d.time.to_seconds());
+        slowdown.push_back(d.slowdown);
+      }
+      std::sort(fct.begin(), fct.end());
+      std::sort(slowdown.begin(), slowdown.end());
+      auto at = [](const std::vector<double>& v, double q) {
+        const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+        return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+      };
+      c.fct_p50_s = at(fct, 0.5);
+      c.fct_p99_s = at(fct, 0.99);
+      c.fct_max_s = fct.back();
+      c.slowdown_p50 = at(slowdown, 0.5);
+      c.slowdown_p99 = at(slowdown, 0.99);
+      c.slowdown_max = slowdown.back();
+    }
     const double seconds = end.to_seconds();
     for (size_t l = 0; l < topo_->links.size(); ++l) {
       const TopoLink& link = topo_->links[l];

@@ -149,6 +149,7 @@ void PacketNetwork::on_event(int64_t payload) {
     case kStart: {
       Flow& f = flows_[index];
       f.started = true;
+      f.started_at = sim_->now();
       f.next_avail = sim_->now();
       rotate(index);
       return;
@@ -233,6 +234,16 @@ void PacketNetwork::on_event(int64_t payload) {
     case kFinish: {
       Flow& f = flows_[index];
       f.finished = true;
+      if (f.packets > 0) {
+        // The idle path: every wire byte at the sender's rate, the first packet's store and
+        // forward at each further hop, the latency of every hop.
+        double ideal = static_cast<double>(f.bytes + f.packets * header_) / f.line +
+                       (f.head + f.back + f.tail).to_seconds();
+        const auto wire = static_cast<double>(std::min(f.bytes, config_.mtu) + header_);
+        for (int i = f.begin + 1; i <= f.end; ++i) ideal += wire / ports_[f.path[i]].rate;
+        const SimTime fct = sim_->now() - f.started_at + f.head;
+        completions_.push_back({fct, fct.to_seconds() / ideal});
+      }
       if (f.done) {
         Done done = std::move(f.done);
         done(sim_->now());

@@ -87,6 +87,15 @@ class PacketNetwork final : private EventHandler {
   SimTime paused_time(int channel, SimTime now) const;
   // A flow's sending rate now (DCQCN's Rc, or the line rate without congestion control).
   Bandwidth rate(int flow) const { return Bandwidth::bytes_per_second(flows_[flow].rc); }
+  // Each finished flow of bytes, in the order they finished: its completion time (from its
+  // first byte's turn at the sender to its last byte's arrival) and that over the time it would
+  // take on an idle path (its wire bytes at the sender's rate, one packet's store and forward
+  // at each further hop, the path's latency).
+  struct Completion {
+    SimTime time;
+    double slowdown = 1;
+  };
+  const std::vector<Completion>& completions() const { return completions_; }
 
  private:
   struct Packet {
@@ -161,6 +170,7 @@ class PacketNetwork final : private EventHandler {
     int64_t acked = 0;
     SimTime base_rtt;
     double window = 0;
+    SimTime started_at;  // its first byte's turn at the sender
   };
 
   enum Event : int64_t {
@@ -220,7 +230,8 @@ class PacketNetwork final : private EventHandler {
   std::vector<Packet> packets_;
   std::vector<int> free_packets_;
   std::vector<IntRecord> int_records_;  // kMaxIntHops per packet id (HPCC only)
-  int64_t header_ = 0;                  // wire bytes per packet beyond the payload
+  std::vector<Completion> completions_;
+  int64_t header_ = 0;  // wire bytes per packet beyond the payload
   uint64_t rng_;
   PacketStats stats_;
 };

@@ -112,6 +112,10 @@ TEST(PacketNetwork, OneFlowRunsAtLineRateTimesPayloadOverWireBytes) {
   const double goodput = static_cast<double>(bytes) / (done.to_seconds() - 2e-6);
   EXPECT_NEAR(goodput / kRate, 4096.0 / 4178.0, 1e-3);
   EXPECT_EQ(net.stats().delivered, packets);
+  // Its completion time is the idle path's.
+  ASSERT_EQ(net.completions().size(), 1u);
+  EXPECT_EQ(net.completions()[0].time, done);
+  EXPECT_NEAR(net.completions()[0].slowdown, 1.0, 1e-6);
   EXPECT_EQ(net.stats().ecn_marks, 0);
   EXPECT_EQ(net.stats().pauses, 0);
   EXPECT_EQ(net.stats().drops, 0);
@@ -120,6 +124,7 @@ TEST(PacketNetwork, OneFlowRunsAtLineRateTimesPayloadOverWireBytes) {
 // Senders of 8 MiB each into one receiver, all starting together.
 struct Incast {
   std::vector<SimTime> done;
+  std::vector<double> slowdowns;
   PacketStats stats;
   int64_t max_queue = 0;
   double mean_queue = 0;  // over the middle half of the run
@@ -142,6 +147,7 @@ Incast run_incast(const PacketConfig& config, SimTime probe_until, int senders =
                    SimTime::microseconds(2));
   sim.run();
   out.stats = net.stats();
+  for (const auto& c : net.completions()) out.slowdowns.push_back(c.slowdown);
   out.max_queue = net.max_queue(bottleneck);
   out.mean_queue = probe.mean();
   return out;
@@ -177,6 +183,12 @@ TEST(PacketNetwork, IncastWithoutCongestionControlIsHeldByPfc) {
   EXPECT_GT(r.stats.pauses, 0);
   EXPECT_EQ(r.stats.drops, 0);
   EXPECT_EQ(r.stats.cnps, 0);
+  // Four flows sharing the port at line rate: each takes about four times its idle path.
+  ASSERT_EQ(r.slowdowns.size(), 4u);
+  for (double s : r.slowdowns) {
+    EXPECT_GT(s, 3.5);
+    EXPECT_LT(s, 4.2);
+  }
   // The queue sits at the four ingress ports' PFC thresholds: the dynamic threshold is an
   // eighth of the free buffer, 32 MiB less headroom and reserve less what is shared, so four
   // ports at threshold T hold 4T with T = (B' − 4T)/8, T = B'/12.
