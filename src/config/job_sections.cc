@@ -375,20 +375,55 @@ Status read_compute(const YAML::Node& node, const std::string& source, ComputeCo
   return Status();
 }
 
-// simulation.packet: {mtu: 4096, switch_buffer: 32MiB, pfc: true, pfc_alpha: 0.125, ecn: true,
-// kmin: 5KB, kmax: 200KB, pmax: 0.01, cc: dcqcn, hpcc_eta: 0.95, hpcc_max_stage: 5}
+// simulation.packet: {link_layer: roce, mtu: 4096, switch_buffer: 32MiB, pfc: true,
+// pfc_alpha: 0.125, ecn: true, kmin: 5KB, kmax: 200KB, pmax: 0.01, cc: dcqcn, hpcc_eta: 0.95,
+// hpcc_max_stage: 5}, or {link_layer: infiniband, credit_buffer: 64KiB, cc: none, ...}
 Status read_packet(const YAML::Node& node, const std::string& source, PacketNetworkConfig* p) {
   YamlReader r(node, source, "simulation.packet");
-  // Ethernet frames carry 256 B to 9 KB of payload (RoCEv2's IB MTUs 256..4096, jumbo frames).
+  static const std::vector<std::string> kLayers = {"roce", "infiniband"};
+  p->link_layer =
+      r.get_choice("link_layer", 0, kLayers) == 1 ? LinkLayer::kInfiniband : LinkLayer::kRoce;
+  const bool ib = p->link_layer == LinkLayer::kInfiniband;
+  if (r.status().ok() && ib) {
+    // InfiniBand has no PFC and no shared-buffer thresholds: its credits hold the links lossless.
+    for (const char* key : {"pfc", "pfc_alpha", "switch_buffer"}) {
+      if (r.has(key)) {
+        r.fail(key,
+               "expected link_layer: roce (InfiniBand's links are held lossless by credits; "
+               "set credit_buffer)");
+      }
+    }
+    p->header = PacketNetworkConfig::kIbHeader;
+    p->pfc = false;
+    // IB's congestion control (FECN/BECN) is off unless cc names one; marking goes with it.
+    p->cc = CongestionControl::kNone;
+    p->ecn = false;
+  }
+  if (r.status().ok() && !ib && r.has("credit_buffer")) {
+    r.fail("credit_buffer", "expected link_layer: infiniband (RoCE's links use PFC)");
+  }
+  // No switch port has 1 GiB of buffer of its own; at least a packet (below, with the MTU).
+  p->credit_buffer = r.get_bytes("credit_buffer", Bytes(p->credit_buffer), "1GiB").count();
+  p->header = r.get_int("header", static_cast<int>(p->header), 0);
+  if (r.status().ok() && p->header > 256) {
+    r.fail("header", std::to_string(p->header) + ": expected at most 256 bytes");
+  }
   p->mtu = r.get_int("mtu", static_cast<int>(p->mtu), 256);
   if (r.status().ok() && p->mtu > 9000)
     r.fail("mtu", std::to_string(p->mtu) + ": expected at most 9000 bytes");
+  if (r.status().ok() && r.has("credit_buffer") && p->credit_buffer < p->mtu + p->header) {
+    r.fail("credit_buffer", std::to_string(p->credit_buffer) +
+                                " bytes: expected at least one packet (" +
+                                std::to_string(p->mtu + p->header) + " bytes: mtu and header)");
+  }
   p->switch_buffer = r.get_bytes("switch_buffer", Bytes(p->switch_buffer), "4GiB").count();
   if (r.status().ok() && p->switch_buffer < (int64_t{64} << 10)) {
     r.fail("switch_buffer", "expected at least 64KiB");
   }
   p->pfc = r.get_bool("pfc", p->pfc);
   p->pfc_alpha = r.get_double("pfc_alpha", p->pfc_alpha, 1.0 / 1024, 1);
+  // Under InfiniBand a congestion control brings its marking (FECN) with it.
+  if (ib && r.has("cc") && !r.has("ecn")) p->ecn = true;
   p->ecn = r.get_bool("ecn", p->ecn);
   p->kmin = r.get_bytes("kmin", Bytes(p->kmin), "1GiB").count();
   p->kmax = r.get_bytes("kmax", Bytes(p->kmax), "1GiB").count();
@@ -399,7 +434,8 @@ Status read_packet(const YAML::Node& node, const std::string& source, PacketNetw
   static const std::vector<std::string> kCc = {"dcqcn", "hpcc", "none"};
   static const CongestionControl kCcKinds[] = {CongestionControl::kDcqcn, CongestionControl::kHpcc,
                                                CongestionControl::kNone};
-  p->cc = kCcKinds[r.get_choice("cc", 0, kCc)];
+  // The default: DCQCN under RoCE, none under InfiniBand (set above).
+  p->cc = kCcKinds[r.get_choice("cc", p->cc == CongestionControl::kNone ? 2 : 0, kCc)];
   // HPCC's target utilization: below 0.5 it leaves half the link idle; at most the whole link.
   p->hpcc.eta = r.get_double("hpcc_eta", p->hpcc.eta, 0.5, 1);
   p->hpcc.max_stage = r.get_int("hpcc_max_stage", p->hpcc.max_stage, 0);

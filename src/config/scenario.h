@@ -600,13 +600,27 @@ struct HpccConfig {
   Bandwidth min_rate = Bandwidth::gigabits_per_second(0.1);
 };
 
+// The link layer under the packets: RoCEv2 (Ethernet: PFC keeps it lossless, ECN marks for the
+// congestion control) or InfiniBand (credit-based link-level flow control, no PFC).
+enum class LinkLayer : uint8_t { kRoce, kInfiniband };
+
 // simulation.packet: the packet-level network's packets, switch buffers, flow control and
 // congestion control (network/packet/packet_network.h, docs/packet_network.md).
 struct PacketNetworkConfig {
+  LinkLayer link_layer = LinkLayer::kRoce;
   int64_t mtu = 4096;  // payload bytes per packet (RoCEv2's largest IB MTU)
-  // Wire bytes per packet beyond the payload: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
-  // FCS 4, and the preamble (8) and inter-frame gap (12) the wire carries between frames.
+  // Wire bytes per packet beyond the payload. RoCEv2: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 +
+  // ICRC 4 + FCS 4, and the preamble (8) and inter-frame gap (12) the wire carries between
+  // frames. InfiniBand: kIbHeader.
   int64_t header = 82;
+  // InfiniBand's data packet: local route header 8 + base transport header 12 + invariant CRC 4 +
+  // variant CRC 2 (IBTA specification vol. 1, ch. 7); no preamble or gap between packets, and a
+  // global route header (40) only between subnets.
+  static constexpr int64_t kIbHeader = 26;
+  // InfiniBand: the receive buffer each switch ingress port advertises as credits to the port
+  // upstream (bytes); 0 = the link's round trip at line rate plus two packets, the least that
+  // keeps the link busy (the specification sizes the credit buffer to the cable for that reason).
+  int64_t credit_buffer = 0;
   int64_t switch_buffer = int64_t{32} << 20;  // shared by one switch's ports (SimAI.conf)
   bool pfc = true;
   double pfc_alpha = 1.0 / 8;    // the dynamic PFC threshold's share of the free buffer

@@ -53,14 +53,16 @@ struct TierSeries {
 struct PacketCounters {
   int64_t packets = 0;  // data packets sent (retransmissions included)
   int64_t ecn_marks = 0;
-  int64_t cnps = 0;    // congestion notifications the receivers sent
-  int64_t pauses = 0;  // PFC PAUSE frames the switches sent
+  int64_t cnps = 0;           // congestion notifications the receivers sent
+  int64_t pauses = 0;         // PFC PAUSE frames the switches sent
+  bool infiniband = false;    // the link layer: InfiniBand's credits, not RoCE's PFC
+  int64_t credit_stalls = 0;  // InfiniBand: times a port waited for its downstream's credits
   int64_t drops = 0;
   int64_t retransmitted = 0;  // packets sent again (go-back-N)
   int64_t events = 0;         // the packet simulation's events
   int64_t max_queue = 0;      // the longest output queue of any port, bytes
   std::string max_queue_port;
-  double max_paused_s = 0;  // the longest time PFC held one port paused
+  double max_paused_s = 0;  // the longest time PFC (or want of credits) held one port
   std::string max_paused_port;
   // Flow completion times (first byte sent to last byte in) of the flows that carried bytes:
   // median, 99th percentile and longest, and their slowdown over an idle path's time.

@@ -276,10 +276,12 @@ json report_to_json(const SimulationReport& r) {
     network["rate_solves"] = n.solves;
     if (n.packet_level) {
       const PacketCounters& p = n.packet;
-      network["packet"] = json{{"packets", p.packets},
+      network["packet"] = json{{"link_layer", p.infiniband ? "infiniband" : "roce"},
+                               {"packets", p.packets},
                                {"ecn_marks", p.ecn_marks},
                                {"cnps", p.cnps},
                                {"pfc_pauses", p.pauses},
+                               {"credit_stalls", p.credit_stalls},
                                {"drops", p.drops},
                                {"retransmitted", p.retransmitted},
                                {"events", p.events},

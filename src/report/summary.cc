@@ -259,19 +259,26 @@ std::string format_summary(const SimulationReport& r) {
     out += "\n";
     if (n.packet_level) {
       const PacketCounters& p = n.packet;
+      char control[64];
+      if (p.infiniband) {
+        std::snprintf(control, sizeof control, "%lld credit stalls",
+                      static_cast<long long>(p.credit_stalls));
+      } else {
+        std::snprintf(control, sizeof control, "%lld PFC pauses", static_cast<long long>(p.pauses));
+      }
       out += line(
-          "packet-level network: %lld flows, %lld packets, %lld ECN marks, %lld CNPs, %lld PFC "
-          "pauses, %lld drops, %lld resent; hottest link %s at %.1f %% of the iteration",
-          static_cast<long long>(n.flows), static_cast<long long>(p.packets),
-          static_cast<long long>(p.ecn_marks), static_cast<long long>(p.cnps),
-          static_cast<long long>(p.pauses), static_cast<long long>(p.drops),
+          "packet-level network (%s): %lld flows, %lld packets, %lld ECN marks, %lld CNPs, %s, "
+          "%lld drops, %lld resent; hottest link %s at %.1f %% of the iteration",
+          p.infiniband ? "InfiniBand" : "RoCEv2", static_cast<long long>(n.flows),
+          static_cast<long long>(p.packets), static_cast<long long>(p.ecn_marks),
+          static_cast<long long>(p.cnps), control, static_cast<long long>(p.drops),
           static_cast<long long>(p.retransmitted), hottest.empty() ? "-" : hottest.c_str(),
           max_util * 100);
       if (p.max_queue > 0) {
-        out +=
-            line("                 longest queue %.1f KiB at %s; longest PFC pause %.3f ms at %s",
-                 static_cast<double>(p.max_queue) / 1024, p.max_queue_port.c_str(),
-                 p.max_paused_s * 1e3, p.max_paused_port.empty() ? "-" : p.max_paused_port.c_str());
+        out += line("                 longest queue %.1f KiB at %s; longest %s %.3f ms at %s",
+                    static_cast<double>(p.max_queue) / 1024, p.max_queue_port.c_str(),
+                    p.infiniband ? "wait for credits" : "PFC pause", p.max_paused_s * 1e3,
+                    p.max_paused_port.empty() ? "-" : p.max_paused_port.c_str());
       }
       if (p.completed > 0) {
         out += line(

@@ -21,7 +21,8 @@ class PacketFabric final : public Fabric {
         router_(*topo_, config.seed),
         host_nics_(host_nic_nodes(*topo_)),
         shortest_network_path_(shortest_network_path(*topo_)),
-        gpus_per_node_(gpus_per_node) {}
+        gpus_per_node_(gpus_per_node),
+        infiniband_(config.link_layer == LinkLayer::kInfiniband) {}
 
   void transfer(const std::vector<GpuFlow>& flows, SimTime latency, Done done) override {
     auto pending = std::make_shared<int>(0);
@@ -58,6 +59,8 @@ class PacketFabric final : public Fabric {
     c.ecn_marks = p.ecn_marks;
     c.cnps = p.cnps;
     c.pauses = p.pauses;
+    c.infiniband = infiniband_;
+    c.credit_stalls = p.credit_stalls;
     c.drops = p.drops;
     c.retransmitted = p.retransmitted;
     c.events = p.events;
@@ -122,6 +125,7 @@ class PacketFabric final : public Fabric {
   std::vector<std::vector<int>> host_nics_;
   SimTime shortest_network_path_;
   int gpus_per_node_;
+  bool infiniband_;
   uint64_t next_key_ = 0;
 };
 

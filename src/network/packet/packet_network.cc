@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "base/check.h"
@@ -54,6 +55,21 @@ PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simu
       }
     }
   }
+  credit_mode_ = config_.link_layer == LinkLayer::kInfiniband;
+  if (credit_mode_) {
+    config_.pfc = false;
+    // Ports into a NIC deliver at once: their credits never run out.
+    credits_.assign(ports_.size(), std::numeric_limits<int64_t>::max() / 4);
+    const int64_t wire = config_.mtu + header_;
+    for (size_t c = 0; c < ports_.size(); ++c) {
+      const Port& p = ports_[c];
+      if (!is_switch(p.to)) continue;
+      // Auto: the credit loop's round trip (the link both ways) at line rate, and two packets.
+      credits_[c] = config_.credit_buffer > 0
+                        ? config_.credit_buffer
+                        : std::llround(2.0 * p.rate * p.latency.to_seconds()) + 2 * wire;
+    }
+  }
 }
 
 void PacketNetwork::schedule(SimTime at, Event e, int64_t index, uint32_t gen) {
@@ -69,7 +85,25 @@ SimTime PacketNetwork::wire_time(int64_t wire, double rate) const {
 
 SimTime PacketNetwork::paused_time(int channel, SimTime now) const {
   const Port& p = ports_[channel];
-  return p.paused_total + (p.paused ? now - p.paused_since : SimTime());
+  return p.paused_total + (p.paused || p.starved ? now - p.paused_since : SimTime());
+}
+
+bool PacketNetwork::has_credit(int channel, int64_t wire) {
+  if (!credit_mode_) return true;
+  Port& p = ports_[channel];
+  if (credits_[channel] >= wire) {
+    if (p.starved) {
+      p.starved = false;
+      p.paused_total += sim_->now() - p.paused_since;
+    }
+    return true;
+  }
+  if (!p.starved) {
+    p.starved = true;
+    p.paused_since = sim_->now();
+    stats_.credit_stalls++;
+  }
+  return false;
 }
 
 int PacketNetwork::alloc_packet() {
@@ -231,6 +265,10 @@ void PacketNetwork::on_event(int64_t payload) {
     case kAck:
       on_ack(index);
       return;
+    case kCredit:
+      credits_[index] += gen;
+      try_send(index);
+      return;
     case kFinish: {
       Flow& f = flows_[index];
       f.finished = true;
@@ -258,6 +296,7 @@ void PacketNetwork::try_send(int channel) {
   if (p.busy || p.paused) return;
   if (!p.queue.empty()) {
     const int id = p.queue.front();
+    if (!has_credit(channel, wire_bytes(packets_[id]))) return;
     p.queue.pop_front();
     const Packet& pk = packets_[id];
     const int64_t wire = wire_bytes(pk);
@@ -286,8 +325,13 @@ void PacketNetwork::try_send(int channel) {
       rec.queue = p.queue_bytes;
     }
     if (packets_[id].in_channel >= 0 && is_switch(p.from)) {
-      account(packets_[id].in_channel, -wire);
-      check_resume(packets_[id].in_channel);
+      const int in = packets_[id].in_channel;
+      account(in, -wire);
+      check_resume(in);
+      // Its buffer is free again: the credits go back up the link it came on.
+      if (credit_mode_) {
+        schedule(sim_->now() + ports_[in].latency, kCredit, in, static_cast<uint32_t>(wire));
+      }
     }
     transmit(channel, id);
     return;
@@ -327,6 +371,8 @@ bool PacketNetwork::send_from_flows(int channel) {
       earliest = std::min(earliest, f.next_avail);
       continue;
     }
+    const int64_t next_wire = std::min(config_.mtu, f.bytes - f.next_seq * config_.mtu) + header_;
+    if (!has_credit(channel, next_wire)) return false;  // the credits' return tries again
     p.next_sender = (i + 1) % n;
     const int id = alloc_packet();
     Packet& pk = packets_[id];
@@ -373,6 +419,7 @@ void PacketNetwork::transmit(int channel, int packet) {
   p.current = packet;
   const int64_t wire = wire_bytes(packets_[packet]);
   p.tx_bytes += wire;
+  if (credit_mode_) credits_[channel] -= wire;
   schedule(sim_->now() + wire_time(wire, p.rate), kTxDone, channel);
 }
 
@@ -435,8 +482,9 @@ void PacketNetwork::arrive(int packet) {
   const int64_t wire = wire_bytes(pk);
   if (is_switch(node)) {
     SwitchState& s = switches_[node];
-    bool drop = s.used + wire > config_.switch_buffer;  // out of buffer, headroom included
-    if (!config_.pfc) {
+    // Credits keep InfiniBand lossless: the packet was sent into buffer held for it.
+    bool drop = !credit_mode_ && s.used + wire > config_.switch_buffer;  // headroom included
+    if (!config_.pfc && !credit_mode_) {
       const double room = config_.dt_alpha * static_cast<double>(config_.switch_buffer - s.used);
       drop = drop || static_cast<double>(q.queue_bytes + wire) > room;
     }

@@ -33,6 +33,14 @@
 //    u over T, and sets R = Rc/(u/η) + R_AI when u ≥ η or after maxStage additive steps, else
 //    R = Rc + R_AI; the reference Rc commits once per RTT, the other ACKs apply R (fast react).
 //    The window R·T bounds the bytes in flight.
+//  * InfiniBand (link_layer: infiniband): no PFC, ECN or drops; each switch ingress port
+//    advertises credit_buffer bytes of receive buffer to the port upstream, which sends a
+//    packet only when the credits cover its wire bytes and spends them; the switch returns a
+//    packet's credits when it forwards the packet, and they reach the upstream port after the
+//    link's latency (IBTA vol. 1 §7.9, link-level flow control: the flow-control packets ride
+//    their own virtual lane, unqueued here). A full buffer holds the upstream port, and the
+//    ports before it in turn (congestion spreading; head-of-line blocking of the flows that
+//    share them).
 // Hops before the first NIC and after the last (PCIe inside the hosts) add their latency only.
 // Deterministic: marking draws come from a generator seeded by `seed`, in event order.
 #pragma once
@@ -62,6 +70,7 @@ struct PacketStats {
   int64_t drops = 0;
   int64_t retransmitted = 0;  // packets sent again after a NACK
   int64_t acks = 0;           // HPCC's per-packet acknowledgements
+  int64_t credit_stalls = 0;  // InfiniBand: times a port found too few credits for its packet
   int64_t events = 0;
 };
 
@@ -80,7 +89,8 @@ class PacketNetwork final : private EventHandler {
 
   const PacketStats& stats() const { return stats_; }
   // A channel's output queue now, its longest queue so far, its payload and header bytes sent,
-  // and how long PFC has held it paused up to `now`.
+  // and how long link-level flow control (PFC's pauses, or InfiniBand's want of credits) has
+  // held it up to `now`.
   int64_t queue_bytes(int channel) const { return ports_[channel].queue_bytes; }
   int64_t max_queue(int channel) const { return ports_[channel].max_queue; }
   int64_t bytes_sent(int channel) const { return ports_[channel].tx_bytes; }
@@ -123,7 +133,8 @@ class PacketNetwork final : private EventHandler {
     std::deque<int> queue;  // packet ids
     int64_t queue_bytes = 0, max_queue = 0, tx_bytes = 0;
     bool busy = false, paused = false;
-    SimTime paused_since, paused_total;
+    bool starved = false;                // InfiniBand: waiting for the downstream port's credits
+    SimTime paused_since, paused_total;  // paused or starved
     // A NIC's egress: the flows it sends, served round-robin.
     std::vector<int> senders;
     size_t next_sender = 0;
@@ -187,6 +198,7 @@ class PacketNetwork final : private EventHandler {
     kFinish,
     kTimeout,
     kAck,
+    kCredit,  // InfiniBand: credits (the gen field: bytes) reach the port upstream
   };
   void schedule(SimTime at, Event e, int64_t index, uint32_t gen = 0);
   void on_event(int64_t payload) override;
@@ -218,6 +230,9 @@ class PacketNetwork final : private EventHandler {
   // A flow may put another packet in flight (HPCC's window).
   bool window_open(const Flow& f) const;
   void arm_timeout(int flow, SimTime at);
+  // InfiniBand: whether `channel` holds credits for `wire` bytes; a port without them starves
+  // until credits come.
+  bool has_credit(int channel, int64_t wire);
 
   const Topology& topo_;
   PacketConfig config_;
@@ -231,7 +246,9 @@ class PacketNetwork final : private EventHandler {
   std::vector<int> free_packets_;
   std::vector<IntRecord> int_records_;  // kMaxIntHops per packet id (HPCC only)
   std::vector<Completion> completions_;
-  int64_t header_ = 0;  // wire bytes per packet beyond the payload
+  bool credit_mode_ = false;      // InfiniBand's credit-based flow control
+  std::vector<int64_t> credits_;  // by channel: bytes the downstream port can still take
+  int64_t header_ = 0;            // wire bytes per packet beyond the payload
   uint64_t rng_;
   PacketStats stats_;
 };

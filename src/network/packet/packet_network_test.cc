@@ -68,6 +68,17 @@ Fabric star(int senders, double rate = kRate) {
   return f;
 }
 
+// InfiniBand as the scenario loader sets it up: 26-byte headers, credits, no congestion control.
+PacketConfig infiniband() {
+  PacketConfig c;
+  c.link_layer = LinkLayer::kInfiniband;
+  c.header = PacketConfig::kIbHeader;
+  c.cc = CongestionControl::kNone;
+  c.pfc = false;
+  c.ecn = false;
+  return c;
+}
+
 // Samples a channel's queue every `period` over [from, until).
 class QueueProbe final : public EventHandler {
  public:
@@ -216,7 +227,7 @@ TEST(PacketNetwork, WithoutPfcTheIncastDropsAndRecovers) {
 // rest of s1 -> s2, three quarters of its line rate. Without congestion control PFC pauses the
 // s1 -> s2 link for r's queue, and V, whose own port is idle, waits behind it: head-of-line
 // blocking.
-SimTime victim_time(bool congestion) {
+SimTime victim_time(bool congestion, LinkLayer layer = LinkLayer::kRoce) {
   Fabric f;
   for (const char* s : {"s1", "s2"}) f.add(s, NodeKind::kSwitch);
   for (const char* n : {"a", "v", "c0", "c1", "c2", "r", "r2"}) f.add(n, NodeKind::kNic);
@@ -227,7 +238,7 @@ SimTime victim_time(bool congestion) {
   f.link("r", "s2");
   f.link("r2", "s2");
   Simulator sim;
-  PacketConfig config;
+  PacketConfig config = layer == LinkLayer::kInfiniband ? infiniband() : PacketConfig();
   config.cc = CongestionControl::kNone;
   PacketNetwork net(f.t, config, &sim);
   SimTime victim;
@@ -241,8 +252,14 @@ SimTime victim_time(bool congestion) {
                  [&](SimTime t) { victim = t; });
   sim.run();
   if (congestion) {
-    EXPECT_GT(net.stats().pauses, 0);
+    if (layer == LinkLayer::kInfiniband) {
+      EXPECT_EQ(net.stats().pauses, 0);
+      EXPECT_GT(net.stats().credit_stalls, 0);
+    } else {
+      EXPECT_GT(net.stats().pauses, 0);
+    }
     EXPECT_GT(net.paused_time(f.path({"s1", "s2"})[0], sim.now()), SimTime());
+    EXPECT_EQ(net.stats().drops, 0);
   }
   return victim;
 }
@@ -297,6 +314,84 @@ TEST(PacketNetwork, HpccIncastKeepsTheQueueNearEmptyAtTargetUtilization) {
   EXPECT_EQ(r.stats.pauses, 0);
   EXPECT_EQ(r.stats.drops, 0);
   EXPECT_LT(r.mean_queue, 4 * 4220.0);
+}
+
+// InfiniBand: a lone flow at line rate × payload / (payload + 26 header bytes), with the default
+// credits (the link's round trip and two packets) never holding it.
+TEST(PacketNetwork, InfinibandOneFlowRunsAtLineRateTimesPayloadOverWireBytes) {
+  Fabric f = star(1);
+  Simulator sim;
+  PacketConfig config = infiniband();
+  PacketNetwork net(f.t, config, &sim);
+  const int64_t bytes = int64_t{64} << 20;
+  SimTime done;
+  net.start_flow(bytes, f.path({"s0", "sw", "r"}), SimTime(), [&](SimTime t) { done = t; });
+  sim.run();
+  const int64_t wire = config.mtu + PacketConfig::kIbHeader;
+  const int64_t packets = bytes / config.mtu;
+  const double serialize = static_cast<double>(wire) / kRate;
+  const double expected = static_cast<double>(packets + 1) * serialize + 2 * kLatency.to_seconds();
+  EXPECT_NEAR(done.to_seconds(), expected, 1e-9 * static_cast<double>(packets));
+  const double goodput = static_cast<double>(bytes) / (done.to_seconds() - 2e-6);
+  EXPECT_NEAR(goodput / kRate, 4096.0 / 4122.0, 1e-3);
+  EXPECT_EQ(net.stats().credit_stalls, 0);
+  EXPECT_EQ(net.stats().drops, 0);
+}
+
+// A credit buffer of one packet: the sender waits for each packet's credits to come back, a
+// loop of its serialization, the link's latency to the switch and the credits' latency back
+// (the switch forwards the packet as it arrives, its output idle). The k-th packet leaves the
+// sender at k·(t_s + 2L); the last reaches the receiver t_s + L + t_s + L later.
+TEST(PacketNetwork, InfinibandCreditLoopBoundsAFlowWithASmallBuffer) {
+  Fabric f = star(1);
+  Simulator sim;
+  PacketConfig config = infiniband();
+  config.credit_buffer = config.mtu + PacketConfig::kIbHeader;
+  PacketNetwork net(f.t, config, &sim);
+  const int64_t packets = 256;
+  SimTime done;
+  net.start_flow(packets * config.mtu, f.path({"s0", "sw", "r"}), SimTime(),
+                 [&](SimTime t) { done = t; });
+  sim.run();
+  const double ts = (4096.0 + 26) / kRate, l = kLatency.to_seconds();
+  const double expected = static_cast<double>(packets - 1) * (ts + 2 * l) + 2 * ts + 2 * l;
+  EXPECT_NEAR(done.to_seconds(), expected, 1e-9);
+  // Goodput 4096 B per 2.33 µs: 14 % of the 100 Gb/s line.
+  EXPECT_NEAR(static_cast<double>(packets * config.mtu) / done.to_seconds() / kRate,
+              4096.0 / kRate / (ts + 2 * l), 0.01);
+  EXPECT_EQ(net.stats().credit_stalls, packets - 1);
+  // The sender's port waited for credits all but its packets' serialization.
+  const int up = f.path({"s0", "sw"})[0];
+  EXPECT_NEAR(net.paused_time(up, done).to_seconds(), static_cast<double>(packets - 1) * 2 * l,
+              1e-8);
+}
+
+// A 4:1 incast over InfiniBand without congestion control: lossless without PFC, the port at
+// line rate, the four inputs sharing it fairly (each holds the same credits in the switch), and
+// the bottleneck's queue bounded by what the four ingress ports' credits let in.
+TEST(PacketNetwork, InfinibandIncastIsLosslessAndFairUnderCredits) {
+  PacketConfig config = infiniband();
+  const double ideal = 4.0 * (8 << 20) / kRate * 4122.0 / 4096.0;
+  const Incast r = run_incast(config, SimTime::seconds(ideal));
+  const SimTime first = *std::min_element(r.done.begin(), r.done.end());
+  const SimTime last = *std::max_element(r.done.begin(), r.done.end());
+  EXPECT_LT(last.to_seconds(), 1.02 * ideal);
+  EXPECT_GT(first.to_seconds(), 0.95 * last.to_seconds());
+  EXPECT_EQ(r.stats.drops, 0);
+  EXPECT_EQ(r.stats.pauses, 0);
+  EXPECT_GT(r.stats.credit_stalls, 0);
+  // Default credits per ingress port: 2 · 12.5 GB/s · 1 µs + 2 packets = 33,244 bytes.
+  const double credits = 2 * kRate * 1e-6 + 2 * 4122;
+  EXPECT_LE(static_cast<double>(r.max_queue), 4 * credits);
+  EXPECT_GT(r.mean_queue, 2 * credits);
+}
+
+TEST(PacketNetwork, InfinibandCreditsBlockAVictimFlowBehindACongestedPort) {
+  const SimTime alone = victim_time(false, LinkLayer::kInfiniband);
+  const SimTime blocked = victim_time(true, LinkLayer::kInfiniband);
+  // Alone at line rate; max-min fair it would take 4/3 as long. A's packets hold the credits of
+  // s1 -> s2 while they wait in r's queue, and V's wait for them: congestion spreading.
+  EXPECT_GT(blocked.to_seconds(), 1.5 * alone.to_seconds());
 }
 
 TEST(PacketNetwork, RunsAreDeterministic) {
