@@ -69,9 +69,8 @@ void add_collective_command(CLI::App& app, int* exit_code) {
   cmd->add_option(
          "--set", args->overrides,
          "Override a cluster.*, collectives.* or simulation.packet.* key (the last with --network "
-         "packet: link_layer, mtu, header, switch_buffer, pfc, credit_buffer, ecn, kmin, kmax, "
-         "pmax, "
-         "cc, hpcc_eta, hpcc_max_stage)")
+         "packet: link_layer, routing, mtu, header, switch_buffer, pfc, credit_buffer, ecn, kmin, "
+         "kmax, pmax, cc, hpcc_eta, hpcc_max_stage)")
       ->take_all();
   cmd->add_option("--network", args->network,
                   "analytical (the collective model's time; default), flow or packet (the planned "

@@ -447,6 +447,19 @@ Status read_packet(const YAML::Node& node, const std::string& source, PacketNetw
       if (r.has(key)) r.fail(key, "expected cc: hpcc (the key tunes HPCC only)");
     }
   }
+  static const std::vector<std::string> kRouting = {"ecmp", "spray", "adaptive"};
+  p->routing = static_cast<PacketRouting>(r.get_choice("routing", 0, kRouting));
+  if (r.status().ok() && p->routing != PacketRouting::kEcmp) {
+    // Per-packet routing reorders: the receiver places packets as they come and recovers a loss
+    // only by the sender's timeout, and HPCC's telemetry is of one path per flow.
+    if (p->cc == CongestionControl::kHpcc) {
+      r.fail("routing", kRouting[static_cast<int>(p->routing)] +
+                            ": expected ecmp with cc: hpcc (its telemetry follows one path)");
+    } else if (!ib && !p->pfc) {
+      r.fail("routing", kRouting[static_cast<int>(p->routing)] +
+                            ": expected a lossless fabric (pfc: true or link_layer: infiniband)");
+    }
+  }
   return r.finish();
 }
 

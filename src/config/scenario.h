@@ -604,10 +604,16 @@ struct HpccConfig {
 // congestion control) or InfiniBand (credit-based link-level flow control, no PFC).
 enum class LinkLayer : uint8_t { kRoce, kInfiniband };
 
+// How the switches choose among equal-cost next hops: per flow (ECMP's hash, as the flow network
+// routes), per packet at random (packet spraying), or per packet onto the least-queued one
+// (adaptive routing, as InfiniBand AR and Spectrum-X do); the last two deliver out of order.
+enum class PacketRouting : uint8_t { kEcmp, kSpray, kAdaptive };
+
 // simulation.packet: the packet-level network's packets, switch buffers, flow control and
 // congestion control (network/packet/packet_network.h, docs/packet_network.md).
 struct PacketNetworkConfig {
   LinkLayer link_layer = LinkLayer::kRoce;
+  PacketRouting routing = PacketRouting::kEcmp;
   int64_t mtu = 4096;  // payload bytes per packet (RoCEv2's largest IB MTU)
   // Wire bytes per packet beyond the payload. RoCEv2: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 +
   // ICRC 4 + FCS 4, and the preamble (8) and inter-frame gap (12) the wire carries between

@@ -1,6 +1,7 @@
 #include "network/routing.h"
 
 #include <deque>
+#include <utility>
 
 #include "base/check.h"
 
@@ -106,6 +107,19 @@ const std::vector<int>& Router::distances_to(int target) {
   return distance_cache_.emplace(target, std::move(dist)).first->second;
 }
 
+const std::vector<int>& Router::next_hops(int v, int target) {
+  auto it = next_hop_cache_.find({v, target});
+  if (it != next_hop_cache_.end()) return it->second;
+  const std::vector<int>& dist = distances_to(target);
+  std::vector<int> out;
+  if (dist[v] > 0) {
+    for (const auto& [w, link] : t_.adjacency[v]) {
+      if (dist[w] == dist[v] - 1) out.push_back(channel(link, v, t_));
+    }
+  }
+  return next_hop_cache_.emplace(std::make_pair(v, target), std::move(out)).first->second;
+}
+
 std::vector<int> Router::route(int src, int dst, uint64_t flow_key, int nic) {
   PREFLIGHT_CHECK(src >= 0 && dst >= 0 && src < static_cast<int>(t_.gpus.size()) &&
                   dst < static_cast<int>(t_.gpus.size()));
@@ -139,18 +153,10 @@ std::vector<int> Router::route(int src, int dst, uint64_t flow_key, int nic) {
   PREFLIGHT_CHECK_MSG(dist[send_nic] > 0, "no network path between the NICs");
   int v = send_nic;
   while (v != recv_nic) {
-    int choices = 0;
-    for (const auto& [w, link] : t_.adjacency[v]) choices += dist[w] == dist[v] - 1;
-    const int pick = static_cast<int>(hash(flow_key, v) % static_cast<uint64_t>(choices));
-    int seen = 0;
-    for (const auto& [w, link] : t_.adjacency[v]) {
-      if (dist[w] != dist[v] - 1) continue;
-      if (seen++ == pick) {
-        out.push_back(channel(link, v, t_));
-        v = w;
-        break;
-      }
-    }
+    const std::vector<int>& choices = next_hops(v, recv_nic);
+    const int c = choices[hash(flow_key, v) % choices.size()];
+    out.push_back(c);
+    v = c % 2 == 0 ? t_.links[c / 2].b : t_.links[c / 2].a;
   }
   nic_to_gpu(recv_nic, b, &out);
   return out;

@@ -31,6 +31,11 @@ class Router {
     return static_cast<int>(route(src, dst, flow_key).size());
   }
 
+  // The channels from fabric node `v` (a NIC or switch) to its neighbours one hop nearer to NIC
+  // `target` on a shortest path: the equal-cost next hops ECMP picks one of per flow (and packet
+  // spraying or adaptive routing per packet). Empty at the target.
+  const std::vector<int>& next_hops(int v, int target);
+
   static int channel(int link, int from_node, const Topology& t) {
     return 2 * link + (t.links[link].a == from_node ? 0 : 1);
   }
@@ -50,6 +55,7 @@ class Router {
   std::vector<int> scale_up_switch_;         // per GPU node: its NVSwitch/bridge node, or -1
   std::vector<std::vector<int>> host_nics_;  // [host][local NIC index] -> NIC node id
   std::map<int, std::vector<int>> distance_cache_;
+  std::map<std::pair<int, int>, std::vector<int>> next_hop_cache_;  // (v, target) -> channels
 };
 
 // NIC node ids by (host, local NIC index); -1 where a host has no NIC of that index.

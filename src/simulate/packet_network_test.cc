@@ -83,6 +83,39 @@ TEST(PacketBackend, InfinibandRunsAnIterationWithoutPausesOrDrops) {
   EXPECT_NEAR(ib.iteration_time_s, flow.iteration_time_s, 0.02 * flow.iteration_time_s);
 }
 
+// Per-packet routing on the same job: its transfers have no equal-cost choice to make on a
+// rail each, so spraying and adaptive routing change nothing beyond the receiver's bookkeeping.
+TEST(PacketBackend, PerPacketRoutingRunsAnIteration) {
+  const SimulationReport flow = run({"simulation.network=flow"});
+  for (const char* routing : {"spray", "adaptive"}) {
+    const SimulationReport r = run({"simulation.network=packet", "simulation.packet.cc=none",
+                                    std::string("simulation.packet.routing=") + routing});
+    EXPECT_EQ(r.execution.network.packet.drops, 0) << routing;
+    EXPECT_NEAR(r.iteration_time_s, flow.iteration_time_s, 0.02 * flow.iteration_time_s) << routing;
+  }
+  StatusOr<Scenario> s =
+      load_scenario_text(kGpt13b, "test.yaml",
+                         {"simulation.network=packet", "simulation.packet.link_layer=infiniband",
+                          "simulation.packet.routing=adaptive"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.packet.routing, PacketRouting::kAdaptive);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"simulation.network=packet", "simulation.packet.routing=valiant"},
+       "simulation.packet.routing"},
+      {{"simulation.network=packet", "simulation.packet.routing=spray",
+        "simulation.packet.cc=hpcc"},
+       "expected ecmp with cc: hpcc"},
+      {{"simulation.network=packet", "simulation.packet.routing=adaptive",
+        "simulation.packet.pfc=false"},
+       "expected a lossless fabric"},
+  };
+  for (const auto& [overrides, error] : bad) {
+    StatusOr<Scenario> r = load_scenario_text(kGpt13b, "test.yaml", overrides);
+    ASSERT_FALSE(r.ok()) << error;
+    EXPECT_NE(r.status().message().find(error), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(PacketBackend, InfinibandKeysAndTheirDefaults) {
   StatusOr<Scenario> s =
       load_scenario_text(kGpt13b, "test.yaml",

@@ -26,7 +26,14 @@ uint64_t next_random(uint64_t* state) {
 }  // namespace
 
 PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simulator* sim)
-    : topo_(topology), config_(config), sim_(sim), rng_(config.seed ^ 0x5eedull) {
+    : topo_(topology),
+      config_(config),
+      sim_(sim),
+      router_(topology, config.seed),
+      rng_(config.seed ^ 0x5eedull) {
+  // Per-packet routing reads the adjacency Topology::finalize() builds.
+  PREFLIGHT_CHECK(config_.routing == PacketRouting::kEcmp ||
+                  topo_.adjacency.size() == topo_.nodes.size());
   PREFLIGHT_CHECK(config_.mtu > 0 && config_.header >= 0);
   header_ = config_.header + (config_.cc == CongestionControl::kHpcc ? config_.hpcc.int_header : 0);
   ports_.resize(2 * topo_.links.size());
@@ -159,6 +166,7 @@ int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime dela
     return id;
   }
   f.packets = (bytes + config_.mtu - 1) / config_.mtu;
+  f.dst_nic = ports_[f.path[f.end]].to;
   f.line = ports_[f.path[f.begin]].rate * std::min(1.0, config_.nic_pacing);
   f.rc = f.rt = f.line;
   if (config_.cc == CongestionControl::kHpcc) {
@@ -477,7 +485,8 @@ void PacketNetwork::arrive(int packet) {
   }
   const int in = pk.in_channel;
   const int node = ports_[in].to;
-  const int out = f.path[pk.hop];
+  const int out = config_.routing != PacketRouting::kEcmp && is_switch(node) ? next_hop(node, pk)
+                                                                             : f.path[pk.hop];
   Port& q = ports_[out];
   const int64_t wire = wire_bytes(pk);
   if (is_switch(node)) {
@@ -505,7 +514,68 @@ void PacketNetwork::arrive(int packet) {
   try_send(out);
 }
 
+void PacketNetwork::notify_congestion(int flow) {
+  Flow& f = flows_[flow];
+  const SimTime now = sim_->now();
+  if (config_.cc != CongestionControl::kDcqcn ||
+      (f.cnp_sent && now - f.last_cnp < config_.dcqcn.cnp_interval)) {
+    return;
+  }
+  f.cnp_sent = true;
+  f.last_cnp = now;
+  stats_.cnps++;
+  schedule(now + f.back, kCnp, flow);
+}
+
+int PacketNetwork::next_hop(int node, const Packet& packet) {
+  const std::vector<int>& choices = router_.next_hops(node, flows_[packet.flow].dst_nic);
+  PREFLIGHT_CHECK(!choices.empty());
+  if (choices.size() == 1) return choices[0];
+  uint64_t h = config_.seed ^ 0x5bd1e995ull;
+  h = next_random(&h) ^ static_cast<uint64_t>(packet.flow);
+  h = next_random(&h) ^ static_cast<uint64_t>(packet.seq);
+  h = next_random(&h) ^ static_cast<uint64_t>(node);
+  const size_t first = next_random(&h) % choices.size();
+  if (config_.routing == PacketRouting::kSpray) return choices[first];
+  // Adaptive: the least bytes waiting at the output, the packet on the wire counted.
+  int best = -1;
+  int64_t least = 0;
+  for (size_t k = 0; k < choices.size(); ++k) {
+    const int c = choices[(first + k) % choices.size()];
+    const Port& p = ports_[c];
+    const int64_t load = p.queue_bytes + (p.busy ? wire_bytes(packets_[p.current]) : 0);
+    if (best < 0 || load < least) {
+      best = c;
+      least = load;
+    }
+  }
+  return best;
+}
+
+void PacketNetwork::deliver_unordered(int packet) {
+  const Packet pk = packets_[packet];
+  free_packets_.push_back(packet);
+  Flow& f = flows_[pk.flow];
+  if (f.finished) return;
+  if (f.got.empty()) f.got.assign(static_cast<size_t>(f.packets), 0);
+  if (f.got[pk.seq]) return;  // a duplicate: resent after a timeout that a late packet beat
+  f.got[pk.seq] = 1;
+  f.received++;
+  stats_.delivered++;
+  while (f.expected < f.packets && f.got[f.expected]) f.expected++;
+  const SimTime now = sim_->now();
+  if (pk.ecn) notify_congestion(pk.flow);
+  if (f.received == f.packets) {
+    f.finished = true;
+    schedule(now + f.tail, kFinish, pk.flow);
+  }
+}
+
 void PacketNetwork::deliver(int packet) {
+  if (config_.routing != PacketRouting::kEcmp) {
+    deliver_unordered(packet);
+    return;
+  }
   const Packet pk = packets_[packet];
   Flow& f = flows_[pk.flow];
   const bool acks = config_.cc == CongestionControl::kHpcc;
@@ -530,13 +600,7 @@ void PacketNetwork::deliver(int packet) {
     stats_.acks++;
     schedule(now + f.back, kAck, packet);
   }
-  if (pk.ecn && config_.cc == CongestionControl::kDcqcn &&
-      (!f.cnp_sent || now - f.last_cnp >= config_.dcqcn.cnp_interval)) {
-    f.cnp_sent = true;
-    f.last_cnp = now;
-    stats_.cnps++;
-    schedule(now + f.back, kCnp, pk.flow);
-  }
+  if (pk.ecn) notify_congestion(pk.flow);
   if (f.expected == f.packets) {
     f.finished = true;
     schedule(now + f.tail, kFinish, pk.flow);

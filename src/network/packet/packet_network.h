@@ -41,6 +41,13 @@
 //    their own virtual lane, unqueued here). A full buffer holds the upstream port, and the
 //    ports before it in turn (congestion spreading; head-of-line blocking of the flows that
 //    share them).
+//  * Routing: a flow's packets follow its ECMP path, or (routing: spray | adaptive) each switch
+//    picks a packet's next hop among the equal-cost ones toward the flow's receiving NIC, at
+//    random (a hash of the flow, the packet and the switch) or the one whose output queue holds
+//    the fewest bytes (ties by the same hash). The receiver then places packets as they come
+//    (out of order, as RDMA NICs with adaptive routing do), sends no NACK for a gap, and a lost
+//    packet is resent after the sender's timeout (the scenario allows these on lossless fabrics
+//    only).
 // Hops before the first NIC and after the last (PCIe inside the hosts) add their latency only.
 // Deterministic: marking draws come from a generator seeded by `seed`, in event order.
 #pragma once
@@ -53,6 +60,7 @@
 #include "base/units.h"
 #include "config/scenario.h"
 #include "engine/simulator.h"
+#include "network/routing.h"
 #include "network/topology.h"
 
 namespace preflight {
@@ -182,6 +190,11 @@ class PacketNetwork final : private EventHandler {
     SimTime base_rtt;
     double window = 0;
     SimTime started_at;  // its first byte's turn at the sender
+    // Per-packet routing: the receiving NIC the switches route toward, and the packets received
+    // (out of order; `expected` is the first one missing).
+    int dst_nic = -1;
+    std::vector<uint8_t> got;
+    int64_t received = 0;
   };
 
   enum Event : int64_t {
@@ -233,6 +246,12 @@ class PacketNetwork final : private EventHandler {
   // InfiniBand: whether `channel` holds credits for `wire` bytes; a port without them starves
   // until credits come.
   bool has_credit(int channel, int64_t wire);
+  // Per-packet routing: the channel out of switch `node` for `packet`.
+  int next_hop(int node, const Packet& packet);
+  // The receiver's CNP for a marked packet of `flow` (DCQCN), at most one per cnp_interval.
+  void notify_congestion(int flow);
+  // The receiver's side of per-packet routing: packets placed as they come.
+  void deliver_unordered(int packet);
 
   const Topology& topo_;
   PacketConfig config_;
@@ -248,6 +267,7 @@ class PacketNetwork final : private EventHandler {
   std::vector<Completion> completions_;
   bool credit_mode_ = false;      // InfiniBand's credit-based flow control
   std::vector<int64_t> credits_;  // by channel: bytes the downstream port can still take
+  Router router_;                 // the equal-cost next hops of per-packet routing
   int64_t header_ = 0;            // wire bytes per packet beyond the payload
   uint64_t rng_;
   PacketStats stats_;

@@ -394,6 +394,81 @@ TEST(PacketNetwork, InfinibandCreditsBlockAVictimFlowBehindACongestedPort) {
   EXPECT_GT(blocked.to_seconds(), 1.5 * alone.to_seconds());
 }
 
+// Two leaves of four NICs each under four spines (every link 100 Gb/s): s_i on leaf 0 sends
+// 8 MiB to r_i on leaf 1, all starting together, each flow's ECMP path pinned through spine
+// i mod 2, a hash collision on two spines of four.
+struct SprayRun {
+  SimTime last;
+  PacketStats stats;
+  std::vector<double> spine_share;  // of the payload and header bytes down to leaf 1, per spine
+  int64_t max_uplink_queue = 0;     // leaf 0's longest queue toward a spine
+};
+
+SprayRun run_leaf_spine(PacketRouting routing) {
+  Fabric f;
+  f.add("l0", NodeKind::kSwitch);
+  f.add("l1", NodeKind::kSwitch);
+  const std::vector<std::string> spines = {"p0", "p1", "p2", "p3"};
+  for (const std::string& p : spines) {
+    f.add(p, NodeKind::kSwitch);
+    f.link("l0", p);
+    f.link(p, "l1");
+  }
+  for (int i = 0; i < 4; ++i) {
+    f.add(sender(i), NodeKind::kNic);
+    f.add("r" + std::to_string(i), NodeKind::kNic);
+    f.link(sender(i), "l0");
+    f.link("r" + std::to_string(i), "l1");
+  }
+  f.t.finalize();  // the adjacency the switches route by
+  Simulator sim;
+  PacketConfig config;
+  config.cc = CongestionControl::kNone;
+  config.routing = routing;
+  PacketNetwork net(f.t, config, &sim);
+  SprayRun out;
+  for (int i = 0; i < 4; ++i) {
+    net.start_flow(int64_t{8} << 20,
+                   f.path({sender(i), "l0", spines[i % 2], "l1", "r" + std::to_string(i)}),
+                   SimTime(), [&out](SimTime t) { out.last = std::max(out.last, t); });
+  }
+  sim.run();
+  out.stats = net.stats();
+  double down = 0;
+  for (const std::string& p : spines)
+    down += static_cast<double>(net.bytes_sent(f.path({p, "l1"})[0]));
+  for (const std::string& p : spines) {
+    out.spine_share.push_back(static_cast<double>(net.bytes_sent(f.path({p, "l1"})[0])) / down);
+    out.max_uplink_queue = std::max(out.max_uplink_queue, net.max_queue(f.path({"l0", p})[0]));
+  }
+  return out;
+}
+
+TEST(PacketNetwork, SprayingAndAdaptiveRoutingSpreadAnEcmpCollision) {
+  // 8 MiB at 100 Gb/s with RoCE headers: 687 µs on an idle path.
+  const double alone = (8 << 20) / kRate * 4178.0 / 4096.0;
+  const SprayRun ecmp = run_leaf_spine(PacketRouting::kEcmp);
+  // Two flows share each used spine: each gets half of its links.
+  EXPECT_GT(ecmp.last.to_seconds(), 1.9 * alone);
+  EXPECT_DOUBLE_EQ(ecmp.spine_share[2], 0.0);
+  for (PacketRouting routing : {PacketRouting::kSpray, PacketRouting::kAdaptive}) {
+    const SprayRun r = run_leaf_spine(routing);
+    // Every packet of every flow arrives once, out of order or not, and nothing is lost.
+    EXPECT_EQ(r.stats.delivered, 4 * 2048);
+    EXPECT_EQ(r.stats.drops, 0);
+    EXPECT_EQ(r.stats.retransmitted, 0);
+    // Spraying's random picks leave the spines 2-4 % apart, adaptive routing none.
+    EXPECT_LT(r.last.to_seconds(), (routing == PacketRouting::kSpray ? 1.1 : 1.02) * alone);
+    for (double share : r.spine_share) EXPECT_NEAR(share, 0.25, 0.02);
+  }
+  // Adaptive routing sends each packet to the emptiest uplink: its queues stay within a
+  // packet or two, where random spraying's collide.
+  const SprayRun spray = run_leaf_spine(PacketRouting::kSpray);
+  const SprayRun adaptive = run_leaf_spine(PacketRouting::kAdaptive);
+  EXPECT_LE(adaptive.max_uplink_queue, spray.max_uplink_queue);
+  EXPECT_LE(adaptive.max_uplink_queue, 2 * 4178);
+}
+
 TEST(PacketNetwork, RunsAreDeterministic) {
   PacketConfig config;
   const Incast a = run_incast(config, SimTime::microseconds(2740));
