@@ -49,6 +49,22 @@ struct TierSeries {
   std::vector<std::pair<SimTime, double>> points;
 };
 
+// A switch port of the packet-level network over the run: per slice (equal slices, at most 256)
+// its time-weighted mean and longest output queue and the fraction it was held by link-level
+// flow control (PFC pauses, or InfiniBand's want of credits).
+struct PortSeries {
+  std::string port;  // "leaf0.0>nic3.0"
+  int64_t max_queue = 0;
+  double held_s = 0;
+  struct Point {
+    SimTime from;
+    double mean_queue = 0;  // bytes
+    int64_t max_queue = 0;  // bytes
+    double held = 0;        // fraction of the slice
+  };
+  std::vector<Point> points;
+};
+
 // The packet-level network's counters (simulation.network: packet).
 struct PacketCounters {
   int64_t packets = 0;  // data packets sent (retransmissions included)
@@ -69,6 +85,8 @@ struct PacketCounters {
   int64_t completed = 0;
   double fct_p50_s = 0, fct_p99_s = 0, fct_max_s = 0;
   double slowdown_p50 = 0, slowdown_p99 = 0, slowdown_max = 0;
+  // The hottest ports: the four with the longest queues, then up to two more held longest.
+  std::vector<PortSeries> hot_ports;
 };
 
 struct NetworkStats {

@@ -112,6 +112,36 @@ json trace_to_json(const SimulationReport& r) {
       }
     }
   }
+  // Packet-level network: the hottest ports' queues (KiB: slice mean and longest) and the
+  // fraction of each slice flow control held them.
+  if (r.execution.has_network_stats && !r.execution.network.packet.hot_ports.empty()) {
+    const size_t pid = r.execution.stages.size() + 1;
+    events.push_back(json{{"ph", "M"},
+                          {"name", "process_name"},
+                          {"pid", pid},
+                          {"args", {{"name", "network (packet: hottest ports)"}}}});
+    events.push_back(json{{"ph", "M"},
+                          {"name", "process_sort_index"},
+                          {"pid", pid},
+                          {"args", {{"sort_index", pid}}}});
+    for (const PortSeries& h : r.execution.network.packet.hot_ports) {
+      for (const PortSeries::Point& x : h.points) {
+        const double ts = static_cast<double>(x.from.ps()) * 1e-6;
+        events.push_back(json{
+            {"ph", "C"},
+            {"name", "queue KiB " + h.port},
+            {"pid", pid},
+            {"ts", ts},
+            {"args",
+             {{"mean", x.mean_queue / 1024}, {"max", static_cast<double>(x.max_queue) / 1024}}}});
+        events.push_back(json{{"ph", "C"},
+                              {"name", "held " + h.port},
+                              {"pid", pid},
+                              {"ts", ts},
+                              {"args", {{"fraction", x.held}}}});
+      }
+    }
+  }
   json other{{"generator", "preflight"}, {"model", s.model.name}};
   // Link utilization of the flow-level network over the iteration (per tier and hottest links).
   const json report = report_to_json(r);

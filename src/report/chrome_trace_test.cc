@@ -53,6 +53,33 @@ TEST(ChromeTrace, FlowNetworkRunHasLinkTierCounterTracks) {
   EXPECT_LE(events, 501 * 5);
 }
 
+TEST(ChromeTrace, PacketNetworkRunHasHotPortCounterTracks) {
+  const SimulationReport r = run("packet");
+  const nlohmann::json trace = trace_to_json(r);
+  int events = 0;
+  const std::set<std::string> names = network_counters(trace, &events);
+  ASSERT_FALSE(names.empty());
+  size_t queues = 0, held = 0;
+  for (const std::string& n : names) {
+    queues += n.rfind("queue KiB ", 0) == 0;
+    held += n.rfind("held ", 0) == 0;
+  }
+  EXPECT_GE(queues, 1u);
+  EXPECT_EQ(queues, held);
+  EXPECT_LE(events, 6 * 2 * 256);  // at most six ports, 256 slices each
+  // The JSON holds the same ports, each series' columns of one length.
+  const nlohmann::json ports = report_to_json(r)["network"]["packet"]["hot_ports"];
+  ASSERT_FALSE(ports.empty());
+  for (const auto& p : ports) {
+    const size_t n = p["series"]["from_s"].size();
+    EXPECT_GT(n, 0u);
+    EXPECT_LE(n, 256u);
+    EXPECT_EQ(p["series"]["mean_queue_bytes"].size(), n);
+    EXPECT_EQ(p["series"]["max_queue_bytes"].size(), n);
+    EXPECT_EQ(p["series"]["held_fraction"].size(), n);
+  }
+}
+
 TEST(ChromeTrace, AnalyticalRunHasNoNetworkProcess) {
   const SimulationReport r = run("analytical");
   const nlohmann::json trace = trace_to_json(r);

@@ -116,51 +116,96 @@ std::string time_axis(double left, double plot_w, double y, double total_s) {
   return out + text(left + plot_w, y + 34, "time (s)", "end");
 }
 
-std::string link_utilization(bool has_stats, const NetworkStats& n) {
-  if (!has_stats || n.tiers.empty()) {
-    return "<p class=\"note\">analytical network: no link utilization over time (run with "
-           "simulation.network=flow).</p>\n";
-  }
+namespace {
+
+// One line of a step chart: from each point's time (s) on, the value (a fraction of the y axis)
+// holds until the next point.
+struct StepLine {
+  std::string legend;
+  std::vector<std::pair<double, double>> points;
+};
+
+// <svg id=`id`>: step lines over [0, the last point's time], the y axis labelled `y_labels` at
+// 0, 1/4, .., 1 (and `y_unit` above them), a legend `legend_w` pixels wide at the right.
+std::string step_chart(const char* id, const std::vector<StepLine>& lines,
+                       const std::array<std::string, 5>& y_labels, const std::string& y_unit,
+                       int legend_w) {
   const std::array<const char*, 6> colors = {"#4e79a7", "#f28e2b", "#59a14f",
                                              "#e15759", "#b07aa1", "#76b7b2"};
   double end = 0;
-  for (const TierSeries& t : n.tiers) {
-    if (!t.points.empty()) end = std::max(end, t.points.back().first.to_seconds());
+  for (const StepLine& l : lines) {
+    if (!l.points.empty()) end = std::max(end, l.points.back().first);
   }
   end = std::max(end, 1e-12);
   const int left = 60, plot_w = 1000, plot_h = 200, top = 14;
-  const int width = left + plot_w + 160, height = top + plot_h + 44;
+  const int width = left + plot_w + legend_w, height = top + plot_h + 44;
   const double px = plot_w / end, base = top + plot_h;
-  std::string out = svg_open(width, height, "network");
+  std::string out = svg_open(width, height, id);
   out += rect(left, top, plot_w, plot_h, "#fafafa");
   out += line(left, base, left + plot_w, base, "#333");
-  for (int k = 0; k <= 4; ++k) {
-    out += text(left - 4, base - k * plot_h / 4.0 + 4, std::to_string(k * 25) + "%", "end");
-  }
+  for (int k = 0; k <= 4; ++k)
+    out += text(left - 4, base - k * plot_h / 4.0 + 4, y_labels[k], "end");
+  if (!y_unit.empty()) out += text(left - 4, top - 2, y_unit, "end");
   const double step = tick_step(end, 10);
   for (double t = 0; t <= end * 1.0001; t += step) {
     out += text(left + t * px, base + 16, fmt("%g", t), "middle");
   }
   out += text(left + plot_w, base + 34, "time (s)", "end");
   size_t i = 0;
-  for (const TierSeries& t : n.tiers) {
+  for (const StepLine& l : lines) {
     const char* c = colors[i % colors.size()];
     std::string pts;
     double prev_y = base;
-    for (const auto& [time, u] : t.points) {
-      const double x = left + time.to_seconds() * px;
+    for (const auto& [time, v] : l.points) {
+      const double x = left + time * px;
       pts += num(x) + "," + num(prev_y) + " ";
-      prev_y = base - std::clamp(u, 0.0, 1.0) * plot_h;
+      prev_y = base - std::clamp(v, 0.0, 1.0) * plot_h;
       pts += num(x) + "," + num(prev_y) + " ";
     }
     out += std::string("<polyline fill=\"none\" stroke=\"") + c +
            "\" stroke-width=\"1.5\" points=\"" + pts + "\"/>\n";
     out += rect(left + plot_w + 10, top + 10 + 18.0 * i, 10, 10, c);
-    out += text(left + plot_w + 24, top + 19 + 18.0 * i,
-                t.tier + " (mean " + fmt("%.0f", 100 * t.mean) + "%)");
+    out += text(left + plot_w + 24, top + 19 + 18.0 * i, l.legend);
     ++i;
   }
   return out + "</svg>\n";
+}
+
+}  // namespace
+
+std::string link_utilization(bool has_stats, const NetworkStats& n) {
+  if (!has_stats || n.tiers.empty()) {
+    return "<p class=\"note\">analytical network: no link utilization over time (run with "
+           "simulation.network=flow).</p>\n";
+  }
+  std::vector<StepLine> lines;
+  for (const TierSeries& t : n.tiers) {
+    StepLine l{t.tier + " (mean " + fmt("%.0f", 100 * t.mean) + "%)", {}};
+    for (const auto& [time, u] : t.points) l.points.emplace_back(time.to_seconds(), u);
+    lines.push_back(std::move(l));
+  }
+  return step_chart("network", lines, {"0%", "25%", "50%", "75%", "100%"}, "", 160);
+}
+
+std::string hot_ports(bool has_stats, const NetworkStats& n) {
+  if (!has_stats || !n.packet_level || n.packet.hot_ports.empty()) return "";
+  double top_kib = 1e-9;
+  for (const PortSeries& p : n.packet.hot_ports) {
+    top_kib = std::max(top_kib, static_cast<double>(p.max_queue) / 1024);
+  }
+  std::vector<StepLine> lines;
+  for (const PortSeries& p : n.packet.hot_ports) {
+    StepLine l{p.port + " (max " + fmt("%.1f", static_cast<double>(p.max_queue) / 1024) +
+                   " KiB, held " + fmt("%.3f", p.held_s * 1e3) + " ms)",
+               {}};
+    for (const PortSeries::Point& x : p.points) {
+      l.points.emplace_back(x.from.to_seconds(), static_cast<double>(x.max_queue) / 1024 / top_kib);
+    }
+    lines.push_back(std::move(l));
+  }
+  std::array<std::string, 5> labels;
+  for (int k = 0; k <= 4; ++k) labels[k] = fmt("%.0f", top_kib * k / 4);
+  return step_chart("ports", lines, labels, "KiB", 320);
 }
 
 }  // namespace preflight::html

@@ -61,4 +61,9 @@ std::string time_axis(double left, double plot_w, double y, double total_s);
 // bytes (the analytical network).
 std::string link_utilization(bool has_stats, const NetworkStats& n);
 
+// <svg id="ports">: the packet network's hottest ports, each port's longest queue per slice of
+// the run (KiB) as a step line, with a legend of ports, their longest queue and the time flow
+// control held them; empty unless the packet network ran and some port queued.
+std::string hot_ports(bool has_stats, const NetworkStats& n);
+
 }  // namespace preflight::html

@@ -275,6 +275,14 @@ std::string report_to_html(const SimulationReport& r) {
   out += "<h2>Memory per pipeline stage</h2>\n" + memory(r);
   out += "<h2>Link utilization per tier</h2>\n" +
          html::link_utilization(r.execution.has_network_stats, r.execution.network);
+  const std::string ports = html::hot_ports(r.execution.has_network_stats, r.execution.network);
+  if (!ports.empty()) {
+    out +=
+        "<h2>Hottest ports of the packet network</h2>\n<p class=\"note\">Each port's "
+        "longest output queue per slice of the run; the legend gives its longest queue and "
+        "how long link-level flow control (PFC pauses or InfiniBand's credits) held it.</p>\n" +
+        ports;
+  }
   return out + html::page_close();
 }
 

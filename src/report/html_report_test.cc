@@ -62,6 +62,19 @@ TEST(HtmlReport, FlowNetworkDrawsTierUtilization) {
   expect_offline(html);
 }
 
+TEST(HtmlReport, PacketNetworkDrawsItsHottestPorts) {
+  const SimulationReport r =
+      run({"model.preset=gpt3-13b", "cluster.preset=dgx-h100", "cluster.nodes=4",
+           "parallelism.tp=8", "parallelism.pp=4", "parallelism.dp=1", "training.global_batch=16",
+           "simulation.network=packet"});
+  const std::string html = report_to_html(r);
+  EXPECT_EQ(count(html, "id=\"ports\""), 1u);
+  EXPECT_NE(html.find("Hottest ports of the packet network"), std::string::npos);
+  EXPECT_NE(html.find("leaf"), std::string::npos);
+  expect_balanced(html);
+  expect_offline(html);
+}
+
 TEST(HtmlReport, LargeJobsDrawEveryStageAndTheirExposedTp) {
   // The default scenario (16 stages, 192 micro-batches) at kernel level: lanes of thousands of
   // spans become columns stacking each category's share; every stage is drawn and the TP

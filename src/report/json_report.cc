@@ -297,6 +297,27 @@ json report_to_json(const SimulationReport& r) {
                                  {"slowdown_p50", p.slowdown_p50},
                                  {"slowdown_p99", p.slowdown_p99},
                                  {"slowdown_max", p.slowdown_max}}}};
+      // The hottest ports over the run (the trace's counter tracks and the HTML chart).
+      json ports = json::array();
+      for (const PortSeries& h : p.hot_ports) {
+        json from = json::array(), mean = json::array(), longest = json::array(),
+             held = json::array();
+        for (const PortSeries::Point& x : h.points) {
+          from.push_back(x.from.to_seconds());
+          mean.push_back(x.mean_queue);
+          longest.push_back(x.max_queue);
+          held.push_back(x.held);
+        }
+        ports.push_back(json{{"port", h.port},
+                             {"max_queue_bytes", h.max_queue},
+                             {"held_s", h.held_s},
+                             {"series",
+                              {{"from_s", from},
+                               {"mean_queue_bytes", mean},
+                               {"max_queue_bytes", longest},
+                               {"held_fraction", held}}}});
+      }
+      network["packet"]["hot_ports"] = ports;
     }
     std::map<std::string, std::tuple<int, double, double>> tiers;  // links, sum, max utilization
     for (const LinkLoad& l : n.links) {

@@ -87,6 +87,14 @@ class PacketFabric final : public Fabric {
       c.slowdown_max = slowdown.back();
     }
     const double seconds = end.to_seconds();
+    // (max queue, held seconds, channel, name) of every port that queued or was held.
+    struct Hot {
+      int64_t queue;
+      double held;
+      int channel;
+      std::string name;
+    };
+    std::vector<Hot> hot;
     for (size_t l = 0; l < topo_->links.size(); ++l) {
       const TopoLink& link = topo_->links[l];
       for (int dir = 0; dir < 2; ++dir) {
@@ -104,6 +112,7 @@ class PacketFabric final : public Fabric {
           c.max_paused_s = paused;
           c.max_paused_port = name;
         }
+        if (queue > 0 || paused > 0) hot.push_back({queue, paused, channel, name});
         const auto bytes = static_cast<double>(net_.bytes_sent(channel));
         if (bytes <= 0) continue;
         LinkLoad load;
@@ -114,6 +123,30 @@ class PacketFabric final : public Fabric {
         load.utilization = seconds > 0 ? bytes / (cap * seconds) : 0;
         s.links.push_back(load);
       }
+    }
+    // The four longest queues, then the two longest holds not among them (ties by name).
+    std::vector<const Hot*> picked;
+    std::sort(hot.begin(), hot.end(), [](const Hot& a, const Hot& b) {
+      return a.queue != b.queue ? a.queue > b.queue : a.name < b.name;
+    });
+    for (size_t i = 0; i < hot.size() && i < 4; ++i) picked.push_back(&hot[i]);
+    std::vector<const Hot*> held;
+    for (size_t i = 4; i < hot.size(); ++i) {
+      if (hot[i].held > 0) held.push_back(&hot[i]);
+    }
+    std::sort(held.begin(), held.end(), [](const Hot* a, const Hot* b) {
+      return a->held != b->held ? a->held > b->held : a->name < b->name;
+    });
+    for (size_t i = 0; i < held.size() && i < 2; ++i) picked.push_back(held[i]);
+    for (const Hot* h : picked) {
+      PortSeries p;
+      p.port = h->name;
+      p.max_queue = h->queue;
+      p.held_s = h->held;
+      for (const auto& slice : net_.port_series(h->channel, end)) {
+        p.points.push_back({slice.from, slice.mean_queue, slice.max_queue, slice.held});
+      }
+      c.hot_ports.push_back(std::move(p));
     }
     return s;
   }

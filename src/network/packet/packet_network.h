@@ -115,6 +115,20 @@ class PacketNetwork final : private EventHandler {
   };
   const std::vector<Completion>& completions() const { return completions_; }
 
+  // A switch port's output queue and flow-control hold (PFC pause or want of credits) over the
+  // run up to `end`, in slices of equal length (at most kSeriesSlices; the slice starts at 1 µs
+  // and doubles, neighbours merging, as the run outgrows them): per slice the time-weighted
+  // mean queue, the longest queue and the fraction of the slice the port was held. Empty for a
+  // port no packet queued at.
+  static constexpr int kSeriesSlices = 256;
+  struct Slice {
+    SimTime from;
+    double mean_queue = 0;  // bytes
+    int64_t max_queue = 0;  // bytes
+    double held = 0;        // fraction of the slice
+  };
+  std::vector<Slice> port_series(int channel, SimTime end) const;
+
  private:
   struct Packet {
     int flow = 0;
@@ -246,6 +260,23 @@ class PacketNetwork final : private EventHandler {
   // InfiniBand: whether `channel` holds credits for `wire` bytes; a port without them starves
   // until credits come.
   bool has_credit(int channel, int64_t wire);
+  // A switch port's series: the queue area, the held time and the longest queue per slice, and
+  // when they were last brought up to date.
+  struct PortTrace {
+    SimTime last;
+    std::vector<double> area;  // byte·seconds
+    std::vector<double> held;  // seconds
+    std::vector<int64_t> peak;
+  };
+  // Brings `channel`'s series up to now (call before its queue or hold changes).
+  void observe(int channel);
+  // Changes `channel`'s queue by `delta` bytes, its series kept.
+  void change_queue(int channel, int64_t delta);
+  // Adds to `t` what its port held from t.last to `to` (queue `queue`, held or not), in slices
+  // of `slice`.
+  static void accumulate(PortTrace* t, SimTime to, int64_t queue, bool held, SimTime slice);
+  // Doubles `*slice`, merging each trace's neighbouring slices, until `to` falls in the last.
+  static void widen(std::vector<PortTrace>* traces, SimTime* slice, SimTime to);
   // Per-packet routing: the channel out of switch `node` for `packet`.
   int next_hop(int node, const Packet& packet);
   // The receiver's CNP for a marked packet of `flow` (DCQCN), at most one per cnp_interval.
@@ -265,10 +296,13 @@ class PacketNetwork final : private EventHandler {
   std::vector<int> free_packets_;
   std::vector<IntRecord> int_records_;  // kMaxIntHops per packet id (HPCC only)
   std::vector<Completion> completions_;
-  bool credit_mode_ = false;      // InfiniBand's credit-based flow control
-  std::vector<int64_t> credits_;  // by channel: bytes the downstream port can still take
-  Router router_;                 // the equal-cost next hops of per-packet routing
-  int64_t header_ = 0;            // wire bytes per packet beyond the payload
+  bool credit_mode_ = false;       // InfiniBand's credit-based flow control
+  std::vector<int64_t> credits_;   // by channel: bytes the downstream port can still take
+  Router router_;                  // the equal-cost next hops of per-packet routing
+  std::vector<int> trace_of_;      // by channel: its index in traces_, or -1
+  std::vector<PortTrace> traces_;  // switch ports' queue and hold series
+  SimTime slice_ = SimTime::microseconds(1);
+  int64_t header_ = 0;  // wire bytes per packet beyond the payload
   uint64_t rng_;
   PacketStats stats_;
 };

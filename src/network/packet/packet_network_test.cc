@@ -138,7 +138,8 @@ struct Incast {
   std::vector<double> slowdowns;
   PacketStats stats;
   int64_t max_queue = 0;
-  double mean_queue = 0;  // over the middle half of the run
+  double mean_queue = 0;   // over the middle half of the run
+  double series_mean = 0;  // the bottleneck's series, the slice at the middle of the run
 };
 
 Incast run_incast(const PacketConfig& config, SimTime probe_until, int senders = 4,
@@ -161,6 +162,15 @@ Incast run_incast(const PacketConfig& config, SimTime probe_until, int senders =
   for (const auto& c : net.completions()) out.slowdowns.push_back(c.slowdown);
   out.max_queue = net.max_queue(bottleneck);
   out.mean_queue = probe.mean();
+  // The bottleneck's series tiles the run in at most 256 equal slices, its longest queue the
+  // port's, and its time-weighted mean the queue's.
+  const std::vector<PacketNetwork::Slice> series = net.port_series(bottleneck, sim.now());
+  EXPECT_LE(series.size(), size_t{PacketNetwork::kSeriesSlices});
+  EXPECT_EQ(series.front().from, SimTime());
+  int64_t longest = 0;
+  for (const PacketNetwork::Slice& s : series) longest = std::max(longest, s.max_queue);
+  EXPECT_EQ(longest, out.max_queue);
+  out.series_mean = series[series.size() / 2].mean_queue;
   return out;
 }
 
@@ -206,6 +216,7 @@ TEST(PacketNetwork, IncastWithoutCongestionControlIsHeldByPfc) {
   const double free = static_cast<double>(config.switch_buffer) - 5 * (2 * 4178 + 4096);
   const double at_threshold = 4 * free / 12;
   EXPECT_GT(r.mean_queue, 0.9 * at_threshold);
+  EXPECT_NEAR(r.series_mean, r.mean_queue, 0.05 * r.mean_queue);
   EXPECT_LT(static_cast<double>(r.max_queue), 1.1 * at_threshold);
 }
 
@@ -258,8 +269,17 @@ SimTime victim_time(bool congestion, LinkLayer layer = LinkLayer::kRoce) {
     } else {
       EXPECT_GT(net.stats().pauses, 0);
     }
-    EXPECT_GT(net.paused_time(f.path({"s1", "s2"})[0], sim.now()), SimTime());
+    const int shared = f.path({"s1", "s2"})[0];
+    EXPECT_GT(net.paused_time(shared, sim.now()), SimTime());
     EXPECT_EQ(net.stats().drops, 0);
+    // The shared link's series: the fraction of each slice it was held sums to its held time.
+    double held = 0;
+    const std::vector<PacketNetwork::Slice> series = net.port_series(shared, sim.now());
+    for (size_t k = 0; k < series.size(); ++k) {
+      const SimTime until = k + 1 < series.size() ? series[k + 1].from : sim.now();
+      held += series[k].held * (until - series[k].from).to_seconds();
+    }
+    EXPECT_NEAR(held, net.paused_time(shared, sim.now()).to_seconds(), 1e-9);
   }
   return victim;
 }
