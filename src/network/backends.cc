@@ -59,24 +59,13 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string
                                                                const Scenario& s) {
   PREFLIGHT_ASSIGN_OR_RETURN(NetworkKind kind, parse_network_kind(name));
   const std::vector<DegradedLink>& degraded = s.simulation.degraded_links;
-  if (kind == NetworkKind::kPacket) {
-    if (!degraded.empty()) {
-      return invalid_argument(s.source +
-                              ": simulation.degraded_links: expected simulation.network: flow "
-                              "(the packet network does not degrade links yet)");
-    }
-    PREFLIGHT_ASSIGN_OR_RETURN(Topology t, build_topology(s.cluster));
-    return make_packet_network(
-        make_analytical_network(s.cluster, nccl_minor_version(s.collectives.nccl_version)),
-        std::move(t), s.cluster, s.simulation.packet);
-  }
-  if (degraded.empty()) {
-    return make_network_backend(kind, s.cluster, s.collectives.nccl_version, s.simulation.seed);
-  }
-  if (kind != NetworkKind::kFlow) {
+  if (!degraded.empty() && kind == NetworkKind::kAnalytical) {
     return invalid_argument(s.source +
-                            ": simulation.degraded_links: expected simulation.network: flow "
-                            "(the analytical network has no links to degrade)");
+                            ": simulation.degraded_links: expected simulation.network: flow or "
+                            "packet (the analytical network has no links to degrade)");
+  }
+  if (kind != NetworkKind::kPacket && degraded.empty()) {
+    return make_network_backend(kind, s.cluster, s.collectives.nccl_version, s.simulation.seed);
   }
   PREFLIGHT_ASSIGN_OR_RETURN(Topology t, build_topology(s.cluster));
   std::vector<ChannelWindow> windows;
@@ -88,6 +77,11 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string
     }
     windows.push_back(ChannelWindow{std::move(channels).value(), degraded[i].capacity,
                                     degraded[i].from, degraded[i].until});
+  }
+  if (kind == NetworkKind::kPacket) {
+    return make_packet_network(
+        make_analytical_network(s.cluster, nccl_minor_version(s.collectives.nccl_version)),
+        std::move(t), s.cluster, s.simulation.packet, std::move(windows));
   }
   return make_flow_network(
       make_analytical_network(s.cluster, nccl_minor_version(s.collectives.nccl_version)),

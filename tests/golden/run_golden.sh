@@ -100,8 +100,8 @@ expect_bad not-utf8 "model.name: not UTF-8 text" "$bin" simulate "$tmp/utf8.yaml
 printf 'model:\n  preset: "a\x1b[2Jb"\ncluster: {preset: dgx-a100}\n' >"$tmp/esc.yaml"
 expect_bad control-bytes-escaped 'a\\x1B\[2Jb' "$bin" simulate "$tmp/esc.yaml"
 
-# simulation.degraded_links: the flow network only, a link the fabric has, a bounded capacity.
-expect_bad degraded-link-analytical "simulation.degraded_links: expected simulation.network: flow" "$bin" simulate --set "simulation.degraded_links=[{link: nic0.0, capacity: 0.5}]"
+# simulation.degraded_links: the flow or packet network, a link the fabric has, a bounded capacity.
+expect_bad degraded-link-analytical "simulation.degraded_links: expected simulation.network: flow or packet" "$bin" simulate --set "simulation.degraded_links=[{link: nic0.0, capacity: 0.5}]"
 expect_bad degraded-link-unknown "simulation.degraded_links\\[0\\].link: 'nic999.0': no such node" "$bin" simulate --set simulation.network=flow --set "simulation.degraded_links=[{link: nic999.0, capacity: 0.5}]"
 expect_bad degraded-link-capacity "simulation.degraded_links\\[0\\].capacity" "$bin" simulate --set simulation.network=flow --set "simulation.degraded_links=[{link: nic0.0, capacity: 0}]"
 
@@ -175,7 +175,9 @@ expect_bad topology-bad-ratio "oversubscription" "$bin" topology dgx-h100 --node
 expect_bad packet-without-network "simulation.packet" "$bin" simulate --set simulation.packet.mtu=1024
 expect_bad packet-bad-mtu "simulation.packet.mtu" "$bin" simulate --set simulation.network=packet --set simulation.packet.mtu=64
 expect_bad packet-bad-cc "simulation.packet.cc" "$bin" simulate --set simulation.network=packet --set simulation.packet.cc=bbr
-expect_bad packet-degraded "degraded_links" "$bin" simulate --set simulation.network=packet --set "simulation.degraded_links=[{link: nic0.0, capacity: 0.5}]"
+expect_bad packet-degraded-unknown "simulation.degraded_links\\[0\\].link: 'nic999.0': no such node" "$bin" simulate --set simulation.network=packet --set "simulation.degraded_links=[{link: nic999.0, capacity: 0.5}]"
+expect_bad packet-ib-pfc "simulation.packet.pfc: expected link_layer: roce" "$bin" simulate --set simulation.network=packet --set simulation.packet.link_layer=infiniband --set simulation.packet.pfc=true
+expect_bad packet-spray-lossy "simulation.packet.routing: spray: expected a lossless fabric" "$bin" simulate --set simulation.network=packet --set simulation.packet.pfc=false --set simulation.packet.routing=spray
 expect_bad collective-bad-network "--network" "$bin" collective --cluster dgx-a100 --nodes 2 --network ns3
 expect_bad collective-packet-alltoall "use --network analytical" "$bin" collective --cluster dgx-a100 --nodes 2 --op all_to_all --network packet
 expect_bad topology-too-big "cluster.topology" "$bin" topology dgx-h100 --nodes 257 --set cluster.topology.kind=spine_leaf --set cluster.topology.tiers=2

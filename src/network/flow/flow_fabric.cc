@@ -52,7 +52,7 @@ void merge_pairs(std::vector<Sample>* samples) {
   s = std::move(out);
 }
 
-class FlowFabric final : public Fabric, private EventHandler {
+class FlowFabric final : public Fabric {
  public:
   FlowFabric(std::shared_ptr<const Topology> topology, double nic_efficiency, int gpus_per_node,
              uint64_t seed, std::shared_ptr<const std::vector<ChannelWindow>> windows,
@@ -60,9 +60,7 @@ class FlowFabric final : public Fabric, private EventHandler {
       : topo_(std::move(topology)),
         net_(sim),
         router_(*topo_, seed),
-        gpus_per_node_(gpus_per_node),
-        windows_(std::move(windows)),
-        sim_(sim) {
+        gpus_per_node_(gpus_per_node) {
     // One resource per link direction, id = 2·link + dir (the router's channel ids), grouped by
     // tier. Network links run at the measured fraction of line rate (nic_efficiency).
     for (const TopoLink& l : topo_->links) {
@@ -77,7 +75,12 @@ class FlowFabric final : public Fabric, private EventHandler {
     shortest_network_path_ = shortest_network_path(*topo_);
     samples_.push_back(Sample{sim->now(), {}});
     net_.set_on_resolve([this, sim] { sample(sim->now()); });
-    schedule_windows();
+    // Degraded channels: their capacity without windows, times the windows open.
+    schedule_ = std::make_unique<WindowSchedule>(
+        std::move(windows), sim, [this](int channel, double factor) {
+          const double nominal = nominal_.emplace(channel, net_.capacity(channel)).first->second;
+          net_.set_capacity(channel, Bandwidth::bytes_per_second(nominal * factor));
+        });
   }
 
   void transfer(const std::vector<GpuFlow>& flows, SimTime latency, Done done) override {
@@ -152,41 +155,6 @@ class FlowFabric final : public Fabric, private EventHandler {
     return preflight::nic_node(host_nics_, gpus_per_node_, f.src, f.nic);
   }
 
-  // The degraded channels' nominal capacities, and an event at every window edge after now
-  // (edges at now apply at once, before any flow starts).
-  void schedule_windows() {
-    if (windows_ == nullptr || windows_->empty()) return;
-    for (const ChannelWindow& w : *windows_) {
-      for (int c : w.channels) nominal_.emplace(c, net_.capacity(c));
-      edges_.push_back(w.from);
-      if (w.until != SimTime::max()) edges_.push_back(w.until);
-    }
-    std::sort(edges_.begin(), edges_.end());
-    edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
-    for (size_t i = 0; i < edges_.size(); ++i) {
-      if (edges_[i] <= sim_->now()) {
-        apply_windows(edges_[i]);
-      } else {
-        sim_->schedule(edges_[i], this, static_cast<int64_t>(i));
-      }
-    }
-  }
-
-  void on_event(int64_t edge) override { apply_windows(edges_[edge]); }
-
-  // Sets every degraded channel to its nominal capacity times the windows open at `t`.
-  void apply_windows(SimTime t) {
-    std::map<int, double> factor;
-    for (const auto& [c, cap] : nominal_) factor[c] = 1.0;
-    for (const ChannelWindow& w : *windows_) {
-      if (w.from > t || t >= w.until) continue;
-      for (int c : w.channels) factor[c] *= w.capacity;
-    }
-    for (const auto& [c, f] : factor) {
-      net_.set_capacity(c, Bandwidth::bytes_per_second(nominal_.at(c) * f));
-    }
-  }
-
   // Records every tier's load at `now` (called after each re-solve).
   void sample(SimTime now) {
     Sample s{now, {}};
@@ -237,10 +205,8 @@ class FlowFabric final : public Fabric, private EventHandler {
   std::array<double, kTiers> tier_capacity_{};  // bytes/s, line rate, both directions
   std::array<double, kTiers> peak_{};
   std::vector<Sample> samples_;
-  std::shared_ptr<const std::vector<ChannelWindow>> windows_;  // may be null
-  Simulator* sim_;
   std::map<int, double> nominal_;  // degraded channel -> capacity without windows, bytes/s
-  std::vector<SimTime> edges_;     // the windows' edges, ascending
+  std::unique_ptr<WindowSchedule> schedule_;
 };
 
 // Plans with the analytical figures; carries traffic on a FlowFabric.

@@ -13,22 +13,11 @@
 #include <vector>
 
 #include "config/scenario.h"
+#include "network/channel_windows.h"
 #include "network/network_backend.h"
 #include "network/topology.h"
 
 namespace preflight {
-
-// Channels of reduced capacity over a window of the run (simulation.degraded_links, resolved
-// by find_channels): within [from, until) each channel carries `capacity` times what it
-// otherwise would (its line rate, times nic_efficiency on network links). Overlapping windows
-// on one channel multiply. The change takes effect at the window's edge, mid-flow: the flows
-// crossing the channel are re-solved then (FlowNetwork::set_capacity).
-struct ChannelWindow {
-  std::vector<int> channels;  // 2·link + dir
-  double capacity = 1;        // (0, 1]
-  SimTime from;
-  SimTime until = SimTime::max();
-};
 
 // The flow backend on `topology` (built from `cluster`): `planning` answers the bandwidth
 // questions; ECMP hashes are seeded by `seed`; `windows` degrade channels over time.

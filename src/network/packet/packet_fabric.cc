@@ -15,14 +15,19 @@ namespace {
 class PacketFabric final : public Fabric {
  public:
   PacketFabric(std::shared_ptr<const Topology> topology, const PacketNetworkConfig& config,
-               int gpus_per_node, Simulator* sim)
+               int gpus_per_node, std::shared_ptr<const std::vector<ChannelWindow>> windows,
+               Simulator* sim)
       : topo_(std::move(topology)),
         net_(*topo_, config, sim),
         router_(*topo_, config.seed),
         host_nics_(host_nic_nodes(*topo_)),
         shortest_network_path_(shortest_network_path(*topo_)),
         gpus_per_node_(gpus_per_node),
-        infiniband_(config.link_layer == LinkLayer::kInfiniband) {}
+        infiniband_(config.link_layer == LinkLayer::kInfiniband),
+        schedule_(std::move(windows), sim, [this](int channel, double factor) {
+          const double nominal = topo_->links[channel / 2].bandwidth.bytes_per_second();
+          net_.set_rate(channel, nominal * factor);
+        }) {}
 
   void transfer(const std::vector<GpuFlow>& flows, SimTime latency, Done done) override {
     auto pending = std::make_shared<int>(0);
@@ -160,17 +165,20 @@ class PacketFabric final : public Fabric {
   int gpus_per_node_;
   bool infiniband_;
   uint64_t next_key_ = 0;
+  WindowSchedule schedule_;  // degraded links
 };
 
 // Plans with the analytical figures; carries traffic on a PacketFabric.
 class PacketBackend final : public PlannedBackend {
  public:
   PacketBackend(std::unique_ptr<NetworkBackend> planning, std::shared_ptr<const Topology> topology,
-                const ClusterConfig& cluster, const PacketNetworkConfig& config)
+                const ClusterConfig& cluster, const PacketNetworkConfig& config,
+                std::shared_ptr<const std::vector<ChannelWindow>> windows)
       : PlannedBackend(std::move(planning)),
         topology_(std::move(topology)),
         gpus_per_node_(cluster.gpus_per_node),
-        config_(config) {
+        config_(config),
+        windows_(std::move(windows)) {
     // Payload at nic_efficiency of line rate: the NIC paces at that, headers counted.
     const double wire = static_cast<double>(config_.mtu + config_.header);
     config_.nic_pacing =
@@ -182,8 +190,9 @@ class PacketBackend final : public PlannedBackend {
     std::shared_ptr<const Topology> topology = topology_;
     const PacketNetworkConfig config = config_;
     const int gpn = gpus_per_node_;
-    return [topology, config, gpn](Simulator* sim) -> std::unique_ptr<Fabric> {
-      return std::make_unique<PacketFabric>(topology, config, gpn, sim);
+    std::shared_ptr<const std::vector<ChannelWindow>> windows = windows_;
+    return [topology, config, gpn, windows](Simulator* sim) -> std::unique_ptr<Fabric> {
+      return std::make_unique<PacketFabric>(topology, config, gpn, windows, sim);
     };
   }
 
@@ -191,15 +200,19 @@ class PacketBackend final : public PlannedBackend {
   std::shared_ptr<const Topology> topology_;
   int gpus_per_node_;
   PacketNetworkConfig config_;
+  std::shared_ptr<const std::vector<ChannelWindow>> windows_;  // may be empty
 };
 
 }  // namespace
 
 std::unique_ptr<NetworkBackend> make_packet_network(std::unique_ptr<NetworkBackend> planning,
                                                     Topology topology, const ClusterConfig& cluster,
-                                                    const PacketNetworkConfig& config) {
+                                                    const PacketNetworkConfig& config,
+                                                    std::vector<ChannelWindow> windows) {
   auto t = std::make_shared<const Topology>(std::move(topology));
-  return std::make_unique<PacketBackend>(std::move(planning), std::move(t), cluster, config);
+  auto w = std::make_shared<const std::vector<ChannelWindow>>(std::move(windows));
+  return std::make_unique<PacketBackend>(std::move(planning), std::move(t), cluster, config,
+                                         std::move(w));
 }
 
 }  // namespace preflight

@@ -10,17 +10,22 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "config/scenario.h"
+#include "network/channel_windows.h"
 #include "network/network_backend.h"
 #include "network/topology.h"
 
 namespace preflight {
 
 // The packet backend on `topology` (built from `cluster`): `planning` answers the bandwidth
-// questions; `config` sets packets, buffers and congestion control (its seed: ECMP and ECN).
+// questions; `config` sets packets, buffers and congestion control (its seed: ECMP and ECN);
+// `windows` degrade channels over time (each port serializes at its degraded rate from its next
+// packet on).
 std::unique_ptr<NetworkBackend> make_packet_network(std::unique_ptr<NetworkBackend> planning,
                                                     Topology topology, const ClusterConfig& cluster,
-                                                    const PacketNetworkConfig& config);
+                                                    const PacketNetworkConfig& config,
+                                                    std::vector<ChannelWindow> windows = {});
 
 }  // namespace preflight

@@ -91,6 +91,11 @@ SimTime PacketNetwork::wire_time(int64_t wire, double rate) const {
   return SimTime::picoseconds(std::llround(static_cast<double>(wire) * 1e12 / rate));
 }
 
+void PacketNetwork::set_rate(int channel, double bytes_per_second) {
+  PREFLIGHT_CHECK(bytes_per_second > 0);
+  ports_[channel].rate = bytes_per_second;
+}
+
 SimTime PacketNetwork::paused_time(int channel, SimTime now) const {
   const Port& p = ports_[channel];
   return p.paused_total + (p.paused || p.starved ? now - p.paused_since : SimTime());
@@ -394,7 +399,10 @@ bool PacketNetwork::send_from_flows(int channel) {
     pk.payload = static_cast<int32_t>(std::min(config_.mtu, f.bytes - pk.seq * config_.mtu));
     pk.hop = f.begin;
     const int64_t wire = wire_bytes(pk);
-    f.next_avail = now + wire_time(wire, f.rc);
+    // Paced at its rate, and at most at the NIC's pacing of its port's rate now (a degraded port
+    // slows its NIC's pacing with it).
+    f.next_avail =
+        now + wire_time(wire, std::min(f.rc, p.rate * std::min(1.0, config_.nic_pacing)));
     stats_.packets++;
     if (config_.cc == CongestionControl::kDcqcn && f.reacting) {
       f.byte_count += wire;

@@ -96,6 +96,9 @@ class PacketNetwork final : private EventHandler {
   int start_flow(int64_t bytes, std::vector<int> path, SimTime delay, Done done);
 
   const PacketStats& stats() const { return stats_; }
+  // Sets `channel`'s line rate (bytes/s) from its next packet on: a degraded link, or its
+  // restoration.
+  void set_rate(int channel, double bytes_per_second);
   // A channel's output queue now, its longest queue so far, its payload and header bytes sent,
   // and how long link-level flow control (PFC's pauses, or InfiniBand's want of credits) has
   // held it up to `now`.
