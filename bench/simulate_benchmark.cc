@@ -86,10 +86,12 @@ const std::vector<std::string> kGpt13bPacket = {"model.preset=gpt3-13b",
                                                 "parallelism.distributed_optimizer=true",
                                                 "parallelism.overlap_grad_reduce=true"};
 
-void BM_SimulateGpt3_13B_32xA100_Packet(benchmark::State& state) {
-  std::vector<std::string> flow = kGpt13bPacket;
+// Runs `job` on the packet network, timed, with the flow network's run time and iteration time
+// for the same job beside it.
+void run_packet(benchmark::State& state, const std::vector<std::string>& job) {
+  std::vector<std::string> flow = job;
   flow.push_back("simulation.network=flow");
-  std::vector<std::string> packet = kGpt13bPacket;
+  std::vector<std::string> packet = job;
   packet.push_back("simulation.network=packet");
   StatusOr<Scenario> f = load_scenario("", flow);
   StatusOr<Scenario> p = load_scenario("", packet);
@@ -113,9 +115,25 @@ void BM_SimulateGpt3_13B_32xA100_Packet(benchmark::State& state) {
     state.counters["flow_iteration_s"] = fr->iteration_time_s;
     state.counters["flow_run_s"] = flow_s;
   }
+}
+
+void BM_SimulateGpt3_13B_32xA100_Packet(benchmark::State& state) {
+  run_packet(state, kGpt13bPacket);
   state.SetLabel("target (issue 16): GPT-3 13B on 128 H100s <= 10 min; flow network time beside");
 }
 BENCHMARK(BM_SimulateGpt3_13B_32xA100_Packet)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The all-to-all-heavy case (issue 16): Mixtral 8x7B on 2 DGX H100 nodes, TP 2 and EP 8, so each
+// MoE layer's dispatch and combine cross the NICs (about 26 M packets, 16,672 flows), balanced
+// routing.
+void BM_SimulateMixtral_16xH100_Packet(benchmark::State& state) {
+  run_packet(state, {"model.preset=mixtral-8x7b", "cluster.preset=dgx-h100", "cluster.nodes=2",
+                     "parallelism.tp=2", "parallelism.pp=1", "parallelism.ep=8", "parallelism.dp=8",
+                     "training.seq_len=4096", "training.global_batch=16", "training.micro_batch=1",
+                     "model.moe.routing=balanced"});
+  state.SetLabel("MoE all-to-all across nodes on the packet network; flow network time beside");
+}
+BENCHMARK(BM_SimulateMixtral_16xH100_Packet)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace preflight

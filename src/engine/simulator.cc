@@ -10,13 +10,13 @@ void Simulator::schedule(SimTime at, EventHandler* handler, int64_t payload) {
   PREFLIGHT_CHECK(at >= now_);
   PREFLIGHT_CHECK(handler != nullptr);
   heap_.push_back(Event{at, next_seq_++, handler, payload});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  std::push_heap(heap_.begin(), heap_.end(), Later());
 }
 
 int64_t Simulator::run() {
   int64_t processed = 0;
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), Later());
     const Event e = heap_.back();
     heap_.pop_back();
     now_ = e.at;

@@ -40,10 +40,13 @@ class Simulator {
     EventHandler* handler;
     int64_t payload;
   };
-  // Min-heap order: earlier time first, then lower sequence number.
-  static bool later(const Event& a, const Event& b) {
-    return a.at != b.at ? a.at > b.at : a.seq > b.seq;
-  }
+  // Min-heap order: earlier time first, then lower sequence number. A function object, not a
+  // function pointer, so that the heap operations inline the comparison.
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.at != b.at ? a.at > b.at : a.seq > b.seq;
+    }
+  };
 
   std::vector<Event> heap_;
   uint64_t next_seq_ = 0;
