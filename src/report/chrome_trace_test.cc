@@ -80,6 +80,24 @@ TEST(ChromeTrace, PacketNetworkRunHasHotPortCounterTracks) {
   }
 }
 
+// The summary's collective table: on a fabric it adds each collective's achieved busBw (the
+// planned figure scaled by planned over executed time: below it under contention, above it
+// where the fabric moves the bytes faster than the collective model's calibrated time); the
+// analytical network, which executes the plan, has no such column.
+TEST(Summary, FabricRunsShowTheAchievedBusBwOfEachCollective) {
+  const SimulationReport r = run("flow");
+  const std::string flow = format_summary(r);
+  EXPECT_NE(flow.find("busBw GB/s   achieved"), std::string::npos) << flow;
+  for (const CollectiveStats& c : r.execution.stages[r.execution.critical_stage].collectives) {
+    if (c.count == 0) continue;
+    EXPECT_GT(c.achieved_busbw_gbps(), 0) << c.name;
+    EXPECT_NEAR(c.achieved_busbw_gbps() * c.time.to_seconds(),
+                c.busbw_gbps * c.planned_time.to_seconds(), 1e-9 * c.busbw_gbps)
+        << c.name;
+  }
+  EXPECT_EQ(format_summary(run("analytical")).find("achieved"), std::string::npos);
+}
+
 TEST(ChromeTrace, AnalyticalRunHasNoNetworkProcess) {
   const SimulationReport r = run("analytical");
   const nlohmann::json trace = trace_to_json(r);
