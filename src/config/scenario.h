@@ -13,6 +13,8 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "config/kernel_table.h"
+#include "config/packet_config.h"
+#include "config/stack_config.h"
 
 namespace preflight {
 
@@ -345,52 +347,6 @@ struct ClusterConfig {
   }
 };
 
-// Fused-attention kernel family a stack runs (compute/roofline.cc scales the GPU's attention
-// efficiency by the family's measured ratio): cuDNN / FlashAttention-3 class (the GPU preset's
-// own efficiency), FlashAttention-2, or Megatron's unfused bmm + softmax + bmm.
-enum class AttentionKernel { kCudnn, kFlash2, kUnfused };
-
-// The software stack a job runs (presets/stacks/): what it costs on the host and which kernels it
-// brings. Host constants live here, not in the GPU presets: the same GPU runs very differently
-// under Megatron-Core with Transformer Engine, PyTorch FSDP or a 2022 Megatron-DeepSpeed.
-enum class MoeRouterOps : uint8_t { kNone, kFused, kUnfused };
-const char* to_string(MoeRouterOps r);
-
-struct StackConfig {
-  std::string name = "megatron-core";
-  std::string description;
-  SimTime launch_overhead = SimTime::microseconds(10);  // host dispatch per kernel launch
-  // Host-side cost of one collective call on top of NCCL's own (the GPU's collective_latency).
-  SimTime collective_call_overhead;
-  AttentionKernel attention_kernel = AttentionKernel::kCudnn;
-  // MoE expert GEMMs: Transformer Engine's GroupedLinear launches one cuBLAS GEMM per local
-  // expert (per_expert); a fused grouped-GEMM kernel (CUTLASS / cuTe DSL) launches one.
-  bool fused_grouped_gemm = false;
-  // Host time per local expert of a per_expert grouped GEMM, when given: TE's C++ loop over the
-  // experts (one cuBLAS launch, the output allocation, the quantizer and scale set-up each) in
-  // place of a full launch_overhead per expert. TransformerEngine issue #2897 measures 1.2 ms
-  // forward and 2.1 ms backward of host time for a 64-expert grouped MLP on GB200 (2 and 4
-  // grouped GEMMs): 9.4 and 8.2 us per expert GEMM. Not given (the default): each expert GEMM
-  // costs the host a whole launch_overhead, as the published set's releases fit best
-  // (docs/calibration.md).
-  SimTime expert_launch_overhead;
-  bool expert_launch_overhead_given = false;
-  // PyTorch FSDP (FSDP1's FlatParameter, ZeRO-3): after a layer's backward its gradients are
-  // gathered into the unsharded flat gradient (autograd's backward of the parameter views),
-  // cast to the reduce dtype and pre-divided by the pre-divide factor before the
-  // reduce-scatter; three memory-bound passes over the layer's full, unsharded gradient that
-  // Megatron's contiguous fp32 main-grad buffer (filled by the weight-gradient GEMMs) does not
-  // need. torch.distributed.fsdp _runtime_utils.py (_reduce_grad, _div_if_needed).
-  bool fsdp_gradient_staging = false;
-  // Megatron-Core's MoE router and token dispatcher around the kernels Preflight times: the
-  // framework ops of each MoE layer and micro-batch that launch no kernel of their own in the
-  // model, each a launch_overhead of host time (docs/moe.md, "Host work of the MoE layer"):
-  // kFused with moe_router_fusion (Transformer Engine's fused top-k and auxiliary-loss kernels,
-  // as the Megatron-Bridge performance recipes set it), kUnfused with Megatron-Core's default
-  // PyTorch router, kNone for a stack whose MoE layer is not Megatron-Core's.
-  MoeRouterOps moe_router = MoeRouterOps::kNone;
-};
-
 // LoRA fine-tuning (Hu et al. 2021): the base weights are frozen, and each target linear layer
 // W (d_in → d_out) gains a trainable low-rank path B·A (A: d_in → rank, B: rank → d_out).
 struct LoraConfig {
@@ -567,86 +523,6 @@ struct ComputeConfig {
   std::shared_ptr<const KernelTable> table;  // its rows; set exactly when model is kMeasured
 };
 
-enum class CongestionControl : uint8_t { kNone, kDcqcn, kHpcc };
-
-// DCQCN's reaction point. Defaults: Zhu et al. 2015 (g, the 55 µs timers, the 10 MB byte
-// counter, F = 5, R_AI = 40 Mb/s, the 50 µs CNP interval); R_HAI is 10·R_AI as in the Mellanox
-// and HPCC implementations, and the floor 100 Mb/s is theirs (shared/reference/network_models.md
-// §1.6). R_AI and R_HAI are the paper's at its 40 Gb/s and scale with the sender's line rate, as
-// the ECN thresholds do (HPCC/SimAI's run.py scales them with the link's bandwidth too): the
-// protocol's dynamics in units of the line rate stay the paper's.
-struct DcqcnConfig {
-  double g = 1.0 / 256;
-  SimTime alpha_interval = SimTime::microseconds(55);
-  SimTime increase_interval = SimTime::microseconds(55);
-  int64_t byte_counter = 10'000'000;
-  int fast_recovery = 5;
-  Bandwidth additive = Bandwidth::gigabits_per_second(0.04);
-  Bandwidth hyper = Bandwidth::gigabits_per_second(0.4);
-  Bandwidth min_rate = Bandwidth::gigabits_per_second(0.1);
-  SimTime cnp_interval = SimTime::microseconds(50);
-};
-
-// HPCC (Li et al., SIGCOMM 2019) at the sender, from the in-band telemetry each switch egress
-// stamps on the data packets and the receiver echoes in a per-packet ACK. Defaults: the paper's
-// η = 0.95 and maxStage = 5; the additive step W_AI = W_init·(1 − η)/N with N = 125 concurrent
-// flows, 4·10⁻⁴ of the line rate (10·bw/25 Mb/s in HPCC/SimAI's run.py); the INT header of up
-// to 5 hops of 8 bytes and 2 of its own (42 bytes on every data packet, the ns-3 model's).
-struct HpccConfig {
-  double eta = 0.95;
-  int max_stage = 5;
-  double additive_fraction = 4e-4;  // W_AI as a fraction of the line rate
-  int64_t int_header = 42;
-  Bandwidth min_rate = Bandwidth::gigabits_per_second(0.1);
-};
-
-// The link layer under the packets: RoCEv2 (Ethernet: PFC keeps it lossless, ECN marks for the
-// congestion control) or InfiniBand (credit-based link-level flow control, no PFC).
-enum class LinkLayer : uint8_t { kRoce, kInfiniband };
-
-// How the switches choose among equal-cost next hops: per flow (ECMP's hash, as the flow network
-// routes), per packet at random (packet spraying), or per packet onto the least-queued one
-// (adaptive routing, as InfiniBand AR and Spectrum-X do); the last two deliver out of order.
-enum class PacketRouting : uint8_t { kEcmp, kSpray, kAdaptive };
-
-// simulation.packet: the packet-level network's packets, switch buffers, flow control and
-// congestion control (network/packet/packet_network.h, docs/packet_network.md).
-struct PacketNetworkConfig {
-  LinkLayer link_layer = LinkLayer::kRoce;
-  PacketRouting routing = PacketRouting::kEcmp;
-  int64_t mtu = 4096;  // payload bytes per packet (RoCEv2's largest IB MTU)
-  // Wire bytes per packet beyond the payload. RoCEv2: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 +
-  // ICRC 4 + FCS 4, and the preamble (8) and inter-frame gap (12) the wire carries between
-  // frames. InfiniBand: kIbHeader.
-  int64_t header = 82;
-  // InfiniBand's data packet: local route header 8 + base transport header 12 + invariant CRC 4 +
-  // variant CRC 2 (IBTA specification vol. 1, ch. 7); no preamble or gap between packets, and a
-  // global route header (40) only between subnets.
-  static constexpr int64_t kIbHeader = 26;
-  // InfiniBand: the receive buffer each switch ingress port advertises as credits to the port
-  // upstream (bytes); 0 = the link's round trip at line rate plus two packets, the least that
-  // keeps the link busy (the specification sizes the credit buffer to the cable for that reason).
-  int64_t credit_buffer = 0;
-  int64_t switch_buffer = int64_t{32} << 20;  // shared by one switch's ports (SimAI.conf)
-  bool pfc = true;
-  double pfc_alpha = 1.0 / 8;    // the dynamic PFC threshold's share of the free buffer
-  int64_t reserve = 4096;        // per ingress port, before shared usage
-  int64_t resume_offset = 3072;  // resume this far below the threshold
-  double dt_alpha = 1.0;         // without PFC: an egress queue's share of the free buffer
-  bool ecn = true;
-  int64_t kmin = 5000;    // bytes at 40 Gb/s (DCQCN's paper), scaled by the port's line rate
-  int64_t kmax = 200000;  // bytes at 40 Gb/s
-  double pmax = 0.01;
-  CongestionControl cc = CongestionControl::kDcqcn;
-  DcqcnConfig dcqcn;
-  HpccConfig hpcc;
-  SimTime nack_interval = SimTime::microseconds(500);  // HPCC/SimAI's NACK generation interval
-  uint64_t seed = 0;                                   // simulation.seed
-  // A NIC sends at most this fraction of its line rate (not a key: the packet backend sets it so
-  // that payload reaches cluster.nic_efficiency of line rate, headers counted).
-  double nic_pacing = 1.0;
-};
-
 struct SimulationConfig {
   std::string network = "analytical";
   uint64_t seed = 0;
@@ -724,6 +600,5 @@ const char* to_string(Schedule s);
 const char* to_string(MoeRouting r);
 const char* to_string(GpuArchitecture a);
 const char* to_string(ContextParallelKind k);
-const char* to_string(AttentionKernel k);
 
 }  // namespace preflight

@@ -13,7 +13,6 @@ namespace {
 
 constexpr int kEventShift = 56;
 constexpr int64_t kIndexMask = (int64_t{1} << 32) - 1;
-constexpr double kRate40G = 40e9 / 8;  // bytes/s: the line rate DCQCN's ECN thresholds are for
 
 // splitmix64: a small, fast, well-mixed generator; one stream per network, drawn in event order.
 uint64_t next_random(uint64_t* state) {
@@ -527,108 +526,6 @@ void PacketNetwork::arrive(int packet) {
   try_send(out);
 }
 
-void PacketNetwork::notify_congestion(int flow) {
-  Flow& f = flows_[flow];
-  const SimTime now = sim_->now();
-  if (config_.cc != CongestionControl::kDcqcn ||
-      (f.cnp_sent && now - f.last_cnp < config_.dcqcn.cnp_interval)) {
-    return;
-  }
-  f.cnp_sent = true;
-  f.last_cnp = now;
-  stats_.cnps++;
-  schedule(now + f.back, kCnp, flow);
-}
-
-void PacketNetwork::observe(int channel) {
-  const Port& p = ports_[channel];
-  if (!is_switch(p.from)) return;
-  const SimTime now = sim_->now();
-  widen(&traces_, &slice_, now);
-  int& index = trace_of_[channel];
-  if (index < 0) {
-    index = static_cast<int>(traces_.size());
-    PortTrace t;
-    t.last = now;
-    t.area.assign(kSeriesSlices, 0);
-    t.held.assign(kSeriesSlices, 0);
-    t.peak.assign(kSeriesSlices, 0);
-    traces_.push_back(std::move(t));
-  }
-  PortTrace& t = traces_[index];
-  accumulate(&t, now, p.queue_bytes, p.paused || p.starved, slice_);
-  const auto at = static_cast<size_t>(std::min<int64_t>(now.ps() / slice_.ps(), kSeriesSlices - 1));
-  t.peak[at] = std::max(t.peak[at], p.queue_bytes);
-}
-
-void PacketNetwork::change_queue(int channel, int64_t delta) {
-  Port& p = ports_[channel];
-  if (!is_switch(p.from)) {
-    p.queue_bytes += delta;
-    return;
-  }
-  observe(channel);  // up to now at the old length
-  p.queue_bytes += delta;
-  PortTrace& t = traces_[trace_of_[channel]];
-  const auto at =
-      static_cast<size_t>(std::min<int64_t>(sim_->now().ps() / slice_.ps(), kSeriesSlices - 1));
-  t.peak[at] = std::max(t.peak[at], p.queue_bytes);
-}
-
-void PacketNetwork::accumulate(PortTrace* t, SimTime to, int64_t queue, bool held, SimTime slice) {
-  SimTime from = t->last;
-  t->last = std::max(t->last, to);
-  if (queue == 0 && !held) return;
-  while (from < to) {
-    const int64_t k = std::min<int64_t>(from.ps() / slice.ps(), kSeriesSlices - 1);
-    const SimTime until = k == kSeriesSlices - 1 ? to : std::min(to, slice * (k + 1));
-    const double seconds = (until - from).to_seconds();
-    t->area[k] += static_cast<double>(queue) * seconds;
-    if (held) t->held[k] += seconds;
-    t->peak[k] = std::max(t->peak[k], queue);
-    from = until;
-  }
-}
-
-void PacketNetwork::widen(std::vector<PortTrace>* traces, SimTime* slice, SimTime to) {
-  while (to.ps() >= slice->ps() * kSeriesSlices) {
-    for (PortTrace& t : *traces) {
-      for (int i = 0; i < kSeriesSlices / 2; ++i) {
-        t.area[i] = t.area[2 * i] + t.area[2 * i + 1];
-        t.held[i] = t.held[2 * i] + t.held[2 * i + 1];
-        t.peak[i] = std::max(t.peak[2 * i], t.peak[2 * i + 1]);
-      }
-      std::fill(t.area.begin() + kSeriesSlices / 2, t.area.end(), 0.0);
-      std::fill(t.held.begin() + kSeriesSlices / 2, t.held.end(), 0.0);
-      std::fill(t.peak.begin() + kSeriesSlices / 2, t.peak.end(), 0);
-    }
-    *slice = *slice * 2;
-  }
-}
-
-std::vector<PacketNetwork::Slice> PacketNetwork::port_series(int channel, SimTime end) const {
-  std::vector<Slice> out;
-  if (trace_of_[channel] < 0) return out;
-  // A copy brought up to `end`, as the others would be.
-  std::vector<PortTrace> one = {traces_[trace_of_[channel]]};
-  SimTime slice = slice_;
-  widen(&one, &slice, end);
-  const Port& p = ports_[channel];
-  accumulate(&one[0], end, p.queue_bytes, p.paused || p.starved, slice);
-  const PortTrace& t = one[0];
-  for (int k = 0; k < kSeriesSlices && slice * k < end; ++k) {
-    Slice s;
-    s.from = slice * k;
-    const SimTime until = std::min(end, slice * (k + 1));
-    const double seconds = (until - s.from).to_seconds();
-    s.mean_queue = seconds > 0 ? t.area[k] / seconds : 0;
-    s.max_queue = t.peak[k];
-    s.held = seconds > 0 ? std::min(1.0, t.held[k] / seconds) : 0;
-    out.push_back(s);
-  }
-  return out;
-}
-
 int PacketNetwork::next_hop(int node, const Packet& packet) {
   const std::vector<int>& choices = router_.next_hops(node, flows_[packet.flow].dst_nic);
   PREFLIGHT_CHECK(!choices.empty());
@@ -709,115 +606,11 @@ void PacketNetwork::deliver(int packet) {
   }
 }
 
-bool PacketNetwork::window_open(const Flow& f) const {
-  if (config_.cc != CongestionControl::kHpcc) return true;
-  // At least one packet may always be in flight.
-  const double in_flight = static_cast<double>((f.next_seq - f.acked) * config_.mtu);
-  return f.next_seq == f.acked || in_flight < f.window;
-}
-
 void PacketNetwork::arm_timeout(int flow, SimTime at) {
   Flow& f = flows_[flow];
   if (f.timeout_pending) return;
   f.timeout_pending = true;
   schedule(at, kTimeout, flow);
-}
-
-void PacketNetwork::on_ack(int packet) {
-  const Packet ack = packets_[packet];
-  Flow& f = flows_[ack.flow];
-  if (!f.finished) {
-    f.acked = std::max(f.acked, ack.seq + 1);
-    hpcc_update(f, packet);
-  }
-  free_packets_.push_back(packet);
-  if (!f.finished) rotate(ack.flow);  // the window may have opened
-}
-
-// HPCC's sender (the HPCC/SimAI ns-3 model's UpdateRateHp, single rate with fast react).
-void PacketNetwork::hpcc_update(Flow& f, int packet) {
-  const HpccConfig& h = config_.hpcc;
-  const Packet& ack = packets_[packet];
-  const IntRecord* hops = &int_records_[static_cast<size_t>(packet) * kMaxIntHops];
-  const int n = ack.int_hops;
-  if (f.hp_last_update < 0 || n != f.hp_nhops) {
-    // The first telemetry: nothing to take a rate from yet.
-    std::copy_n(hops, n, f.hp_hops);
-    f.hp_nhops = n;
-    f.hp_last_update = f.next_seq;
-    return;
-  }
-  const double rtt = f.base_rtt.to_seconds();
-  double u_max = 0, tau_max = 0;
-  bool updated = false;
-  for (int i = 0; i < n; ++i) {
-    const IntRecord& now = hops[i];
-    IntRecord& prev = f.hp_hops[i];
-    if (now.time <= prev.time) continue;  // no newer sample of this hop
-    const double tau = (now.time - prev.time).to_seconds();
-    const double b = ports_[now.channel].rate;
-    const double tx_rate = static_cast<double>(now.tx_bytes - prev.tx_bytes) / tau;
-    const double q = static_cast<double>(std::min(now.queue, prev.queue));
-    const double u = tx_rate / b + q / (b * rtt);
-    if (u > u_max) {
-      u_max = u;
-      tau_max = tau;
-    }
-    prev = now;
-    updated = true;
-  }
-  if (!updated) return;
-  const double tau = std::min(tau_max, rtt);
-  f.hp_u = (f.hp_u * (rtt - tau) + u_max * tau) / rtt;
-  const double ratio = f.hp_u / h.eta;
-  const double ai = h.additive_fraction * f.line;
-  double rate = 0;
-  int stage = 0;
-  if (ratio >= 1 || f.hp_stage >= h.max_stage) {
-    rate = f.hp_rc / ratio + ai;
-  } else {
-    rate = f.hp_rc + ai;
-    stage = f.hp_stage + 1;
-  }
-  rate = std::clamp(rate, h.min_rate.bytes_per_second(), f.line);
-  f.rc = rate;
-  f.window = rate * rtt;
-  // The reference commits once per RTT: on the first ACK of a packet sent after the last commit.
-  if (ack.seq >= f.hp_last_update) {
-    f.hp_rc = rate;
-    f.hp_stage = stage;
-    f.hp_last_update = f.next_seq;
-  }
-}
-
-void PacketNetwork::on_cnp(int flow) {
-  Flow& f = flows_[flow];
-  if (f.finished) return;
-  const DcqcnConfig& d = config_.dcqcn;
-  f.rt = f.rc;
-  f.rc = std::max(d.min_rate.bytes_per_second(), f.rc * (1.0 - f.alpha / 2.0));
-  f.alpha = (1.0 - d.g) * f.alpha + d.g;
-  f.time_stage = f.byte_stage = 0;
-  f.byte_count = 0;
-  f.reacting = true;
-  // The timers restart from the CNP.
-  ++f.increase_gen;
-  ++f.alpha_gen;
-  schedule(sim_->now() + d.increase_interval, kIncrease, flow, f.increase_gen);
-  schedule(sim_->now() + d.alpha_interval, kAlpha, flow, f.alpha_gen);
-}
-
-void PacketNetwork::increase(Flow& f) {
-  const DcqcnConfig& d = config_.dcqcn;
-  // Fast recovery while both stages are under F; hyper increase once both are past it;
-  // additive in between.
-  const int hi = std::max(f.time_stage, f.byte_stage);
-  const int lo = std::min(f.time_stage, f.byte_stage);
-  if (hi >= d.fast_recovery) {
-    f.rt += (lo > d.fast_recovery ? d.hyper : d.additive).bytes_per_second() * f.line / kRate40G;
-    f.rt = std::min(f.rt, f.line);
-  }
-  f.rc = std::min(f.line, (f.rt + f.rc) / 2.0);
 }
 
 }  // namespace packet

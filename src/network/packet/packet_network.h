@@ -133,6 +133,9 @@ class PacketNetwork final : private EventHandler {
   std::vector<Slice> port_series(int channel, SimTime end) const;
 
  private:
+  // The line rate (bytes/s) DCQCN's ECN thresholds and rate steps are given for (40 Gb/s, its
+  // paper's NICs); they scale with each port's or flow's line rate.
+  static constexpr double kRate40G = 40e9 / 8;
   struct Packet {
     int flow = 0;
     int64_t seq = 0;

@@ -1,0 +1,59 @@
+// training.stack: the software stack a job runs (a part of Scenario, config/scenario.h;
+// presets/stacks/).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/units.h"
+
+namespace preflight {
+
+// Fused-attention kernel family a stack runs (compute/roofline.cc scales the GPU's attention
+// efficiency by the family's measured ratio): cuDNN / FlashAttention-3 class (the GPU preset's
+// own efficiency), FlashAttention-2, or Megatron's unfused bmm + softmax + bmm.
+enum class AttentionKernel { kCudnn, kFlash2, kUnfused };
+const char* to_string(AttentionKernel k);
+
+// The software stack a job runs (presets/stacks/): what it costs on the host and which kernels it
+// brings. Host constants live here, not in the GPU presets: the same GPU runs very differently
+// under Megatron-Core with Transformer Engine, PyTorch FSDP or a 2022 Megatron-DeepSpeed.
+enum class MoeRouterOps : uint8_t { kNone, kFused, kUnfused };
+const char* to_string(MoeRouterOps r);
+
+struct StackConfig {
+  std::string name = "megatron-core";
+  std::string description;
+  SimTime launch_overhead = SimTime::microseconds(10);  // host dispatch per kernel launch
+  // Host-side cost of one collective call on top of NCCL's own (the GPU's collective_latency).
+  SimTime collective_call_overhead;
+  AttentionKernel attention_kernel = AttentionKernel::kCudnn;
+  // MoE expert GEMMs: Transformer Engine's GroupedLinear launches one cuBLAS GEMM per local
+  // expert (per_expert); a fused grouped-GEMM kernel (CUTLASS / cuTe DSL) launches one.
+  bool fused_grouped_gemm = false;
+  // Host time per local expert of a per_expert grouped GEMM, when given: TE's C++ loop over the
+  // experts (one cuBLAS launch, the output allocation, the quantizer and scale set-up each) in
+  // place of a full launch_overhead per expert. TransformerEngine issue #2897 measures 1.2 ms
+  // forward and 2.1 ms backward of host time for a 64-expert grouped MLP on GB200 (2 and 4
+  // grouped GEMMs): 9.4 and 8.2 us per expert GEMM. Not given (the default): each expert GEMM
+  // costs the host a whole launch_overhead, as the published set's releases fit best
+  // (docs/calibration.md).
+  SimTime expert_launch_overhead;
+  bool expert_launch_overhead_given = false;
+  // PyTorch FSDP (FSDP1's FlatParameter, ZeRO-3): after a layer's backward its gradients are
+  // gathered into the unsharded flat gradient (autograd's backward of the parameter views),
+  // cast to the reduce dtype and pre-divided by the pre-divide factor before the
+  // reduce-scatter; three memory-bound passes over the layer's full, unsharded gradient that
+  // Megatron's contiguous fp32 main-grad buffer (filled by the weight-gradient GEMMs) does not
+  // need. torch.distributed.fsdp _runtime_utils.py (_reduce_grad, _div_if_needed).
+  bool fsdp_gradient_staging = false;
+  // Megatron-Core's MoE router and token dispatcher around the kernels Preflight times: the
+  // framework ops of each MoE layer and micro-batch that launch no kernel of their own in the
+  // model, each a launch_overhead of host time (docs/moe.md, "Host work of the MoE layer"):
+  // kFused with moe_router_fusion (Transformer Engine's fused top-k and auxiliary-loss kernels,
+  // as the Megatron-Bridge performance recipes set it), kUnfused with Megatron-Core's default
+  // PyTorch router, kNone for a stack whose MoE layer is not Megatron-Core's.
+  MoeRouterOps moe_router = MoeRouterOps::kNone;
+};
+
+}  // namespace preflight
