@@ -70,7 +70,7 @@ void add_collective_command(CLI::App& app, int* exit_code) {
          "--set", args->overrides,
          "Override a cluster.*, collectives.* or simulation.packet.* key (the last with --network "
          "packet: link_layer, routing, mtu, header, switch_buffer, pfc, credit_buffer, ecn, kmin, "
-         "kmax, pmax, cc, hpcc_eta, hpcc_max_stage)")
+         "kmax, pmax, cc, hpcc_eta, hpcc_max_stage, fast_forward)")
       ->take_all();
   cmd->add_option("--network", args->network,
                   "analytical (the collective model's time; default), flow or packet (the planned "

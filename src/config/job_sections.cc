@@ -460,6 +460,28 @@ Status read_packet(const YAML::Node& node, const std::string& source, PacketNetw
                             ": expected a lossless fabric (pfc: true or link_layer: infiniband)");
     }
   }
+  p->fast_forward = r.get_bool("fast_forward", p->fast_forward);
+  // A window holds enough packets to measure a rate (1 us) and leaves room to skip (10 ms).
+  p->fast_forward_window = r.get_time("fast_forward_window", p->fast_forward_window, "10ms");
+  if (r.status().ok() && p->fast_forward_window < SimTime::microseconds(1)) {
+    r.fail("fast_forward_window", "expected at least 1us");
+  }
+  p->fast_forward_tolerance =
+      r.get_double("fast_forward_tolerance", p->fast_forward_tolerance, 1e-4, 0.2);
+  if (r.status().ok() && !p->fast_forward) {
+    for (const char* key : {"fast_forward_window", "fast_forward_tolerance"}) {
+      if (r.has(key)) r.fail(key, "expected fast_forward: true (the key tunes the fast-forward)");
+    }
+  }
+  if (r.status().ok() && p->fast_forward) {
+    // The jump renumbers each flow's packets in order: per-packet routing's out-of-order
+    // receiver and HPCC's per-packet telemetry are not carried across it.
+    if (p->routing != PacketRouting::kEcmp) {
+      r.fail("fast_forward", "expected routing: ecmp (per-packet routing is simulated exactly)");
+    } else if (p->cc == CongestionControl::kHpcc) {
+      r.fail("fast_forward", "expected cc: dcqcn or none (HPCC is simulated exactly)");
+    }
+  }
   return r.finish();
 }
 

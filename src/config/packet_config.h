@@ -83,6 +83,15 @@ struct PacketNetworkConfig {
   HpccConfig hpcc;
   SimTime nack_interval = SimTime::microseconds(500);  // HPCC/SimAI's NACK generation interval
   uint64_t seed = 0;                                   // simulation.seed
+  // Fast-forward of steady states (docs/packet_network.md): every `fast_forward_window` of
+  // simulated time the network measures each active flow's delivery rate; once the same flows
+  // have run two windows in a row at rates within `fast_forward_tolerance` of each other, with
+  // no loss and no port held by flow control, it jumps ahead to two windows before the first
+  // of them would finish (or to the next event outside the network), crediting each flow its
+  // rate times the jump.
+  bool fast_forward = false;
+  SimTime fast_forward_window = SimTime::microseconds(50);
+  double fast_forward_tolerance = 0.01;
   // A NIC sends at most this fraction of its line rate (not a key: the packet backend sets it so
   // that payload reaches cluster.nic_efficiency of line rate, headers counted).
   double nic_pacing = 1.0;

@@ -30,6 +30,17 @@ class Simulator {
   // Processes events until none remain. Returns the number processed.
   int64_t run();
 
+  // The earliest pending event of a handler other than `handler` (SimTime::max() if none).
+  // O(pending).
+  SimTime next_event_not_of(const EventHandler* handler) const;
+
+  // Fast-forward of one component in a steady state: moves every pending event of `handler`
+  // `delta` later and the clock `delta` on, as if the component's state had repeated itself
+  // over the interval. Events keep their sequence numbers, so equal times still fire in
+  // scheduling order. REQUIRES: delta >= 0 and no event of another handler before now() + delta.
+  // O(pending).
+  void advance(const EventHandler* handler, SimTime delta);
+
   bool empty() const { return heap_.empty(); }
   size_t pending() const { return heap_.size(); }
 

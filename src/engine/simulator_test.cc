@@ -101,6 +101,56 @@ class TimeTraveller final : public EventHandler {
   Simulator* sim_;
 };
 
+// At its first event, moves its own pending events `delta` on (the fast-forward of a steady
+// state), leaving the other handler's events where they are.
+class Jumper final : public EventHandler {
+ public:
+  Jumper(Simulator* sim, SimTime delta) : sim_(sim), delta_(delta) {}
+  void on_event(int64_t payload) override {
+    fired.emplace_back(sim_->now(), payload);
+    if (payload == 0) {
+      next_other = sim_->next_event_not_of(this);
+      sim_->advance(this, delta_);
+      after = sim_->now();
+    }
+  }
+  std::vector<std::pair<SimTime, int64_t>> fired;
+  SimTime next_other, after;
+
+ private:
+  Simulator* sim_;
+  SimTime delta_;
+};
+
+TEST(Simulator, AdvanceMovesOneHandlersEventsAndTheClock) {
+  Simulator sim;
+  Jumper j(&sim, us(10));
+  Recorder r(&sim);
+  sim.schedule(us(1), &j, 0);
+  sim.schedule(us(2), &j, 1);
+  sim.schedule(us(2), &j, 2);
+  sim.schedule(us(15), &r, 7);
+  sim.schedule(us(30), &r, 8);
+  sim.run();
+  EXPECT_EQ(j.next_other, us(15));
+  EXPECT_EQ(j.after, us(11));
+  // Its events 10 us later, in their order; the other handler's where they were, so the jump
+  // reorders them against each other.
+  const std::vector<std::pair<SimTime, int64_t>> mine = {{us(1), 0}, {us(12), 1}, {us(12), 2}};
+  const std::vector<std::pair<SimTime, int64_t>> theirs = {{us(15), 7}, {us(30), 8}};
+  EXPECT_EQ(j.fired, mine);
+  EXPECT_EQ(r.fired, theirs);
+}
+
+TEST(SimulatorDeathTest, AdvancePastAnotherHandlersEventIsACheck) {
+  Simulator sim;
+  Jumper j(&sim, us(20));
+  Recorder r(&sim);
+  sim.schedule(us(1), &j, 0);
+  sim.schedule(us(15), &r, 7);
+  EXPECT_DEATH(sim.run(), "next_event_not_of");
+}
+
 TEST(SimulatorDeathTest, ScheduleInThePastIsACheck) {
   Simulator sim;
   TimeTraveller t(&sim);

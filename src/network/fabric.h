@@ -76,7 +76,12 @@ struct PacketCounters {
   int64_t drops = 0;
   int64_t retransmitted = 0;  // packets sent again (go-back-N)
   int64_t events = 0;         // the packet simulation's events
-  int64_t max_queue = 0;      // the longest output queue of any port, bytes
+  // Fast-forward (simulation.packet.fast_forward): jumps taken, the simulated time they covered
+  // and the packets credited across them (counted in `packets`).
+  int64_t fast_forwards = 0;
+  double skipped_s = 0;
+  int64_t skipped_packets = 0;
+  int64_t max_queue = 0;  // the longest output queue of any port, bytes
   std::string max_queue_port;
   double max_paused_s = 0;  // the longest time PFC (or want of credits) held one port
   std::string max_paused_port;

@@ -287,6 +287,16 @@ std::string format_summary(const SimulationReport& r) {
             p.fct_p50_s * 1e6, p.fct_p99_s * 1e6, p.fct_max_s * 1e6, p.slowdown_p50, p.slowdown_p99,
             p.slowdown_max);
       }
+      if (p.fast_forwards > 0) {
+        out += line(
+            "                 fast-forward: %lld jumps over %.3f ms of steady state, %lld packets "
+            "(%.1f %%) credited without simulating them",
+            static_cast<long long>(p.fast_forwards), p.skipped_s * 1e3,
+            static_cast<long long>(p.skipped_packets),
+            p.packets > 0
+                ? 100.0 * static_cast<double>(p.skipped_packets) / static_cast<double>(p.packets)
+                : 0.0);
+      }
     } else {
       out += line(
           "flow-level network: %lld flows, %lld rate solves; hottest link %s at %.1f %% of "

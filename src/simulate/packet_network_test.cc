@@ -116,6 +116,86 @@ TEST(PacketBackend, PerPacketRoutingRunsAnIteration) {
   }
 }
 
+// Fast-forward of steady states (issue 16: within 1 % of the exact run on a test set, and the
+// speedup): the GPT-3 13B job under DCQCN, without congestion control and on InfiniBand, and an
+// MoE job whose all-to-alls cross the nodes (Mixtral 8x7B cut to 4 layers on 2 DGX H100s, TP 2,
+// EP 8). Each fast-forwarded run jumps, and takes fewer events than the exact one.
+TEST(PacketBackend, FastForwardIsWithinAPercentOfTheExactRun) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"simulation.network=packet"},
+      {"simulation.network=packet", "simulation.packet.cc=none"},
+      {"simulation.network=packet", "simulation.packet.link_layer=infiniband"},
+  };
+  for (const std::vector<std::string>& exact_keys : cases) {
+    std::vector<std::string> ff_keys = exact_keys;
+    ff_keys.push_back("simulation.packet.fast_forward=true");
+    const SimulationReport exact = run(exact_keys);
+    const SimulationReport ff = run(ff_keys);
+    const PacketCounters& e = exact.execution.network.packet;
+    const PacketCounters& f = ff.execution.network.packet;
+    EXPECT_NEAR(ff.iteration_time_s, exact.iteration_time_s, 0.01 * exact.iteration_time_s)
+        << exact_keys.back();
+    EXPECT_GT(f.fast_forwards, 0) << exact_keys.back();
+    EXPECT_GT(f.skipped_packets, 0) << exact_keys.back();
+    EXPECT_LT(f.events, e.events) << exact_keys.back();
+    EXPECT_EQ(f.packets, e.packets) << exact_keys.back();
+  }
+  const char* kMoe = R"(
+model: {preset: mixtral-8x7b, layers: 4, moe: {routing: balanced}}
+cluster: {preset: dgx-h100, nodes: 2}
+training: {seq_len: 4096, global_batch: 16, micro_batch: 1}
+parallelism: {tp: 2, pp: 1, ep: 8, dp: 8, sequence_parallel: true}
+simulation: {network: packet}
+)";
+  StatusOr<Scenario> a = load_scenario_text(kMoe, "moe.yaml", {});
+  StatusOr<Scenario> b =
+      load_scenario_text(kMoe, "moe.yaml", {"simulation.packet.fast_forward=true"});
+  ASSERT_TRUE(a.ok() && b.ok());
+  StatusOr<SimulationReport> exact = simulate(*a);
+  StatusOr<SimulationReport> ff = simulate(*b);
+  ASSERT_TRUE(exact.ok() && ff.ok());
+  EXPECT_NEAR(ff->iteration_time_s, exact->iteration_time_s, 0.01 * exact->iteration_time_s);
+  EXPECT_GT(ff->execution.network.packet.fast_forwards, 0);
+  EXPECT_LT(ff->execution.network.packet.events, exact->execution.network.packet.events);
+}
+
+TEST(PacketBackend, FastForwardKeys) {
+  StatusOr<Scenario> s =
+      load_scenario_text(kGpt13b, "test.yaml",
+                         {"simulation.network=packet", "simulation.packet.fast_forward=true",
+                          "simulation.packet.fast_forward_window=20us",
+                          "simulation.packet.fast_forward_tolerance=0.02"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const PacketNetworkConfig& p = s->simulation.packet;
+  EXPECT_TRUE(p.fast_forward);
+  EXPECT_EQ(p.fast_forward_window, SimTime::microseconds(20));
+  EXPECT_EQ(p.fast_forward_tolerance, 0.02);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"simulation.network=packet", "simulation.packet.fast_forward_window=20us"},
+       "expected fast_forward: true"},
+      {{"simulation.network=packet", "simulation.packet.fast_forward=true",
+        "simulation.packet.fast_forward_window=100ns"},
+       "expected at least 1us"},
+      {{"simulation.network=packet", "simulation.packet.fast_forward=true",
+        "simulation.packet.fast_forward_window=1s"},
+       "at most 10ms"},
+      {{"simulation.network=packet", "simulation.packet.fast_forward=true",
+        "simulation.packet.fast_forward_tolerance=0.5"},
+       "simulation.packet.fast_forward_tolerance"},
+      {{"simulation.network=packet", "simulation.packet.fast_forward=true",
+        "simulation.packet.routing=spray"},
+       "expected routing: ecmp"},
+      {{"simulation.network=packet", "simulation.packet.fast_forward=true",
+        "simulation.packet.cc=hpcc"},
+       "expected cc: dcqcn or none"},
+  };
+  for (const auto& [overrides, error] : bad) {
+    StatusOr<Scenario> r = load_scenario_text(kGpt13b, "test.yaml", overrides);
+    ASSERT_FALSE(r.ok()) << error;
+    EXPECT_NE(r.status().message().find(error), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(PacketBackend, InfinibandKeysAndTheirDefaults) {
   StatusOr<Scenario> s =
       load_scenario_text(kGpt13b, "test.yaml",

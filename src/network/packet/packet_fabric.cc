@@ -69,6 +69,9 @@ class PacketFabric final : public Fabric {
     c.drops = p.drops;
     c.retransmitted = p.retransmitted;
     c.events = p.events;
+    c.fast_forwards = p.fast_forwards;
+    c.skipped_s = p.skipped.to_seconds();
+    c.skipped_packets = p.skipped_packets;
     // Flow completion times and slowdowns: nearest-rank percentiles.
     const std::vector<packet::PacketNetwork::Completion>& done = net_.completions();
     c.completed = static_cast<int64_t>(done.size());

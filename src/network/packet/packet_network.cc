@@ -107,6 +107,7 @@ bool PacketNetwork::has_credit(int channel, int64_t wire) {
     if (p.starved) {
       observe(channel);
       p.starved = false;
+      held_ports_--;
       p.paused_total += sim_->now() - p.paused_since;
     }
     return true;
@@ -114,6 +115,7 @@ bool PacketNetwork::has_credit(int channel, int64_t wire) {
   if (!p.starved) {
     observe(channel);
     p.starved = true;
+    held_ports_++;
     p.paused_since = sim_->now();
     stats_.credit_stalls++;
   }
@@ -168,8 +170,7 @@ int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime dela
     }
   }
   if (bytes == 0 || n == 0) {
-    f.finished = true;
-    schedule(sim_->now() + delay + f.head + f.back + f.tail, kFinish, id);
+    finish_at(id, sim_->now() + delay + f.head + f.back + f.tail);
     return id;
   }
   f.packets = (bytes + config_.mtu - 1) / config_.mtu;
@@ -185,6 +186,7 @@ int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime dela
     f.hp_rc = f.line;
     f.window = f.line * f.base_rtt.to_seconds();
   }
+  pending_starts_++;
   schedule(sim_->now() + delay + f.head, kStart, id);
   return id;
 }
@@ -200,6 +202,16 @@ void PacketNetwork::on_event(int64_t payload) {
       f.started = true;
       f.started_at = sim_->now();
       f.next_avail = sim_->now();
+      pending_starts_--;
+      flow_epoch_++;
+      if (config_.fast_forward) {
+        active_.push_back(index);
+        if (!check_pending_) {
+          check_pending_ = true;
+          ff_snap_ = stats_;
+          schedule(sim_->now() + config_.fast_forward_window, kCheck, 0);
+        }
+      }
       rotate(index);
       return;
     }
@@ -214,6 +226,7 @@ void PacketNetwork::on_event(int64_t payload) {
       if (!p.paused) {
         observe(index);
         p.paused = true;
+        held_ports_++;
         p.paused_since = sim_->now();
       }
       return;
@@ -223,6 +236,7 @@ void PacketNetwork::on_event(int64_t payload) {
       if (p.paused) {
         observe(index);
         p.paused = false;
+        held_ports_--;
         p.paused_total += sim_->now() - p.paused_since;
       }
       try_send(index);
@@ -286,9 +300,13 @@ void PacketNetwork::on_event(int64_t payload) {
       credits_[index] += gen;
       try_send(index);
       return;
+    case kCheck:
+      fast_forward_check();
+      return;
     case kFinish: {
       Flow& f = flows_[index];
       f.finished = true;
+      pending_finishes_--;
       if (f.packets > 0) {
         // The idle path: every wire byte at the sender's rate, the first packet's store and
         // forward at each further hop, the latency of every hop.
@@ -564,10 +582,7 @@ void PacketNetwork::deliver_unordered(int packet) {
   while (f.expected < f.packets && f.got[f.expected]) f.expected++;
   const SimTime now = sim_->now();
   if (pk.ecn) notify_congestion(pk.flow);
-  if (f.received == f.packets) {
-    f.finished = true;
-    schedule(now + f.tail, kFinish, pk.flow);
-  }
+  if (f.received == f.packets) finish_at(pk.flow, now + f.tail);
 }
 
 void PacketNetwork::deliver(int packet) {
@@ -593,6 +608,7 @@ void PacketNetwork::deliver(int packet) {
     return;
   }
   f.expected++;
+  f.last_delivery = now;
   stats_.delivered++;
   if (acks) {
     // The ACK carries the packet's telemetry back: the packet's slot holds it until then.
@@ -600,10 +616,14 @@ void PacketNetwork::deliver(int packet) {
     schedule(now + f.back, kAck, packet);
   }
   if (pk.ecn) notify_congestion(pk.flow);
-  if (f.expected == f.packets) {
-    f.finished = true;
-    schedule(now + f.tail, kFinish, pk.flow);
-  }
+  if (f.expected == f.packets) finish_at(pk.flow, now + f.tail);
+}
+
+void PacketNetwork::finish_at(int flow, SimTime at) {
+  flows_[flow].finished = true;
+  pending_finishes_++;
+  flow_epoch_++;
+  schedule(at, kFinish, flow);
 }
 
 void PacketNetwork::arm_timeout(int flow, SimTime at) {

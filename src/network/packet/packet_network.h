@@ -41,6 +41,15 @@
 //    their own virtual lane, unqueued here). A full buffer holds the upstream port, and the
 //    ports before it in turn (congestion spreading; head-of-line blocking of the flows that
 //    share them).
+//  * Fast-forward (config fast_forward, off by default): every fast_forward_window the network
+//    measures each active flow's delivery rate. When the same flows have run two windows in a
+//    row at rates within the tolerance, with no drop, no PFC pause or credit stall and no port
+//    held, the state is taken as steady and the network jumps ahead: every pending event of the
+//    network moves later by the jump (Simulator::advance), each flow is credited its measured
+//    rate times the jump in whole packets (its packets in flight renumbered after them), and
+//    the ports on its path their wire bytes. The jump stops two windows before the first flow
+//    would send its last packet, before any event outside the network (a kernel's end, a flow
+//    about to start) and before any pending start or finish; the endings run exactly.
 //  * Routing: a flow's packets follow its ECMP path, or (routing: spray | adaptive) each switch
 //    picks a packet's next hop among the equal-cost ones toward the flow's receiving NIC, at
 //    random (a hash of the flow, the packet and the switch) or the one whose output queue holds
@@ -80,6 +89,12 @@ struct PacketStats {
   int64_t acks = 0;           // HPCC's per-packet acknowledgements
   int64_t credit_stalls = 0;  // InfiniBand: times a port found too few credits for its packet
   int64_t events = 0;
+  // Fast-forward (PacketConfig::fast_forward): the jumps taken, the simulated time they covered
+  // and the data packets credited to flows across them (counted in `packets` and `delivered`
+  // too; ECN marks and CNPs are extrapolated over a jump at the rate of the window before it).
+  int64_t fast_forwards = 0;
+  SimTime skipped;
+  int64_t skipped_packets = 0;
 };
 
 class PacketNetwork final : private EventHandler {
@@ -210,6 +225,15 @@ class PacketNetwork final : private EventHandler {
     SimTime base_rtt;
     double window = 0;
     SimTime started_at;  // its first byte's turn at the sender
+    // Fast-forward: when its last packet was delivered; the packets delivered by the last check
+    // and when the last of them was (negative: none yet); the delivery rate (packets/s) between
+    // the two checks before, from delivery to delivery (0: not measured yet).
+    SimTime last_delivery;
+    int64_t ff_mark = 0;
+    SimTime ff_mark_time = SimTime::picoseconds(-1);
+    double ff_rate = 0;
+    int64_t ff_in_flight = 0;  // its packets sent and not delivered at the last check
+    int64_t ff_credit = 0;     // during a jump: the packets credited to it
     // Per-packet routing: the receiving NIC the switches route toward, and the packets received
     // (out of order; `expected` is the first one missing).
     int dst_nic = -1;
@@ -232,6 +256,7 @@ class PacketNetwork final : private EventHandler {
     kTimeout,
     kAck,
     kCredit,  // InfiniBand: credits (the gen field: bytes) reach the port upstream
+    kCheck,   // fast-forward: the end of a measuring window
   };
   void schedule(SimTime at, Event e, int64_t index, uint32_t gen = 0);
   void on_event(int64_t payload) override;
@@ -289,6 +314,12 @@ class PacketNetwork final : private EventHandler {
   void notify_congestion(int flow);
   // The receiver's side of per-packet routing: packets placed as they come.
   void deliver_unordered(int packet);
+  // Fast-forward (fast_forward.cc): the end of a measuring window; the jump, `delta` on, with
+  // `credit[i]` packets for active_[i].
+  void fast_forward_check();
+  void jump(SimTime delta, const std::vector<int64_t>& credit);
+  // A flow's finish is scheduled `at`.
+  void finish_at(int flow, SimTime at);
 
   const Topology& topo_;
   PacketConfig config_;
@@ -311,6 +342,16 @@ class PacketNetwork final : private EventHandler {
   int64_t header_ = 0;  // wire bytes per packet beyond the payload
   uint64_t rng_;
   PacketStats stats_;
+  // Fast-forward's state: the flows started and not finished (pruned at each check), a count
+  // of changes to that set, the starts and finishes scheduled and not yet fired, the ports
+  // held by PFC or want of credits, and the counters at the last check.
+  std::vector<int> active_;
+  int64_t flow_epoch_ = 0;
+  int64_t ff_epoch_ = -1;
+  int pending_starts_ = 0, pending_finishes_ = 0;
+  int held_ports_ = 0;
+  bool check_pending_ = false;
+  PacketStats ff_snap_;
 };
 
 }  // namespace packet

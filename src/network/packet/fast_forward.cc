@@ -1,0 +1,136 @@
+// PacketNetwork's fast-forward of steady states (the model: packet_network.h; the method and its
+// error on a test set: docs/packet_network.md "Fast-forward"). In the spirit of Wormhole
+// (NSDI '26): when every flow's rate has settled, the packets of the next stretch of time would
+// repeat what the last window did, so the network skips them and moves its pending events on.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "network/packet/packet_network.h"
+
+namespace preflight {
+namespace packet {
+
+void PacketNetwork::fast_forward_check() {
+  check_pending_ = false;
+  std::erase_if(active_, [this](int id) { return flows_[id].finished; });
+  const SimTime now = sim_->now();
+  const SimTime window = config_.fast_forward_window;
+  if (active_.empty()) return;  // the next start arms the checks again
+  // Quiet: the same flows as at the last check, nothing lost, no link-level flow control held
+  // any port or holds one now, no start or finish in the offing. Steady: besides, each flow
+  // delivers at the rate it did over the window before, its packets in the network (the
+  // queues on its path) hold their number, and its congestion control is not holding it back.
+  bool steady = flow_epoch_ == ff_epoch_ && stats_.drops == ff_snap_.drops &&
+                stats_.pauses == ff_snap_.pauses &&
+                stats_.credit_stalls == ff_snap_.credit_stalls && held_ports_ == 0 &&
+                pending_starts_ == 0 && pending_finishes_ == 0;
+  double reach_s = 1e6;  // how far the state may be carried (seconds)
+  const double tolerance = config_.fast_forward_tolerance;
+  for (int id : active_) {
+    Flow& f = flows_[id];
+    // The rate from the delivery the last check saw to the latest one: exact for a flow whose
+    // packets come evenly, with no rounding to whole packets per window.
+    const int64_t delivered = f.expected - f.ff_mark;
+    const SimTime span = f.last_delivery - f.ff_mark_time;
+    const double rate = f.ff_mark_time >= SimTime() && delivered > 0 && span > SimTime()
+                            ? static_cast<double>(delivered) / span.to_seconds()
+                            : 0;
+    // Its packets in the network: a queue on its path filling or draining shows as a change
+    // (the receiver's rate is then the queue's, not the sender's).
+    const int64_t in_flight = f.next_seq - f.expected;
+    if (steady) {
+      const double change = std::abs(rate - f.ff_rate) / std::max(rate, f.ff_rate);
+      const double drift = static_cast<double>(std::abs(in_flight - f.ff_in_flight));
+      // A flow DCQCN holds below its line rate is on its saw-tooth (cut on a CNP, timers
+      // raising it again): its rate now says little about the next stretch, so it runs exactly.
+      steady = rate > 0 && f.ff_rate > 0 && change <= tolerance &&
+               drift <= std::max(2.0, tolerance * static_cast<double>(delivered)) && f.rc >= f.line;
+      if (steady) {
+        // Its last packets (two windows' worth) run exactly; and the bounded-error check: the
+        // rate moved by `change` over a window, so a trend would move it by the tolerance in
+        // tolerance / change windows, as far as the state is carried.
+        const double left = static_cast<double>(f.packets - f.next_seq) / rate;
+        reach_s = std::min(reach_s, left - 2 * window.to_seconds());
+        if (change > 0) reach_s = std::min(reach_s, window.to_seconds() * tolerance / change);
+      }
+    }
+    f.ff_rate = rate;
+    f.ff_in_flight = in_flight;
+  }
+  if (steady) {
+    // Nor past an event outside the network (a kernel's end, a degraded link's edge).
+    const SimTime reach =
+        std::min(SimTime::seconds(std::max(0.0, reach_s)), sim_->next_event_not_of(this) - now);
+    if (reach >= window) {
+      std::vector<int64_t> credit;
+      credit.reserve(active_.size());
+      for (int id : active_) {
+        const Flow& f = flows_[id];
+        credit.push_back(static_cast<int64_t>(std::floor(f.ff_rate * reach.to_seconds())));
+      }
+      jump(reach, credit);
+    }
+  }
+  ff_epoch_ = flow_epoch_;
+  ff_snap_ = stats_;
+  for (int id : active_) {
+    Flow& f = flows_[id];
+    if (f.expected > 0) {
+      f.ff_mark = f.expected;
+      f.ff_mark_time = f.last_delivery;
+    }
+  }
+  check_pending_ = true;
+  schedule(sim_->now() + window, kCheck, 0);
+}
+
+void PacketNetwork::jump(SimTime delta, const std::vector<int64_t>& credit) {
+  // The packets alive now (queued, on a wire, in flight) are renumbered after the credited ones.
+  std::vector<uint8_t> free(packets_.size(), 0);
+  for (int id : free_packets_) free[id] = 1;
+  int64_t total = 0;
+  const int64_t wire = config_.mtu + header_;
+  for (size_t i = 0; i < active_.size(); ++i) {
+    const int id = active_[i];
+    Flow& f = flows_[id];
+    const int64_t k = credit[i];
+    f.ff_credit = k;
+    total += k;
+    f.next_seq += k;
+    f.expected += k;
+    // Its times stay where they were relative to its events.
+    f.next_avail += delta;
+    f.last_delivery += delta;
+    f.last_cnp += delta;
+    f.last_nack += delta;
+    for (int h = f.begin; h <= f.end; ++h) ports_[f.path[h]].tx_bytes += k * wire;
+  }
+  for (size_t id = 0; id < packets_.size(); ++id) {
+    if (free[id]) continue;
+    Packet& pk = packets_[id];
+    const Flow& f = flows_[pk.flow];
+    if (!f.finished) pk.seq += f.ff_credit;
+  }
+  for (int id : active_) flows_[id].ff_credit = 0;
+  for (Port& p : ports_) {
+    if (p.wake_at != SimTime::max()) p.wake_at += delta;
+  }
+  // ECN marks and CNPs at the rate of the window before the jump, per data packet.
+  const int64_t sent = stats_.packets - ff_snap_.packets;
+  if (sent > 0) {
+    const double per_packet = static_cast<double>(total) / static_cast<double>(sent);
+    stats_.ecn_marks +=
+        std::llround(per_packet * static_cast<double>(stats_.ecn_marks - ff_snap_.ecn_marks));
+    stats_.cnps += std::llround(per_packet * static_cast<double>(stats_.cnps - ff_snap_.cnps));
+  }
+  stats_.packets += total;
+  stats_.delivered += total;
+  stats_.skipped_packets += total;
+  stats_.fast_forwards++;
+  stats_.skipped += delta;
+  sim_->advance(this, delta);
+}
+
+}  // namespace packet
+}  // namespace preflight
