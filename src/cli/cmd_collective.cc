@@ -79,6 +79,10 @@ void add_collective_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--json", args->json,
                   "Write JSON ('-' for stdout): rows of bytes, time_us, algbw_gbps, busbw_gbps, "
                   "algorithm, protocol, channels");
+  cmd->add_option("--jobs,-j", args->jobs,
+                  "Threads for --network flow or packet, one size per thread at a time (default "
+                  "0: every core); the table is the same for any count")
+      ->check(CLI::Range(0, 1024));
   cmd->callback([args, exit_code]() { *exit_code = run(*args, args->json); });
 }
 

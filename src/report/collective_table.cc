@@ -1,7 +1,10 @@
 #include "report/collective_table.h"
 
+#include <algorithm>
+#include <atomic>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "collective/collective_model.h"
 #include "exec/graph_runner.h"
@@ -152,7 +155,30 @@ StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& requ
   table.op = op->name;
   table.network = request.network;
   table.ranks = n;
-  for (Bytes b : sizes) {
+  if (request.jobs < 0) {
+    return invalid_argument("--jobs " + std::to_string(request.jobs) +
+                            ": expected 0 (every core) or more");
+  }
+  // On a fabric each size is a simulation of its own: they run on `jobs` threads, each result in
+  // its size's slot, so the table does not depend on the thread count.
+  std::vector<StatusOr<SimTime>> fabric_times(sizes.size(), SimTime());
+  if (fabric) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int jobs =
+        std::min<int>(request.jobs > 0 ? request.jobs : cores, static_cast<int>(sizes.size()));
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i = next++; i < sizes.size(); i = next++) {
+        fabric_times[i] = run_on_fabric(table.setup, *network, model, g, op->kind, sizes[i]);
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 1; t < jobs; ++t) threads.emplace_back(worker);
+    worker();
+    for (std::thread& t : threads) t.join();
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const Bytes b = sizes[i];
     CollectivePlan p;
     if (op->p2p) {
       p = model.p2p(b, c.nodes > 1);
@@ -163,7 +189,8 @@ StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& requ
     }
     SimTime time = p.time;
     if (fabric) {
-      PREFLIGHT_ASSIGN_OR_RETURN(time, run_on_fabric(table.setup, *network, model, g, op->kind, b));
+      if (!fabric_times[i].ok()) return fabric_times[i].status();
+      time = *fabric_times[i];
     }
     CollectiveRow row;
     row.bytes = b.count();

@@ -24,6 +24,9 @@ struct CollectiveRequest {
   // analytical: the collective model's time; flow or packet: the planned algorithm's transfers
   // carried through the routed topology (as flows or packets) on the execution core.
   std::string network = "analytical";
+  // Threads for the flow and packet networks, each size a simulation of its own (0: every core);
+  // the rows are the same for any count.
+  int jobs = 0;
 };
 
 struct CollectiveRow {

@@ -67,6 +67,32 @@ TEST(CollectiveTable, ThePacketNetworkTakesItsKeys) {
   EXPECT_NE(t.status().message().find("simulation.packet"), std::string::npos);
 }
 
+TEST(CollectiveTable, TheFabricsSizesRunOnThreadsWithTheSameTable) {
+  // Each size is a simulation of its own: one thread or three, the same rows in the same order.
+  for (const char* network : {"flow", "packet"}) {
+    CollectiveRequest r;
+    r.cluster = "dgx-a100";
+    r.nodes = 2;
+    r.sizes = "1MiB:32MiB";
+    r.network = network;
+    r.jobs = 1;
+    StatusOr<CollectiveTable> one = predict_collective_table(r);
+    r.jobs = 3;
+    StatusOr<CollectiveTable> three = predict_collective_table(r);
+    ASSERT_TRUE(one.ok() && three.ok());
+    ASSERT_EQ(one->rows.size(), 6u);
+    ASSERT_EQ(three->rows.size(), one->rows.size());
+    for (size_t i = 0; i < one->rows.size(); ++i) {
+      EXPECT_EQ(three->rows[i].bytes, one->rows[i].bytes) << network;
+      EXPECT_EQ(three->rows[i].time_us, one->rows[i].time_us) << network << " " << i;
+    }
+    r.jobs = -1;
+    StatusOr<CollectiveTable> bad = predict_collective_table(r);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().message().find("--jobs"), std::string::npos);
+  }
+}
+
 TEST(CollectiveTable, TheFabricRefusesWhatItDoesNotCarry) {
   CollectiveRequest r;
   r.cluster = "dgx-a100";
