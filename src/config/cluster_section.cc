@@ -256,6 +256,8 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   c->nic_bandwidth =
       r.get_bandwidth("nic_bandwidth", Bandwidth::gigabits_per_second(200), "100TB/s");
   c->nic_efficiency = r.get_double("nic_efficiency", kMeasuredNicEfficiency, 0.01, 1.0);
+  static const std::vector<std::string> kFabrics = {"roce", "infiniband"};
+  c->fabric = r.get_choice("fabric", 0, kFabrics) == 1 ? LinkLayer::kInfiniband : LinkLayer::kRoce;
   c->network_latency = r.get_time("network_latency", c->network_latency, "1s");
   c->gpu_hour_price = r.get_double("gpu_hour_price", 0, 0, 1e6);
   static const std::vector<std::string> kCpus = {"intel", "amd", "arm"};

@@ -378,20 +378,25 @@ Status read_compute(const YAML::Node& node, const std::string& source, ComputeCo
 // simulation.packet: {link_layer: roce, mtu: 4096, switch_buffer: 32MiB, pfc: true,
 // pfc_alpha: 0.125, ecn: true, kmin: 5KB, kmax: 200KB, pmax: 0.01, cc: dcqcn, hpcc_eta: 0.95,
 // hpcc_max_stage: 5}, or {link_layer: infiniband, credit_buffer: 64KiB, cc: none, ...}
-Status read_packet(const YAML::Node& node, const std::string& source, PacketNetworkConfig* p) {
+Status read_packet(const YAML::Node& node, const std::string& source, LinkLayer fabric,
+                   PacketNetworkConfig* p) {
   YamlReader r(node, source, "simulation.packet");
   static const std::vector<std::string> kLayers = {"roce", "infiniband"};
-  p->link_layer =
-      r.get_choice("link_layer", 0, kLayers) == 1 ? LinkLayer::kInfiniband : LinkLayer::kRoce;
+  // The cluster's fabric unless the key names another.
+  const int fallback = fabric == LinkLayer::kInfiniband ? 1 : 0;
+  p->link_layer = r.get_choice("link_layer", fallback, kLayers) == 1 ? LinkLayer::kInfiniband
+                                                                     : LinkLayer::kRoce;
   const bool ib = p->link_layer == LinkLayer::kInfiniband;
   if (r.status().ok() && ib) {
     // InfiniBand has no PFC and no shared-buffer thresholds: its credits hold the links lossless.
+    const std::string why =
+        r.has("link_layer")
+            ? "expected link_layer: roce (InfiniBand's links are held lossless by credits; set "
+              "credit_buffer)"
+            : "expected link_layer: roce (cluster.fabric is infiniband, whose links credits hold "
+              "lossless: set credit_buffer, or link_layer: roce for PFC)";
     for (const char* key : {"pfc", "pfc_alpha", "switch_buffer"}) {
-      if (r.has(key)) {
-        r.fail(key,
-               "expected link_layer: roce (InfiniBand's links are held lossless by credits; "
-               "set credit_buffer)");
-      }
+      if (r.has(key)) r.fail(key, why);
     }
     p->header = PacketNetworkConfig::kIbHeader;
     p->pfc = false;
@@ -400,7 +405,11 @@ Status read_packet(const YAML::Node& node, const std::string& source, PacketNetw
     p->ecn = false;
   }
   if (r.status().ok() && !ib && r.has("credit_buffer")) {
-    r.fail("credit_buffer", "expected link_layer: infiniband (RoCE's links use PFC)");
+    r.fail("credit_buffer", r.has("link_layer")
+                                ? "expected link_layer: infiniband (RoCE's links use PFC)"
+                                : "expected link_layer: infiniband (the cluster's "
+                                  "fabric, cluster.fabric, is roce; RoCE's links "
+                                  "use PFC)");
   }
   // No switch port has 1 GiB of buffer of its own; at least a packet (below, with the MTU).
   p->credit_buffer = r.get_bytes("credit_buffer", Bytes(p->credit_buffer), "1GiB").count();
@@ -485,7 +494,8 @@ Status read_packet(const YAML::Node& node, const std::string& source, PacketNetw
   return r.finish();
 }
 
-Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s) {
+Status read_simulation(const YAML::Node& node, const std::string& source, LinkLayer fabric,
+                       SimulationConfig* s) {
   YamlReader r(node, source, "simulation");
   static const std::vector<std::string> kNetworks = [] {
     std::vector<std::string> names;
@@ -498,13 +508,16 @@ Status read_simulation(const YAML::Node& node, const std::string& source, Simula
   r.skip("degraded_links");
   r.skip("packet");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
-  if (node && node.IsMap() && node["packet"]) {
-    if (s->network != "packet") {
-      return invalid_argument(source +
-                              ": simulation.packet: expected simulation.network: packet (the " +
-                              s->network + " network carries no packets)");
-    }
-    PREFLIGHT_RETURN_IF_ERROR(read_packet(node["packet"], source, &s->packet));
+  const bool packet_keys = node && node.IsMap() && node["packet"];
+  if (packet_keys && s->network != "packet") {
+    return invalid_argument(source +
+                            ": simulation.packet: expected simulation.network: packet (the " +
+                            s->network + " network carries no packets)");
+  }
+  if (s->network == "packet") {
+    // Its keys, or the defaults of the cluster's fabric.
+    PREFLIGHT_RETURN_IF_ERROR(
+        read_packet(packet_keys ? node["packet"] : YAML::Node(), source, fabric, &s->packet));
   }
   s->packet.seed = s->seed;
   // simulation.slow_ranks: [{rank: 5, factor: 1.3, from: 10ms, until: 50ms}, ...]

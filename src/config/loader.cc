@@ -299,7 +299,8 @@ StatusOr<Scenario> build(YAML::Node root, const std::string& source) {
   PREFLIGHT_RETURN_IF_ERROR(resolve_pipeline_split(root["parallelism"], source, &s));
   PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], source, &s.collectives));
   PREFLIGHT_RETURN_IF_ERROR(read_compute(root["compute"], source, &s.compute));
-  PREFLIGHT_RETURN_IF_ERROR(read_simulation(root["simulation"], source, &s.simulation));
+  PREFLIGHT_RETURN_IF_ERROR(
+      read_simulation(root["simulation"], source, s.cluster.fabric, &s.simulation));
   add_notes(root, &s);
   if (s.parallelism.dp == 0) {  // dp: auto
     const ParallelismConfig& p = s.parallelism;
@@ -569,10 +570,11 @@ StatusOr<CollectiveSetup> collective_setup(const std::string& cluster_preset,
   PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster, resolve_cluster(root["cluster"], "<flags>"));
   PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, "<flags>", &setup.cluster));
   PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], "<flags>", &setup.collectives));
-  if (root["simulation"]) {
-    setup.has_packet = true;
-    PREFLIGHT_RETURN_IF_ERROR(read_packet(root["simulation"]["packet"], "<flags>", &setup.packet));
-  }
+  // The packet keys given, or the defaults of the cluster's fabric.
+  setup.has_packet = static_cast<bool>(root["simulation"]);
+  PREFLIGHT_RETURN_IF_ERROR(
+      read_packet(setup.has_packet ? root["simulation"]["packet"] : YAML::Node(), "<flags>",
+                  setup.cluster.fabric, &setup.packet));
   return setup;
 }
 

@@ -50,10 +50,14 @@ Status read_collectives(const YAML::Node& node, const std::string& source, Colle
 // folder when `source` is a file).
 Status read_compute(const YAML::Node& node, const std::string& source, ComputeConfig* c);
 
-// `simulation`: the network backend and the seed.
-Status read_simulation(const YAML::Node& node, const std::string& source, SimulationConfig* s);
-// simulation.packet (its keys only; the caller checks that the network is the packet one).
-Status read_packet(const YAML::Node& node, const std::string& source, PacketNetworkConfig* p);
+// `simulation`: the network backend and the seed; `fabric` is the cluster's (cluster.fabric),
+// the packet network's default link layer.
+Status read_simulation(const YAML::Node& node, const std::string& source, LinkLayer fabric,
+                       SimulationConfig* s);
+// simulation.packet (its keys only; the caller checks that the network is the packet one);
+// link_layer defaults to `fabric`. A null node gives the defaults.
+Status read_packet(const YAML::Node& node, const std::string& source, LinkLayer fabric,
+                   PacketNetworkConfig* p);
 
 }  // namespace loader_internal
 }  // namespace preflight

@@ -323,6 +323,10 @@ struct ClusterConfig {
   // network backend, the flow network's links, and NCCL's collectives relative to the curves
   // they were calibrated on (collective/nccl_collectives.cc).
   double nic_efficiency = kMeasuredNicEfficiency;
+  // The scale-out fabric's link layer (cluster.fabric): InfiniBand (credit-based flow control,
+  // as the DGX SuperPOD reference designs build) or RoCEv2 Ethernet (PFC, ECN). The packet
+  // network's default simulation.packet.link_layer; the other rungs do not depend on it.
+  LinkLayer fabric = LinkLayer::kRoce;
   SimTime network_latency = SimTime::microseconds(5);
   double gpu_hour_price = 0;  // USD
   std::string cpu_vendor =

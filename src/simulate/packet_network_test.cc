@@ -12,10 +12,11 @@ namespace preflight {
 namespace {
 
 // GPT-3 13B on 4 DGX A100 nodes: TP 4 inside the node, PP 4 over the nodes, DP 2: every
-// inter-node transfer is a pipeline send on its own rail, or a DP collective of one rail.
+// inter-node transfer is a pipeline send on its own rail, or a DP collective of one rail. The
+// fabric is RoCEv2 (PFC, ECN, DCQCN by default); the preset's InfiniBand is tested apart.
 const char* kGpt13b = R"(
 model: {preset: gpt3-13b}
-cluster: {preset: dgx-a100, nodes: 4}
+cluster: {preset: dgx-a100, nodes: 4, fabric: roce}
 training: {seq_len: 2048, global_batch: 32, micro_batch: 1}
 parallelism: {tp: 4, pp: 4, sequence_parallel: true, recompute: selective,
               distributed_optimizer: true, overlap_grad_reduce: true}
@@ -194,6 +195,47 @@ TEST(PacketBackend, FastForwardKeys) {
     ASSERT_FALSE(r.ok()) << error;
     EXPECT_NE(r.status().message().find(error), std::string::npos) << r.status().message();
   }
+}
+
+// The link layer follows the cluster's fabric (cluster.fabric; every DGX preset's is InfiniBand)
+// unless simulation.packet.link_layer names another.
+TEST(PacketBackend, TheLinkLayerFollowsTheClustersFabric) {
+  const char* kPreset = R"(
+model: {preset: gpt3-13b}
+cluster: {preset: dgx-h100, nodes: 2}
+training: {seq_len: 2048, global_batch: 16}
+parallelism: {tp: 8}
+simulation: {network: packet}
+)";
+  StatusOr<Scenario> ib = load_scenario_text(kPreset, "test.yaml", {});
+  ASSERT_TRUE(ib.ok()) << ib.status().message();
+  EXPECT_EQ(ib->cluster.fabric, LinkLayer::kInfiniband);
+  EXPECT_EQ(ib->simulation.packet.link_layer, LinkLayer::kInfiniband);
+  EXPECT_EQ(ib->simulation.packet.cc, CongestionControl::kNone);
+  EXPECT_EQ(ib->simulation.packet.header, PacketNetworkConfig::kIbHeader);
+  StatusOr<Scenario> roce = load_scenario_text(kPreset, "test.yaml", {"cluster.fabric=roce"});
+  ASSERT_TRUE(roce.ok()) << roce.status().message();
+  EXPECT_EQ(roce->simulation.packet.link_layer, LinkLayer::kRoce);
+  EXPECT_EQ(roce->simulation.packet.cc, CongestionControl::kDcqcn);
+  EXPECT_TRUE(roce->simulation.packet.pfc);
+  StatusOr<Scenario> named =
+      load_scenario_text(kPreset, "test.yaml", {"simulation.packet.link_layer=roce"});
+  ASSERT_TRUE(named.ok()) << named.status().message();
+  EXPECT_EQ(named->simulation.packet.link_layer, LinkLayer::kRoce);
+  // RoCE's keys on an InfiniBand fabric name the fabric; a fabric that is neither is an error.
+  StatusOr<Scenario> pfc =
+      load_scenario_text(kPreset, "test.yaml", {"simulation.packet.pfc=false"});
+  ASSERT_FALSE(pfc.ok());
+  EXPECT_NE(pfc.status().message().find("cluster.fabric is infiniband"), std::string::npos)
+      << pfc.status().message();
+  StatusOr<Scenario> bad = load_scenario_text(kPreset, "test.yaml", {"cluster.fabric=ethernet"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cluster.fabric"), std::string::npos);
+  // The collective table's packet network takes the fabric too.
+  StatusOr<CollectiveSetup> setup = load_collective_setup("dgx-h100", {});
+  ASSERT_TRUE(setup.ok()) << setup.status().message();
+  EXPECT_EQ(setup->packet.link_layer, LinkLayer::kInfiniband);
+  EXPECT_FALSE(setup->has_packet);
 }
 
 TEST(PacketBackend, InfinibandKeysAndTheirDefaults) {

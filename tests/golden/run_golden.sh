@@ -177,8 +177,9 @@ expect_bad packet-bad-mtu "simulation.packet.mtu" "$bin" simulate --set simulati
 expect_bad packet-bad-cc "simulation.packet.cc" "$bin" simulate --set simulation.network=packet --set simulation.packet.cc=bbr
 expect_bad packet-degraded-unknown "simulation.degraded_links\\[0\\].link: 'nic999.0': no such node" "$bin" simulate --set simulation.network=packet --set "simulation.degraded_links=[{link: nic999.0, capacity: 0.5}]"
 expect_bad packet-ib-pfc "simulation.packet.pfc: expected link_layer: roce" "$bin" simulate --set simulation.network=packet --set simulation.packet.link_layer=infiniband --set simulation.packet.pfc=true
+expect_bad packet-fabric-pfc "simulation.packet.pfc: expected link_layer: roce (cluster.fabric is infiniband" "$bin" simulate --set simulation.network=packet --set simulation.packet.pfc=false
 expect_bad packet-ff-spray "simulation.packet.fast_forward: expected routing: ecmp" "$bin" simulate --set simulation.network=packet --set simulation.packet.routing=spray --set simulation.packet.fast_forward=true
-expect_bad packet-spray-lossy "simulation.packet.routing: spray: expected a lossless fabric" "$bin" simulate --set simulation.network=packet --set simulation.packet.pfc=false --set simulation.packet.routing=spray
+expect_bad packet-spray-lossy "simulation.packet.routing: spray: expected a lossless fabric" "$bin" simulate --set simulation.network=packet --set simulation.packet.link_layer=roce --set simulation.packet.pfc=false --set simulation.packet.routing=spray
 expect_bad collective-bad-network "--network" "$bin" collective --cluster dgx-a100 --nodes 2 --network ns3
 expect_bad collective-packet-alltoall "use --network analytical" "$bin" collective --cluster dgx-a100 --nodes 2 --op all_to_all --network packet
 expect_bad topology-too-big "cluster.topology" "$bin" topology dgx-h100 --nodes 257 --set cluster.topology.kind=spine_leaf --set cluster.topology.tiers=2
