@@ -39,12 +39,13 @@ void PacketNetwork::fast_forward_check() {
     // Its packets in the network: a queue on its path filling or draining shows as a change
     // (the receiver's rate is then the queue's, not the sender's).
     const int64_t in_flight = f.next_seq - f.expected;
+    steady = steady && rate > 0 && f.ff_rate > 0;
     if (steady) {
       const double change = std::abs(rate - f.ff_rate) / std::max(rate, f.ff_rate);
       const double drift = static_cast<double>(std::abs(in_flight - f.ff_in_flight));
       // A flow DCQCN holds below its line rate is on its saw-tooth (cut on a CNP, timers
       // raising it again): its rate now says little about the next stretch, so it runs exactly.
-      steady = rate > 0 && f.ff_rate > 0 && change <= tolerance &&
+      steady = change <= tolerance &&
                drift <= std::max(2.0, tolerance * static_cast<double>(delivered)) && f.rc >= f.line;
       if (steady) {
         // Its last packets (two windows' worth) run exactly; and the bounded-error check: the
