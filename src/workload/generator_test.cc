@@ -322,6 +322,54 @@ TEST(GenerateWorkload, OverlappedBucketsCloseWhenABucketIsFull) {
   }
 }
 
+// Per-group totals of one stage's gradient reduce-scatters (blocking and overlapped).
+int64_t reduce_bytes(const Program& p, GroupKind group) {
+  int64_t b = 0;
+  for (const Step& s : p.steps) {
+    if ((s.kind == StepKind::kCollective || s.kind == StepKind::kCommAsync) &&
+        s.op.group == group && s.op.collective == CollectiveKind::kReduceScatter) {
+      b += s.op.comm_bytes.count();
+    }
+  }
+  return b;
+}
+
+TEST(GenerateWorkload, OverlappedExpertGradientsGoOutInBucketsDuringTheBackward) {
+  // DeepSeek-V2-Lite on two DGX H100s, EP 8: DP 16, expert-DP 2. Megatron-Core buckets the
+  // routed experts' gradients in a buffer of their own and reduce-scatters each bucket over
+  // the expert-DP group as the last backward finishes its layers, as it does the dense ones.
+  const char* moe = R"(
+model: {preset: deepseek-v2-lite}
+cluster: {preset: dgx-h100, nodes: 2}
+training: {seq_len: 1024, global_batch: 32, micro_batch: 1}
+parallelism: {tp: 1, pp: 1, ep: 8, distributed_optimizer: true}
+)";
+  const Scenario blocking = load(moe, {"parallelism.overlap_grad_reduce=false"});
+  const Scenario overlap = load(moe, {"parallelism.overlap_grad_reduce=true"});
+  ASSERT_EQ(overlap.expert_dp(), 2);
+  const Workload wa = generate_workload(blocking);
+  const Workload wb = generate_workload(overlap);
+  const Program& a = wa.stages[0];
+  const Program& b = wb.stages[0];
+  // The same gradients are reduced either way, over the same groups.
+  EXPECT_GT(reduce_bytes(a, GroupKind::kExpertData), 0);
+  EXPECT_EQ(reduce_bytes(b, GroupKind::kExpertData), reduce_bytes(a, GroupKind::kExpertData));
+  EXPECT_EQ(reduce_bytes(b, GroupKind::kData), reduce_bytes(a, GroupKind::kData));
+  // Overlapped: several expert buckets, the first issued while the backward still has layers
+  // to run (kRun steps between it and the wait for the buckets before the optimizer).
+  int expert_buckets = 0, runs_after_first = 0;
+  for (const Step& st : b.steps) {
+    if (st.kind == StepKind::kWaitComm && expert_buckets > 0) break;
+    if (st.kind == StepKind::kRun && expert_buckets > 0) ++runs_after_first;
+    if (st.kind == StepKind::kCommAsync && st.op.group == GroupKind::kExpertData &&
+        st.op.collective == CollectiveKind::kReduceScatter) {
+      ++expert_buckets;
+    }
+  }
+  EXPECT_GT(expert_buckets, 1);
+  EXPECT_GT(runs_after_first, 0);
+}
+
 TEST(GenerateWorkload, TiedEmbeddingsAreSyncedBetweenFirstAndLastStage) {
   const Scenario s = load(kPipeline);
   const Workload w = generate_workload(s);

@@ -121,6 +121,11 @@ class StageBuilder {
   // overlapped DP buckets are issued.
   std::vector<int> last_grads_;
   const int64_t bucket_params_;
+  // Whether the gradient reduction goes out in buckets during the last backward of each chunk
+  // (overlap_grad_reduce with a dense or expert group to reduce over).
+  bool overlap_buckets() const {
+    return par_.overlap_grad_reduce && (dp_cp_ > 1 || expert_reduce_);
+  }
   bool zero3_ = false, sharded_ = false, param_gather_ = false;
   // The stage's parameters outside its layers (embedding, output layer, MTP modules).
   int64_t rest_dense_ = 0, rest_expert_ = 0;
@@ -376,14 +381,28 @@ void StageBuilder::layers_gradients(const PipelineTask& t, const Place& q, int i
         /*all_gather=*/!split_, /*reduce=*/true, offload_hooks(true, t));
     return;
   }
-  if (!(par_.overlap_grad_reduce && dp_cp_ > 1 && i == last_grads_[t.chunk])) {
+  if (!(overlap_buckets() && i == last_grads_[t.chunk])) {
     layers_backward(t, q, false);
     return;
   }
   // Issue a DP bucket whenever the finished layers' gradients fill one (Megatron DDP); the
-  // backward visits the chunk's layers last to first. Routed experts are reduced over the
-  // expert-DP group at the end of the iteration.
-  int64_t pending = 0;
+  // backward visits the chunk's layers last to first. Megatron-Core keeps the routed experts'
+  // gradients in a buffer of their own, bucketed the same way and reduced over the expert-DP
+  // group (DistributedDataParallel: expert_parallel_buffers), so both kinds of bucket fill
+  // and go out as the backward passes their layers.
+  const char* dp_name = par_.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce";
+  const char* edp_name = par_.distributed_optimizer ? "edp.reducescatter" : "edp.allreduce";
+  const CollectiveKind kind =
+      par_.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+  auto bucket = [&](const char* name, GroupKind group, int64_t params) {
+    Step c;
+    c.kind = StepKind::kCommAsync;
+    c.op = collective_op(name, kind, group, Bytes(params * grad_bytes_));
+    c.microbatch = t.microbatch;
+    c.chunk = t.chunk;
+    prog_.steps.push_back(c);
+  };
+  int64_t pending = 0, pending_experts = 0;
   int run_block = -1, run_layers = 0;
   for (int j = 0; j < q.layers; ++j) {
     const int layer = chunk_first_[q.k] + q.layers - 1 - j;
@@ -394,22 +413,25 @@ void StageBuilder::layers_gradients(const PipelineTask& t, const Place& q, int i
     if (offload_ > 0) offload_hook(layer, false, true, t);
     run_block = mb_.layer_bwd[layer];
     ++run_layers;
-    pending += layer_dense_params_per_gpu(s_, layer);
-    if (pending >= bucket_params_ || j == q.layers - 1) {
+    if (dp_cp_ > 1) pending += layer_dense_params_per_gpu(s_, layer);
+    if (expert_reduce_) pending_experts += layer_expert_params_per_gpu(s_, layer);
+    const bool last = j == q.layers - 1;
+    const bool dense_full = pending > 0 && (pending >= bucket_params_ || last);
+    const bool experts_full = pending_experts > 0 && (pending_experts >= bucket_params_ || last);
+    if (dense_full || experts_full) {
       run(run_block, run_layers, t);
       run_layers = 0;
-      Step c;
-      c.kind = StepKind::kCommAsync;
-      c.op = collective_op(
-          par_.distributed_optimizer ? "dp.reducescatter" : "dp.allreduce",
-          par_.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-          GroupKind::kData, Bytes(pending * grad_bytes_));
-      c.microbatch = t.microbatch;
-      c.chunk = t.chunk;
-      prog_.steps.push_back(c);
+    }
+    if (dense_full) {
+      bucket(dp_name, GroupKind::kData, pending);
       pending = 0;
     }
+    if (experts_full) {
+      bucket(edp_name, GroupKind::kExpertData, pending_experts);
+      pending_experts = 0;
+    }
   }
+  if (run_layers > 0) run(run_block, run_layers, t);
 }
 
 void StageBuilder::end_of_iteration() {
@@ -427,13 +449,14 @@ void StageBuilder::end_of_iteration() {
   const int64_t end_dense = zero3_ ? rest_dense_ : expert_reduce_ ? dense_params : rank_.params;
   const int64_t end_expert = zero3_ ? rest_expert_ : rank_.expert_params;
   if (dp_cp_ > 1 || expert_reduce_) {
-    // With overlap_grad_reduce the layer buckets above hold only the layers' non-expert
-    // gradients; the embedding, final norm and output layer (or tied copy) go in one last
-    // bucket once the backward is done, and the routed experts' gradients in their own, over
-    // the expert-DP group. Without, all of them are reduced here, blocking.
-    const bool overlap = par_.overlap_grad_reduce;
+    // With overlap_grad_reduce the layer buckets above hold the layers' gradients; the
+    // embedding, final norm and output layer (or tied copy), and any experts outside the
+    // layers (MTP modules), go in one last bucket of each kind once the backward is done.
+    // Without, all of them are reduced here, blocking.
+    const bool overlap = overlap_buckets();
     dp_.collectives(overlap ? StepKind::kCommAsync : StepKind::kCollective, dp_kind, dp_name,
-                    edp_name, overlap ? rest_dense_ : end_dense, end_expert, grad_bytes_, nullptr);
+                    edp_name, overlap ? rest_dense_ : end_dense,
+                    overlap ? rest_expert_ : end_expert, grad_bytes_, nullptr);
     if (overlap) dp_.wait();
   }
   if (dual_) {
