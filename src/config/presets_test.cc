@@ -330,6 +330,17 @@ TEST(ListPresets, ContainsTheBlackwellAndSuperPodPresets) {
   }
 }
 
+TEST(LoadClusterPreset, B300SustainsTheHgxB200sGemmFractionTimesTheirBestShapeRatio) {
+  // The HGX B300 has no dense row in the published set; its GEMM fraction is the Blackwell HGX
+  // part's fit times the MAMF best-shape BF16 ratio of the two (1,769 / 1,745 TFLOP/s), not
+  // GB300's (docs/calibration.md). Refitting B200 without B300 fails here.
+  StatusOr<ClusterConfig> b200 = load_cluster_preset("dgx-b200", {});
+  StatusOr<ClusterConfig> b300 = load_cluster_preset("dgx-b300", {});
+  ASSERT_TRUE(b200.ok() && b300.ok());
+  EXPECT_NEAR(b300->gpu.calibration.gemm_efficiency,
+              b200->gpu.calibration.gemm_efficiency * 1769.0 / 1745.0, 0.0005);
+}
+
 TEST(LoadClusterPreset, BlackwellGpusHaveFp4AboveFp8AboveBf16) {
   // Dense tensor peaks (datasheet sparse figures halved; Blackwell Ultra's FP4 is given dense):
   // B200 2.25/4.5/9, B300 2.25/4.5/13.125, GB200 2.5/5/10, GB300 2.5/5/15 PFLOPS bf16/fp8/fp4.

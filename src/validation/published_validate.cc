@@ -116,6 +116,35 @@ std::string generation_of(const std::string& gpu) {
   return gpu;
 }
 
+// Where a GPU's sustained GEMM fraction comes from, when not from its own generation's fit: the
+// fraction a GEMM sustains under training load is set by the board's power and cooling as much
+// as by the silicon, and the HGX B300 (1,100 W) shares the HGX B200's board (1,000 W), not
+// GB300's NVL72 compute tray (1,400 W). The set has no dense B300 row to fit it on, and GB300's
+// fit (above the best-shape ceiling GB200 measures) does not carry over, so B300 takes the
+// Blackwell fit times the two HGX parts' measured best-shape BF16 ratio (MAMF: B300-SXM 1,769,
+// B200-SXM 1,745 TFLOP/s; microbenchmarks.csv mlengineering_mamf). docs/calibration.md.
+struct GemmSource {
+  std::string generation;
+  double ratio = 1;
+};
+GemmSource gemm_source(const std::string& gpu) {
+  if (gpu == "B300") return {"blackwell", 1769.0 / 1745.0};
+  return {generation_of(gpu), 1};
+}
+
+// The constants a scenario on `gpu` runs with: its generation's `own`, the GEMM fraction from
+// `fits` where gemm_source() names another generation that has one.
+std::vector<double> constants_on(const std::string& gpu, const std::vector<double>& own,
+                                 const std::vector<GpuFit>& fits) {
+  std::vector<double> c = own;
+  const GemmSource src = gemm_source(gpu);
+  if (c.empty() || src.generation == generation_of(gpu)) return c;
+  for (const GpuFit& f : fits) {
+    if (f.gpu == src.generation && !f.constants.empty()) c[0] = f.constants[0] * src.ratio;
+  }
+  return c;
+}
+
 // The stack whose host cost per kernel launch is fitted (on every kind of row: MoE and hybrid
 // layers launch many small kernels, dense layers few).
 constexpr const char* kFittedStack = "megatron-core";
@@ -270,6 +299,8 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       gpus.push_back(gen);
     }
   }
+  // Name order, with a generation that another's GEMM fraction comes from (gemm_source())
+  // before it: "blackwell" sorts before "blackwell-ultra".
   std::sort(gpus.begin(), gpus.end());
   std::vector<double> start, lo, hi;
   for (const PublishedConstant& c : published_constants()) {
@@ -281,8 +312,9 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
   // the HBM fraction on all its rows `all` (indices into result.rows), in three stages: the two
   // fractions with the HBM fraction at its start, the HBM fraction with them fixed, then the two
   // again from where they were.
+  // `done`: the generations fitted before, which a GEMM source may name (gemm_source()).
   auto fit_gpu = [&](const std::string& gpu, const std::vector<size_t>& dense,
-                     const std::vector<size_t>& all) {
+                     const std::vector<size_t>& all, const std::vector<GpuFit>& done) {
     GpuFit fit;
     fit.gpu = gpu;
     fit.rows = static_cast<int>(all.size());
@@ -291,17 +323,25 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     auto mape = [&](const std::vector<size_t>& train, const std::vector<double>& x) {
       std::map<size_t, size_t> local;  // unique index -> position in the scenario list
       std::vector<const Scenario*> scen;
+      std::vector<const std::string*> scen_gpu;
       std::vector<bool> scen_layers;
       std::vector<size_t> row_pos;
       for (size_t i : train) {
         auto [it, fresh] = local.emplace(row_unique[i], scen.size());
         if (fresh) {
           scen.push_back(unique[row_unique[i]]);
+          scen_gpu.push_back(&unique_gpu[row_unique[i]]);
           scen_layers.push_back(unique_layers[row_unique[i]]);
         }
         row_pos.push_back(it->second);
       }
-      std::vector<const std::vector<double>*> cs(scen.size(), &x);
+      std::vector<std::vector<double>> own;
+      own.reserve(scen.size());
+      std::vector<const std::vector<double>*> cs;
+      for (const std::string* gpu : scen_gpu) {
+        own.push_back(constants_on(*gpu, x, done));
+        cs.push_back(&own.back());
+      }
       const std::vector<Predicted> p = predict(scen, cs, scen_layers, options.jobs);
       double sum = 0;
       for (size_t k = 0; k < train.size(); ++k) {
@@ -339,13 +379,14 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     return fit;
   };
   // Predicts rows `idx` with per-GPU constants `fits` (GPUs without one: the preset).
-  // The per-row constants: the fit of the row's generation (none: the preset's).
+  // The per-row constants: the fit of the row's generation, its GEMM fraction from its GEMM
+  // source (none: the preset's).
   auto constants_for = [&](size_t unique_row, const std::vector<GpuFit>& fits) {
-    const std::vector<double>* c = nullptr;
+    const std::string& gpu = unique_gpu[unique_row];
     for (const GpuFit& f : fits) {
-      if (f.gpu == generation_of(unique_gpu[unique_row])) c = &f.constants;
+      if (f.gpu == generation_of(gpu)) return constants_on(gpu, f.constants, fits);
     }
-    return c;
+    return std::vector<double>{};
   };
   // The predicted time (ms) of each of rows `idx` with `fits` and the stack launch cost
   // `launch_us`: each distinct scenario simulated once.
@@ -353,13 +394,16 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
                           double launch_us, double grace) {
     std::map<size_t, size_t> local;
     std::vector<const Scenario*> scen;
+    std::vector<std::vector<double>> own;
+    own.reserve(idx.size());
     std::vector<const std::vector<double>*> cs;
     std::vector<bool> scen_layers;
     for (size_t i : idx) {
       if (!local.emplace(row_unique[i], scen.size()).second) continue;
       scen.push_back(unique[row_unique[i]]);
       scen_layers.push_back(unique_layers[row_unique[i]]);
-      cs.push_back(constants_for(row_unique[i], fits));
+      own.push_back(constants_for(row_unique[i], fits));
+      cs.push_back(&own.back());
     }
     const std::vector<Predicted> p = predict(scen, cs, scen_layers, options.jobs, launch_us, grace);
     std::vector<double> out;
@@ -444,7 +488,7 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
           all.push_back(i);
           if (fits_on(p)) dense.push_back(i);
         }
-        fits.push_back(fit_gpu(g, dense, all));
+        fits.push_back(fit_gpu(g, dense, all, fits));
       }
       std::vector<size_t> train_all, test;
       for (size_t i : simulated) {
@@ -464,7 +508,7 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
         all.push_back(i);
         if (fits_on(result.rows[i])) dense.push_back(i);
       }
-      result.fitted.push_back(fit_gpu(g, dense, all));
+      result.fitted.push_back(fit_gpu(g, dense, all, result.fitted));
     }
     const HostFit host = fit_host(simulated, result.fitted);
     result.launch_us = host.launch_us;
