@@ -53,7 +53,8 @@ class ComputeModel {
 // bf16/fp16. Fused attention runs at the bf16/fp16 peak in every mode.
 // `kernel` is the stack's fused-attention family: FlashAttention-2 on Hopper and Blackwell runs
 // at kFlash2Forward / kFlash2Backward of the cuDNN-class efficiency the GPU preset holds; on
-// Ampere and before FlashAttention-2 is the reference kernel (factor 1).
+// Ampere and before FlashAttention-2 is the reference kernel (factor 1). The first
+// FlashAttention runs at kFlash1 of FlashAttention-2, forward and backward, on every part.
 std::unique_ptr<ComputeModel> make_roofline_model(const GpuConfig& gpu, Precision precision,
                                                   AttentionKernel kernel = AttentionKernel::kCudnn);
 
@@ -67,6 +68,14 @@ std::unique_ptr<ComputeModel> make_slow_ranks_model(const ComputeModel& base,
 // Shah et al. 2024, Figs. 5-6): forward 335 vs ~605 TFLOP/s, backward 318 vs 518.
 constexpr double kFlash2Forward = 335.0 / 605.0;
 constexpr double kFlash2Backward = 318.0 / 518.0;
+
+// The first FlashAttention against FlashAttention-2 on A100 (Dao 2023, the FlashAttention-2
+// paper's abstract: FlashAttention reaches 25-40 % of the A100's peak FLOP/s, FlashAttention-2
+// 50-73 %; the midpoints, 32.5 / 61.5). Its Triton port (flash_attn_triton.py) is "overall
+// slightly slower than CUDA forward + backward" (its header), so the same factor stands for both.
+// Measured on A100 only; on Hopper and Blackwell the factor is assumed to hold against
+// FlashAttention-2's own rate there.
+constexpr double kFlash1 = 32.5 / 61.5;
 
 // Best achievable GEMM rate in FLOP/s for operands in `p` (docs/precision.md):
 //   peak_for(p) · η_gemm · f_fp8 · f_format

@@ -55,10 +55,14 @@ class RooflineModel final : public ComputeModel {
     attention_rate_ = gpu.peak_for(half).flops_per_second() * c.attention_efficiency;
     attention_backward_rate_ = attention_rate_ * c.attention_backward_ratio;
     ssd_rate_ = gpu.peak_for(half).flops_per_second() * c.ssd_efficiency;
-    if (kernel == AttentionKernel::kFlash2 &&
-        architecture_traits(gpu.architecture).compute_capability >= 90) {
+    const bool flash = kernel == AttentionKernel::kFlash2 || kernel == AttentionKernel::kFlash1;
+    if (flash && architecture_traits(gpu.architecture).compute_capability >= 90) {
       attention_rate_ *= kFlash2Forward;
       attention_backward_rate_ *= kFlash2Backward;
+    }
+    if (kernel == AttentionKernel::kFlash1) {
+      attention_rate_ *= kFlash1;
+      attention_backward_rate_ *= kFlash1;
     }
     memory_rate_ = gpu.hbm_bandwidth.bytes_per_second() * c.memory_efficiency;
     ssd_memory_rate_ = c.ssd_memory_efficiency > 0

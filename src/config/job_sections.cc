@@ -32,7 +32,7 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
   k->collective_call_overhead =
       r.get_time("collective_call_overhead", k->collective_call_overhead, "1s");
   k->attention_kernel = static_cast<AttentionKernel>(
-      r.get_choice("attention_kernel", 0, {"cudnn", "flash2", "unfused"}));
+      r.get_choice("attention_kernel", 0, {"cudnn", "flash2", "unfused", "flash1"}));
   k->fused_grouped_gemm = r.get_choice("grouped_gemm", 0, {"per_expert", "fused"}) == 1;
   k->expert_launch_overhead_given = r.has("expert_launch_overhead");
   k->expert_launch_overhead = r.get_time("expert_launch_overhead", k->expert_launch_overhead, "1s");

@@ -76,6 +76,8 @@ const char* to_string(AttentionKernel k) {
       return "flash2";
     case AttentionKernel::kUnfused:
       return "unfused";
+    case AttentionKernel::kFlash1:
+      return "flash1";
   }
   return "cudnn";
 }

@@ -11,8 +11,10 @@ namespace preflight {
 
 // Fused-attention kernel family a stack runs (compute/roofline.cc scales the GPU's attention
 // efficiency by the family's measured ratio): cuDNN / FlashAttention-3 class (the GPU preset's
-// own efficiency), FlashAttention-2, or Megatron's unfused bmm + softmax + bmm.
-enum class AttentionKernel { kCudnn, kFlash2, kUnfused };
+// own efficiency), FlashAttention-2, Megatron's unfused bmm + softmax + bmm, or the first
+// FlashAttention (2022: the CUDA kernels and their Triton port, flash_attn_triton.py, that
+// llm-foundry's `attn_impl: triton` ran before FlashAttention-2).
+enum class AttentionKernel { kCudnn, kFlash2, kUnfused, kFlash1 };
 const char* to_string(AttentionKernel k);
 
 // The software stack a job runs (presets/stacks/): what it costs on the host and which kernels it

@@ -213,6 +213,25 @@ TEST(PublishedCase, LlmFoundryHfuCountsARecomputePassOnlyWithCheckpointing) {
   EXPECT_EQ(time70->scenario.parallelism.recompute, Recompute::kFull);
 }
 
+TEST(PublishedCase, LlmFoundryA100TablesRanFlashAttentionInTritonAndTheH100OnesFlashAttention2) {
+  // The A100 tables come from the 2023 benchmark script (attn_impl 'triton'), the H100 ones from
+  // the later one (attn_impl 'flash', FlashAttention-2): the same MPT-7B row on each GPU.
+  StatusOr<std::vector<PublishedRow>> rows =
+      load_published_csv(std::string(PREFLIGHT_SOURCE_DIR) + "/tests/data/llmfoundry_sample.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  PublishedRow h100 = row_at_line(*rows, 6);
+  PublishedRow a100 = h100;
+  a100.gpu = "A100-SXM4-80GB";
+  EXPECT_EQ(recipe_defaults(a100).attention_kernel, "flash1");
+  EXPECT_EQ(recipe_defaults(h100).attention_kernel, "");
+  StatusOr<PublishedCase> on_a100 = published_case(a100);
+  StatusOr<PublishedCase> on_h100 = published_case(h100);
+  ASSERT_TRUE(on_a100.ok() && on_h100.ok()) << on_a100.status().message();
+  EXPECT_EQ(on_a100->scenario.training.stack.attention_kernel, AttentionKernel::kFlash1);
+  EXPECT_EQ(on_a100->scenario.training.stack.name, "pytorch-fsdp");
+  EXPECT_EQ(on_h100->scenario.training.stack.attention_kernel, AttentionKernel::kFlash2);
+}
+
 TEST(MegatronModelFlops, MatchesPublishedPairs) {
   // LLaMA-3 8B at seq 8192: Megatron-Bridge's tables imply 51.47 GFLOP per token (1,576 TFLOP/s
   // over 30,624 tokens/s: causal attention), NeMo 25.02's 57.91 (1,506 / 26,006: full s²).

@@ -269,6 +269,16 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
       r.half_grad_reduce = true;
       r.note += ", gradients reduced in bf16 (PURE)";
     }
+    // The A100 tables come from the 2023 benchmark scripts: submit_benchmarks.py on the
+    // mosaicml/pytorch:1.13.1 image with --attn_impl defaulting to 'triton', as the MPT YAMLs of
+    // the time set it (attn_config.attn_impl: triton), before FlashAttention-2 existed: the
+    // Triton port of the first FlashAttention. The H100 tables come from the later script
+    // (--attn_impl 'flash', installed with llm-foundry's gpu-flash2 extra): FlashAttention-2,
+    // the stack preset's kernel.
+    if (row.gpu.rfind("A100", 0) == 0) {
+      r.attention_kernel = "flash1";
+      r.note += ", FlashAttention in Triton (2023 scripts)";
+    }
     return r;
   }
   // Megatron-Core with Transformer Engine: the Megatron-LM README's H100 tables (Megatron-Core

@@ -19,6 +19,9 @@ struct RecipeDefaults {
   std::string stack;            // training stack preset the run used (presets/stacks/)
   int micro_batch = 1;          // when the table gives none
   bool flash_attention = true;  // fused attention core (cuDNN / FlashAttention)
+  // The fused-attention family when it is not the stack preset's own (training.stack's
+  // attention_kernel); empty = the preset's.
+  std::string attention_kernel;
   bool distributed_optimizer = true;
   bool overlap_grad_reduce = true;         // with DP > 1
   bool overlap_param_gather = true;        // with DP > 1 and the distributed optimizer
@@ -30,7 +33,7 @@ struct RecipeDefaults {
   // selective recompute of those modules; 0 = none.
   unsigned recompute_modules = 0;
   Schedule schedule = Schedule::kOneFOneB;
-  int zero_stage = 0;            // 3: Megatron-FSDP optim_grads_params / DeepSpeed ZeRO-3
+  int zero_stage = 0;  // 3: Megatron-FSDP optim_grads_params / DeepSpeed ZeRO-3
   // Gradients reduced in bf16, not fp32 (parallelism.grad_reduce_in_fp32: false): Composer's
   // PURE FSDP mixed precision, and the Megatron-Bridge / NeMo 2.0 performance recipes.
   bool half_grad_reduce = false;
