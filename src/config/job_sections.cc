@@ -37,6 +37,7 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
   k->expert_launch_overhead_given = r.has("expert_launch_overhead");
   k->expert_launch_overhead = r.get_time("expert_launch_overhead", k->expert_launch_overhead, "1s");
   k->fsdp_gradient_staging = r.get_bool("fsdp_gradient_staging", k->fsdp_gradient_staging);
+  k->flash_attention_unpad = r.get_bool("flash_attention_unpad", k->flash_attention_unpad);
   k->moe_router = static_cast<MoeRouterOps>(
       r.get_choice("moe_router", static_cast<int>(k->moe_router), {"none", "fused", "unfused"}));
   PREFLIGHT_RETURN_IF_ERROR(r.finish());

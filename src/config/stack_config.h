@@ -49,6 +49,13 @@ struct StackConfig {
   // Megatron's contiguous fp32 main-grad buffer (filled by the weight-gradient GEMMs) does not
   // need. torch.distributed.fsdp _runtime_utils.py (_reduce_grad, _div_if_needed).
   bool fsdp_gradient_staging = false;
+  // llm-foundry's flash path (attn_impl: flash, llmfoundry/models/layers/attention.py
+  // flash_attn_fn): FlashAttention's varlen kernel takes unpadded rows, so each layer gathers the
+  // rows of Q, K and V (flash_attn.bert_padding.index_first_axis) and scatters the output back
+  // into a zeroed padded tensor (pad_input), even when no token is padding; their backwards
+  // gather dO and zero-fill and scatter dQ, dK, dV. Memory-bound passes that Megatron's fused
+  // attention, fed [s, b, h, d] tensors as they are, does not make (workload/layer_ops.cc).
+  bool flash_attention_unpad = false;
   // Megatron-Core's MoE router and token dispatcher around the kernels Preflight times: the
   // framework ops of each MoE layer and micro-batch that launch no kernel of their own in the
   // model, each a launch_overhead of host time (docs/moe.md, "Host work of the MoE layer"):

@@ -145,6 +145,7 @@ json scenario_to_json(const Scenario& s) {
                                         ? json(t.stack.expert_launch_overhead.to_microseconds())
                                         : json(nullptr)},
       {"fsdp_gradient_staging", t.stack.fsdp_gradient_staging},
+      {"flash_attention_unpad", t.stack.flash_attention_unpad},
       {"moe_router", to_string(t.stack.moe_router)}};
   json training{{"stack", stack},
                 {"seq_len", t.seq_len},

@@ -352,10 +352,13 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   // Per-layer rows time one micro-batch of a one-layer model (Korthikanti et al. Table 4).
   const int global_batch = layer_row ? micro_batch_of(r, d) * std::max(1, r.dp) : r.global_batch;
   y << "training:\n  stack: ";
-  if (d.fused_grouped_gemm || !d.attention_kernel.empty()) {
+  if (d.fused_grouped_gemm || !d.attention_kernel.empty() || d.attention_unpad >= 0) {
     y << "{preset: " << d.stack;
     if (d.fused_grouped_gemm) y << ", grouped_gemm: fused";
     if (!d.attention_kernel.empty()) y << ", attention_kernel: " << d.attention_kernel;
+    if (d.attention_unpad >= 0) {
+      y << ", flash_attention_unpad: " << (d.attention_unpad ? "true" : "false");
+    }
     y << "}";
   } else {
     y << d.stack;

@@ -230,6 +230,9 @@ TEST(PublishedCase, LlmFoundryA100TablesRanFlashAttentionInTritonAndTheH100OnesF
   EXPECT_EQ(on_a100->scenario.training.stack.attention_kernel, AttentionKernel::kFlash1);
   EXPECT_EQ(on_a100->scenario.training.stack.name, "pytorch-fsdp");
   EXPECT_EQ(on_h100->scenario.training.stack.attention_kernel, AttentionKernel::kFlash2);
+  // The flash path unpads around the kernel; the Triton path takes the padded tensors.
+  EXPECT_FALSE(on_a100->scenario.training.stack.flash_attention_unpad);
+  EXPECT_TRUE(on_h100->scenario.training.stack.flash_attention_unpad);
 }
 
 TEST(MegatronModelFlops, MatchesPublishedPairs) {

@@ -275,8 +275,10 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
     // Triton port of the first FlashAttention. The H100 tables come from the later script
     // (--attn_impl 'flash', installed with llm-foundry's gpu-flash2 extra): FlashAttention-2,
     // the stack preset's kernel.
+    // The Triton path (triton_flash_attn_fn) hands the kernel the padded tensors as they are.
     if (row.gpu.rfind("A100", 0) == 0) {
       r.attention_kernel = "flash1";
+      r.attention_unpad = 0;
       r.note += ", FlashAttention in Triton (2023 scripts)";
     }
     return r;

@@ -22,6 +22,8 @@ struct RecipeDefaults {
   // The fused-attention family when it is not the stack preset's own (training.stack's
   // attention_kernel); empty = the preset's.
   std::string attention_kernel;
+  // training.stack's flash_attention_unpad when it is not the preset's: -1 the preset's, 0, 1.
+  int attention_unpad = -1;
   bool distributed_optimizer = true;
   bool overlap_grad_reduce = true;         // with DP > 1
   bool overlap_param_gather = true;        // with DP > 1 and the distributed optimizer

@@ -131,6 +131,14 @@ void ring_attention(const LayerShape& x, Op core, bool backward, std::vector<Op>
   }
 }
 
+// A memory-bound pass of `kernels` kernels around an unpadded fused-attention kernel
+// (StackConfig::flash_attention_unpad).
+Op unpad_op(const char* name, double bytes, int kernels) {
+  Op op = memory_op(name, bytes);
+  op.launches = kernels;
+  return op;
+}
+
 // Attention-core forward kernels (fused or Megatron's unfused bmm/softmax/dropout chain).
 void attention_core_forward(const LayerShape& x, std::vector<Op>& ops) {
   const double e = x.act_bytes;
@@ -138,11 +146,16 @@ void attention_core_forward(const LayerShape& x, std::vector<Op>& ops) {
   const int64_t bh = x.b * x.heads_per_rank;
   const double q_width = static_cast<double>(x.heads_per_rank * x.head_dim);
   if (x.flash) {
+    const AttentionWidths w = widths(x);
+    // Unpadding (StackConfig::flash_attention_unpad): gather Q, K, V rows (read and write each),
+    // then zero a padded output and scatter the kernel's rows into it.
+    if (x.flash_unpad) ops.push_back(unpad_op("attn.unpad", 2 * e * t * (w.q + w.k + w.v), 3));
     if (x.cp > 1 && !x.cp_a2a) {
       ring_attention(x, flash_forward(x), false, ops);
     } else {
       ops.push_back(flash_forward(x));
     }
+    if (x.flash_unpad) ops.push_back(unpad_op("attn.pad", 3 * e * t * w.o, 2));
     return;
   }
   const double A = static_cast<double>(bh) * x.s * x.s;
@@ -458,11 +471,14 @@ std::vector<Op> attention_backward_ops(const LayerShape& x) {
                                 to_bytes(e * t * w.o)));
   }
   if (x.flash) {
+    // Unpadding's backward: gather dO's rows; zero dQ, dK, dV and scatter the kernel's into them.
+    if (x.flash_unpad) ops.push_back(unpad_op("attn.pad.bwd", 2 * e * t * w.o, 1));
     if (x.cp > 1 && !x.cp_a2a) {
       ring_attention(x, flash_backward(x), true, ops);
     } else {
       ops.push_back(flash_backward(x));
     }
+    if (x.flash_unpad) ops.push_back(unpad_op("attn.unpad.bwd", 3 * e * t * (w.q + w.k + w.v), 3));
   } else {
     const double A = static_cast<double>(bh) * x.s * x.s;
     ops.push_back(memory_op("attn.context_permute.bwd", 2 * e * t * q_width));

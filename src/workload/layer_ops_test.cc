@@ -102,6 +102,38 @@ TEST(LayerForwardOps, FlashAttentionSkipsTheMaskedHalf) {
   EXPECT_EQ(find(ops, "attn.softmax"), nullptr);
 }
 
+TEST(LayerOps, AnUnpaddingStackGathersAndScattersAroundTheFusedKernel) {
+  // llm-foundry's flash path on the GPT layer above (T = 4,096 tokens, h = 4,096, e = 2): the
+  // forward gathers Q, K, V (read and write, 2·e·T·3h = 201 MB) before the kernel and zeroes and
+  // scatters the output (3·e·T·h = 101 MB) after it; the backward gathers dO (2·e·T·h) before
+  // and zeroes and scatters dQ, dK, dV (3·e·T·3h) after. Without the stack's flag, none.
+  const double e = 2, t = 2 * 2048, h = 4096;
+  const Scenario s =
+      load(kGpt, {"training.flash_attention=true", "training.stack={preset: pytorch-fsdp}"});
+  ASSERT_TRUE(s.training.stack.flash_attention_unpad);
+  const LayerShape x = make_layer_shape(s);
+  auto names = [](const std::vector<Op>& ops) {
+    std::vector<std::string> out;
+    for (const Op& op : ops) {
+      if (op.name.rfind("attn.", 0) == 0) out.push_back(op.name);
+    }
+    return out;
+  };
+  const std::vector<Op> fwd = layer_forward_ops(x);
+  const std::vector<Op> bwd = layer_backward_ops(x);
+  EXPECT_EQ(names(fwd),
+            (std::vector<std::string>{"attn.unpad", "attn.core.fwd", "attn.pad", "attn.residual"}));
+  EXPECT_EQ(find(fwd, "attn.unpad")->bytes.count(), static_cast<int64_t>(2 * e * t * 3 * h));
+  EXPECT_EQ(find(fwd, "attn.pad")->bytes.count(), static_cast<int64_t>(3 * e * t * h));
+  EXPECT_EQ(find(bwd, "attn.pad.bwd")->bytes.count(), static_cast<int64_t>(2 * e * t * h));
+  EXPECT_EQ(find(bwd, "attn.unpad.bwd")->bytes.count(), static_cast<int64_t>(3 * e * t * 3 * h));
+  EXPECT_EQ(find(fwd, "attn.unpad")->launches, 3);
+  const std::vector<Op> plain = layer_forward_ops(make_layer_shape(
+      load(kGpt, {"training.flash_attention=true", "training.stack={preset: megatron-core}"})));
+  EXPECT_EQ(find(plain, "attn.unpad"), nullptr);
+  EXPECT_EQ(find(plain, "attn.pad"), nullptr);
+}
+
 TEST(LayerBackwardOps, GemmFlopsAreTwiceTheForward) {
   // Every forward GEMM has a data-gradient and a weight-gradient GEMM of the same size; the
   // unfused attention core has four batched GEMMs for its two.

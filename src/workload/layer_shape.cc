@@ -86,6 +86,7 @@ LayerShape make_layer_shape(const Scenario& sc) {
   x.act_bytes = 2;
   x.gemm_bytes = sc.training.precision == Precision::kFp8 ? 1 : 2;
   x.flash = sc.training.flash_attention;
+  x.flash_unpad = x.flash && sc.training.stack.flash_attention_unpad;
   x.dropout = m.dropout;
   x.bias = m.linear_bias;
   x.rope = m.position_embedding == PositionEmbedding::kRope;

@@ -24,6 +24,8 @@ struct LayerShape {
   int gemm_bytes = 2;              // GEMM operand width (1 for fp8)
   bool sequence_parallel = false;
   bool flash = true;
+  // The stack unpads around the fused kernel (StackConfig::flash_attention_unpad).
+  bool flash_unpad = false;
   bool dropout = true;
   bool bias = true;
   bool swiglu = false;
