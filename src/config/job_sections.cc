@@ -38,6 +38,8 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
   k->expert_launch_overhead = r.get_time("expert_launch_overhead", k->expert_launch_overhead, "1s");
   k->fsdp_gradient_staging = r.get_bool("fsdp_gradient_staging", k->fsdp_gradient_staging);
   k->flash_attention_unpad = r.get_bool("flash_attention_unpad", k->flash_attention_unpad);
+  k->optimizer_bytes_per_param =
+      r.get_double("optimizer_bytes_per_param", k->optimizer_bytes_per_param, 0, 1000);
   k->moe_router = static_cast<MoeRouterOps>(
       r.get_choice("moe_router", static_cast<int>(k->moe_router), {"none", "fused", "unfused"}));
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
@@ -110,6 +112,10 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
       r.get_choice("precision", 1, {"fp16", "bf16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"}));
   t->flash_attention =
       r.get_bool("flash_attention", t->stack.attention_kernel != AttentionKernel::kUnfused);
+  // The stack's optimizer sets the default (StackConfig::optimizer_bytes_per_param).
+  if (t->stack.optimizer_bytes_per_param > 0) {
+    t->optimizer_bytes_per_param = t->stack.optimizer_bytes_per_param;
+  }
   t->optimizer_bytes_per_param =
       r.get_double("optimizer_bytes_per_param", t->optimizer_bytes_per_param, 0, 1000);
   // No GPU holds 16 TiB (cluster.gpu.hbm_capacity's bound).

@@ -822,6 +822,24 @@ TEST(LoadScenarioText, TheStackBringsItsHostConstants) {
                     {"test.yaml: training.stack.attention_kernel", "flash9"});
 }
 
+TEST(LoadScenarioText, TheStackSetsTheOptimizerTrafficDefaultAndTheTrainingKeyWins) {
+  // A fused Adam moves 40 B per parameter; Composer's DecoupledAdamW (pytorch-fsdp) eight
+  // in-place ops and FSDP's norm clipping, 96 B. training.optimizer_bytes_per_param overrides
+  // either; an out-of-range stack figure is an error naming its key.
+  StatusOr<Scenario> core = load(kSmall);
+  ASSERT_TRUE(core.ok()) << core.status().message();
+  EXPECT_EQ(core->training.optimizer_bytes_per_param, 40);
+  StatusOr<Scenario> fsdp = load(kSmall, {"training.stack=pytorch-fsdp"});
+  ASSERT_TRUE(fsdp.ok()) << fsdp.status().message();
+  EXPECT_EQ(fsdp->training.optimizer_bytes_per_param, 96);
+  StatusOr<Scenario> own =
+      load(kSmall, {"training.stack=pytorch-fsdp", "training.optimizer_bytes_per_param=52"});
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_EQ(own->training.optimizer_bytes_per_param, 52);
+  expect_user_error(load_error(kSmall, {"training.stack.optimizer_bytes_per_param=5000"}),
+                    {"test.yaml: training.stack.optimizer_bytes_per_param"});
+}
+
 TEST(LoadScenarioText, JobSmallerThanANode) {
   // Four GPUs of a DGX H100, with their four NICs.
   StatusOr<Scenario> s = load_scenario_text(R"(

@@ -56,6 +56,15 @@ struct StackConfig {
   // gather dO and zero-fill and scatter dQ, dK, dV. Memory-bound passes that Megatron's fused
   // attention, fed [s, b, h, d] tensors as they are, does not make (workload/layer_ops.cc).
   bool flash_attention_unpad = false;
+  // The optimizer step's HBM traffic per owned parameter, when the stack's optimizer is not the
+  // fused mixed-precision Adam training.optimizer_bytes_per_param's default (40 B) stands for;
+  // the default of that key when given (0: not given). Composer's DecoupledAdamW
+  // (composer/optim/decoupled_weight_decay.py) updates each fp32 parameter with eight separate
+  // in-place PyTorch ops, each a pass over its tensors: exp_avg.mul_ (8 B), .add_(grad) (12),
+  // exp_avg_sq.mul_ (8), .addcmul_(grad, grad) (16), sqrt (8), the bias-correction divide (8),
+  // + eps (8), param.addcdiv_ (16): 84 B; FSDP's gradient-norm clipping reads the gradient and
+  // scales it in place (12 B): 96 B.
+  double optimizer_bytes_per_param = 0;
   // Megatron-Core's MoE router and token dispatcher around the kernels Preflight times: the
   // framework ops of each MoE layer and micro-batch that launch no kernel of their own in the
   // model, each a launch_overhead of host time (docs/moe.md, "Host work of the MoE layer"):

@@ -146,6 +146,9 @@ json scenario_to_json(const Scenario& s) {
                                         : json(nullptr)},
       {"fsdp_gradient_staging", t.stack.fsdp_gradient_staging},
       {"flash_attention_unpad", t.stack.flash_attention_unpad},
+      {"optimizer_bytes_per_param", t.stack.optimizer_bytes_per_param > 0
+                                        ? json(t.stack.optimizer_bytes_per_param)
+                                        : json(nullptr)},
       {"moe_router", to_string(t.stack.moe_router)}};
   json training{{"stack", stack},
                 {"seq_len", t.seq_len},
