@@ -455,7 +455,10 @@ struct ParallelismConfig {
   bool overlap_param_gather = false;
   bool overlap_p2p = false;
   bool overlap_grad_reduce = false;
-  Bytes grad_bucket_size = Bytes(160'000'000);  // Megatron's DDP bucket: 40M fp32 gradients
+  // Megatron's DDP gradient (and parameter all-gather) bucket; 0 = Megatron-Core's default,
+  // max(40M, 1M·dp·cp) parameters at the gradient's width (grad_bucket_parameters(),
+  // workload/generator.h).
+  Bytes grad_bucket_size;
   // Activation offloading to host memory (Megatron-Core --cpu-offloading-num-layers with
   // Transformer Engine's offload context): the saved activations of the first `offload_layers`
   // layers go to the host during the forward and come back before their backward, on a copy

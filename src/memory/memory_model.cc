@@ -383,7 +383,9 @@ MemoryReport estimate_memory(const Scenario& sc) {
   const double logits_half = 2.0 * tokens * vocab_shard;
 
   double comm = 0;
-  if (par.dp > 1) comm += as_double(par.grad_bucket_size);
+  if (par.dp > 1) {
+    comm += static_cast<double>(grad_bucket_parameters(sc)) * gradient_bytes_per_element(sc);
+  }
   if (par.sequence_parallel) comm += 2.0 * tokens * h;  // all-gathered layer input
   if (effective_zero_stage(sc) >= 3 && par.dp > 1) {
     // The layer being run and the one prefetched, gathered in half precision: the largest

@@ -451,7 +451,8 @@ TEST(EstimateMemory, PeakIsSteadyPlusLargestTransient) {
     EXPECT_EQ(st.capacity, Bytes::gib(80));
     EXPECT_GE(st.transient, st.logits_and_loss);
     EXPECT_GE(st.framework, s.training.framework_overhead);
-    EXPECT_EQ(st.comm_buffers, s.parallelism.grad_bucket_size);  // DP 4, no SP
+    // One bucket, DP 4, no SP: Megatron's 40M parameters in fp32.
+    EXPECT_EQ(st.comm_buffers, Bytes(160'000'000));
   }
   // Only the last stage computes the loss.
   EXPECT_EQ(r.stages[0].logits_and_loss.count(), 0);
@@ -460,7 +461,7 @@ TEST(EstimateMemory, PeakIsSteadyPlusLargestTransient) {
 
 TEST(EstimateMemory, CommBuffersHoldBucketSpGatherAndZero3Gathers) {
   const Scenario s = load(kDataParallel);
-  const int64_t bucket = s.parallelism.grad_bucket_size.count();
+  const int64_t bucket = grad_bucket_parameters(s) * gradient_bytes_per_element(s);
   EXPECT_EQ(estimate_memory(s).stages[0].comm_buffers.count(), bucket);
   // SP: the all-gathered layer input, 2·s·b·h bytes.
   const MemoryReport sp =

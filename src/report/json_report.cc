@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "report/report.h"
+#include "workload/generator.h"
 
 namespace preflight {
 namespace {
@@ -182,7 +183,8 @@ json scenario_to_json(const Scenario& s) {
            {"overlap_param_gather", p.overlap_param_gather},
            {"overlap_p2p", p.overlap_p2p},
            {"overlap_grad_reduce", p.overlap_grad_reduce},
-           {"grad_bucket_size_bytes", p.grad_bucket_size.count()}};
+           {"grad_bucket_size_bytes",
+            grad_bucket_parameters(s) * int64_t{gradient_bytes_per_element(s)}}};
   // Activation offloading, and the host link its copies use, only where it is on.
   if (p.offload_layers > 0) {
     par["offload_layers"] = p.offload_layers;

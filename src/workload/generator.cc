@@ -62,6 +62,14 @@ int gradient_bytes_per_element(const Scenario& s) {
   return s.training.precision == Precision::kFp16 ? 2 : 4;
 }
 
+int64_t grad_bucket_parameters(const Scenario& s) {
+  const ParallelismConfig& p = s.parallelism;
+  if (p.grad_bucket_size.count() > 0) {
+    return std::max<int64_t>(1, p.grad_bucket_size.count() / gradient_bytes_per_element(s));
+  }
+  return std::max<int64_t>(40'000'000, int64_t{1'000'000} * p.dp * p.cp);
+}
+
 int64_t stage_expert_parameters_per_gpu(const Scenario& s, int stage) {
   const ModelConfig& m = s.model;
   int64_t experts = 0;

@@ -38,6 +38,15 @@ int64_t stage_trainable_expert_parameters_per_gpu(const Scenario& s, int stage);
 // fp16 for fp16 training.
 int gradient_bytes_per_element(const Scenario& s);
 
+// Parameters per DP gradient bucket (and per bucket of the overlapped parameter all-gather):
+// parallelism.grad_bucket_size / gradient_bytes_per_element when given, else Megatron-Core's
+// default, max(40,000,000, 1,000,000 · dp·cp) parameters (megatron/training get_model:
+// "larger DP sizes need larger buckets" so that each ring chunk stays bandwidth-bound; the
+// expert buffers take the same size). Model chunks after a rank's first (interleaved pipelines)
+// are not bucketed at all: DistributedDataParallel(disable_bucketing = model_chunk_idx > 0),
+// "since communication for these model chunks is overlapped with compute anyway".
+int64_t grad_bucket_parameters(const Scenario& s);
+
 // `offload_bytes`: with activation offloading (parallelism.offload_layers = N), the bytes each
 // of the N offloaded layers moves to the host and back (memory/memory_model.h,
 // offloaded_layer_bytes()); the generator knows the kernels, the memory model the tensors.

@@ -322,6 +322,47 @@ TEST(GenerateWorkload, OverlappedBucketsCloseWhenABucketIsFull) {
   }
 }
 
+TEST(GenerateWorkload, MegatronsDefaultBucketHoldsFortyMillionParametersOrOneMillionPerDpRank) {
+  // Megatron-Core's default: max(40M, 1M·dp·cp) parameters, at the gradient's width. DP 4 (two
+  // DGX A100s, TP 2, PP 2): 40M parameters, 160 MB in fp32 and 80 MB reduced in bf16. DP 64:
+  // 64M. Layers of 31,865,472 parameters per TP rank: 40M closes a bucket every 2 layers (12
+  // layers per stage: 6 buckets of 63,730,944), 64M every 3 (4 of 95,596,416); the first stage's
+  // word and position embeddings (62,816,256) follow in a last bucket of their own.
+  const Scenario fp32 = load(kDataParallel, {"parallelism.overlap_grad_reduce=true"});
+  EXPECT_EQ(grad_bucket_parameters(fp32), 40'000'000);
+  const Scenario bf16 = load(kDataParallel, {"parallelism.overlap_grad_reduce=true",
+                                             "parallelism.grad_reduce_in_fp32=false"});
+  EXPECT_EQ(grad_bucket_parameters(bf16), 40'000'000);
+  const std::vector<const Step*> b40 =
+      steps_of(generate_workload(bf16).stages[0], StepKind::kCommAsync);
+  ASSERT_EQ(b40.size(), 7u);
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(b40[i]->op.comm_bytes.count(), 2 * 63'730'944);
+  EXPECT_EQ(b40[6]->op.comm_bytes.count(), 2 * 62'816'256);
+  const Scenario dp64 = load(kDataParallel, {"parallelism.overlap_grad_reduce=true",
+                                             "cluster.nodes=32", "training.global_batch=128"});
+  ASSERT_EQ(dp64.parallelism.dp, 64);
+  EXPECT_EQ(grad_bucket_parameters(dp64), 64'000'000);
+  const std::vector<const Step*> b64 =
+      steps_of(generate_workload(dp64).stages[0], StepKind::kCommAsync);
+  ASSERT_EQ(b64.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(b64[i]->op.comm_bytes.count(), 4 * 95'596'416);
+}
+
+TEST(GenerateWorkload, AnInterleavedRanksLaterChunksAreOneBucketEach) {
+  // Megatron-Core buckets only a rank's first model chunk (disable_bucketing = model_chunk_idx
+  // > 0): with 2 virtual stages of 6 layers each, chunk 0's gradients go out in 3 buckets of 2
+  // layers (and the embeddings' bucket at the end), chunk 1's in one of 6.
+  const Scenario s = load(kDataParallel, {"parallelism.overlap_grad_reduce=true",
+                                          "parallelism.vpp=2", "training.global_batch=32"});
+  const std::vector<const Step*> b = steps_of(generate_workload(s).stages[0], StepKind::kCommAsync);
+  std::map<int, std::vector<int64_t>> per_chunk;
+  for (const Step* st : b) per_chunk[st->chunk].push_back(st->op.comm_bytes.count());
+  ASSERT_EQ(per_chunk.size(), 2u);
+  EXPECT_EQ(per_chunk[0],
+            (std::vector<int64_t>{4 * 63'730'944, 4 * 63'730'944, 4 * 63'730'944, 4 * 62'816'256}));
+  EXPECT_EQ(per_chunk[1], (std::vector<int64_t>{4 * 6 * 31'865'472}));
+}
+
 // Per-group totals of one stage's gradient reduce-scatters (blocking and overlapped).
 int64_t reduce_bytes(const Program& p, GroupKind group) {
   int64_t b = 0;

@@ -88,7 +88,8 @@ ParamGather::ParamGather(const Scenario& s, const std::vector<Chunk>& chunks, bo
       ++b.layers;
       b.dense += layer_dense_params_per_gpu(s, layer);
       b.experts += layer_expert_params_per_gpu(s, layer);
-      if (b.dense + b.experts >= bucket_params || j == c.layers - 1) {
+      // Chunks after the rank's first are one bucket each (grad_bucket_parameters()).
+      if ((c.chunk == 0 && b.dense + b.experts >= bucket_params) || j == c.layers - 1) {
         buckets_.push_back(b);
         b = Bucket{c.chunk, layer + 1, 0, 0, 0};
       }

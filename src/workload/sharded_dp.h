@@ -65,7 +65,8 @@ class DpCollectives {
 
 // Overlapped parameter all-gather (overlap_param_gather, Megatron's distributed optimizer): in
 // the steady state the gather of the parameters the last optimizer step updated runs during
-// this iteration's first forward of each chunk. Buckets of grad_bucket_size follow the layers in
+// this iteration's first forward of each chunk. Buckets (grad_bucket_parameters(): one per chunk
+// after the rank's first) follow the layers in
 // the order of their first use (chunks in the order of their first forward); the first bucket
 // also holds the rest (embedding, output layer, MTP) and is issued when the iteration starts;
 // the first forward of each chunk waits for each of its buckets before the bucket's first layer

@@ -162,7 +162,7 @@ StageBuilder::StageBuilder(const Scenario& s, const LayerShape& x, const ModelBl
       order_(pipeline_order(par_.schedule, stage, p_, s.num_microbatches(), v_,
                             par_.overlap_moe_comm)),
       last_grads_(std::max(v_, 2), -1),
-      bucket_params_(std::max<int64_t>(1, par_.grad_bucket_size.count() / grad_bytes_)),
+      bucket_params_(grad_bucket_parameters(s)),
       dp_(s, expert_reduce_, x.act_bytes, prog_) {
   for (int k = 0; k < chunks_; ++k) chunk_first_[k + 1] = chunk_first_[k] + chunk_layers_[k];
   for (size_t i = 0; i < order_.size(); ++i) {
@@ -402,6 +402,9 @@ void StageBuilder::layers_gradients(const PipelineTask& t, const Place& q, int i
     c.chunk = t.chunk;
     prog_.steps.push_back(c);
   };
+  // The rank's model chunks after its first are not bucketed (grad_bucket_parameters()): their
+  // gradients go out in one reduction once the chunk's last backward is done.
+  const bool bucketed = t.chunk == 0;
   int64_t pending = 0, pending_experts = 0;
   int run_block = -1, run_layers = 0;
   for (int j = 0; j < q.layers; ++j) {
@@ -416,8 +419,9 @@ void StageBuilder::layers_gradients(const PipelineTask& t, const Place& q, int i
     if (dp_cp_ > 1) pending += layer_dense_params_per_gpu(s_, layer);
     if (expert_reduce_) pending_experts += layer_expert_params_per_gpu(s_, layer);
     const bool last = j == q.layers - 1;
-    const bool dense_full = pending > 0 && (pending >= bucket_params_ || last);
-    const bool experts_full = pending_experts > 0 && (pending_experts >= bucket_params_ || last);
+    const bool dense_full = pending > 0 && ((bucketed && pending >= bucket_params_) || last);
+    const bool experts_full =
+        pending_experts > 0 && ((bucketed && pending_experts >= bucket_params_) || last);
     if (dense_full || experts_full) {
       run(run_block, run_layers, t);
       run_layers = 0;
