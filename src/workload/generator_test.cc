@@ -333,8 +333,8 @@ TEST(GenerateWorkload, MegatronsDefaultBucketHoldsFortyMillionParametersOrOneMil
   const Scenario bf16 = load(kDataParallel, {"parallelism.overlap_grad_reduce=true",
                                              "parallelism.grad_reduce_in_fp32=false"});
   EXPECT_EQ(grad_bucket_parameters(bf16), 40'000'000);
-  const std::vector<const Step*> b40 =
-      steps_of(generate_workload(bf16).stages[0], StepKind::kCommAsync);
+  const Workload w40 = generate_workload(bf16);
+  const std::vector<const Step*> b40 = steps_of(w40.stages[0], StepKind::kCommAsync);
   ASSERT_EQ(b40.size(), 7u);
   for (size_t i = 0; i < 6; ++i) EXPECT_EQ(b40[i]->op.comm_bytes.count(), 2 * 63'730'944);
   EXPECT_EQ(b40[6]->op.comm_bytes.count(), 2 * 62'816'256);
@@ -342,8 +342,8 @@ TEST(GenerateWorkload, MegatronsDefaultBucketHoldsFortyMillionParametersOrOneMil
                                              "cluster.nodes=32", "training.global_batch=128"});
   ASSERT_EQ(dp64.parallelism.dp, 64);
   EXPECT_EQ(grad_bucket_parameters(dp64), 64'000'000);
-  const std::vector<const Step*> b64 =
-      steps_of(generate_workload(dp64).stages[0], StepKind::kCommAsync);
+  const Workload w64 = generate_workload(dp64);
+  const std::vector<const Step*> b64 = steps_of(w64.stages[0], StepKind::kCommAsync);
   ASSERT_EQ(b64.size(), 5u);
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(b64[i]->op.comm_bytes.count(), 4 * 95'596'416);
 }
@@ -354,7 +354,8 @@ TEST(GenerateWorkload, AnInterleavedRanksLaterChunksAreOneBucketEach) {
   // layers (and the embeddings' bucket at the end), chunk 1's in one of 6.
   const Scenario s = load(kDataParallel, {"parallelism.overlap_grad_reduce=true",
                                           "parallelism.vpp=2", "training.global_batch=32"});
-  const std::vector<const Step*> b = steps_of(generate_workload(s).stages[0], StepKind::kCommAsync);
+  const Workload w = generate_workload(s);
+  const std::vector<const Step*> b = steps_of(w.stages[0], StepKind::kCommAsync);
   std::map<int, std::vector<int64_t>> per_chunk;
   for (const Step* st : b) per_chunk[st->chunk].push_back(st->op.comm_bytes.count());
   ASSERT_EQ(per_chunk.size(), 2u);
