@@ -17,16 +17,30 @@ void PacketNetwork::fast_forward_check() {
   const SimTime now = sim_->now();
   const SimTime window = config_.fast_forward_window;
   if (active_.empty()) return;  // the next start arms the checks again
-  // Quiet: the same flows as at the last check, nothing lost, no link-level flow control held
-  // any port or holds one now, no start or finish in the offing. Steady: besides, each flow
-  // delivers at the rate it did over the window before, its packets in the network (the
-  // queues on its path) hold their number, and its congestion control is not holding it back.
-  bool steady = flow_epoch_ == ff_epoch_ && stats_.drops == ff_snap_.drops &&
-                stats_.pauses == ff_snap_.pauses &&
-                stats_.credit_stalls == ff_snap_.credit_stalls && held_ports_ == 0 &&
+  // Whether link-level flow control held a port during the window: a pause or credit stall
+  // began in it, or a port was held at its start or is held now.
+  ff_window_held_ = stats_.pauses != ff_snap_.pauses ||
+                    stats_.credit_stalls != ff_snap_.credit_stalls || held_ports_ > 0 ||
+                    ff_held_at_check_;
+  // Quiet: the same flows as at the last check, nothing lost, no start or finish in the offing.
+  // Steady: besides, each flow delivers at the rate it did over the window before, its packets
+  // in the network (the queues on its path) hold their number, and its congestion control is
+  // not holding it back. Ports held by PFC or want of credits do not stop a jump: a flow they
+  // hold is steady when its rate and its queues are (a congested port paused and resumed many
+  // times a window, as a 4:1 incast's upstream ports are, is a periodic state whose average
+  // the window measured); the jump carries each port's held fraction (carry_holds).
+  // The holds begun in the window (PAUSE frames, credit stalls) repeat those of the window
+  // before, as a periodic state's do: its count is what the jump carries on.
+  const int64_t holds =
+      stats_.pauses - ff_snap_.pauses + stats_.credit_stalls - ff_snap_.credit_stalls;
+  const double tolerance = config_.fast_forward_tolerance;
+  const bool holds_repeat =
+      std::abs(static_cast<double>(holds - ff_holds_)) <=
+      std::max(2.0, tolerance * static_cast<double>(std::max(holds, ff_holds_)));
+  ff_holds_ = holds;
+  bool steady = flow_epoch_ == ff_epoch_ && stats_.drops == ff_snap_.drops && holds_repeat &&
                 pending_starts_ == 0 && pending_finishes_ == 0;
   double reach_s = 1e6;  // how far the state may be carried (seconds)
-  const double tolerance = config_.fast_forward_tolerance;
   for (int id : active_) {
     Flow& f = flows_[id];
     // The rate from the delivery the last check saw to the latest one: exact for a flow whose
@@ -75,6 +89,13 @@ void PacketNetwork::fast_forward_check() {
   }
   ff_epoch_ = flow_epoch_;
   ff_snap_ = stats_;
+  // Each port's held time stays valid as the next window's start while no port is held.
+  if (ff_window_held_) {
+    snapshot_holds();
+  } else {
+    ff_check_time_ = now;
+  }
+  ff_held_at_check_ = held_ports_ > 0;
   for (int id : active_) {
     Flow& f = flows_[id];
     if (f.expected > 0) {
@@ -117,13 +138,19 @@ void PacketNetwork::jump(SimTime delta, const std::vector<int64_t>& credit) {
   for (Port& p : ports_) {
     if (p.wake_at != SimTime::max()) p.wake_at += delta;
   }
-  // ECN marks and CNPs at the rate of the window before the jump, per data packet.
+  if (ff_window_held_) carry_holds(delta);
+  // ECN marks, CNPs, PAUSE frames and credit stalls at the rate of the window before the jump,
+  // per data packet.
   const int64_t sent = stats_.packets - ff_snap_.packets;
   if (sent > 0) {
     const double per_packet = static_cast<double>(total) / static_cast<double>(sent);
-    stats_.ecn_marks +=
-        std::llround(per_packet * static_cast<double>(stats_.ecn_marks - ff_snap_.ecn_marks));
-    stats_.cnps += std::llround(per_packet * static_cast<double>(stats_.cnps - ff_snap_.cnps));
+    const auto extrapolate = [per_packet](int64_t* now, int64_t before) {
+      *now += std::llround(per_packet * static_cast<double>(*now - before));
+    };
+    extrapolate(&stats_.ecn_marks, ff_snap_.ecn_marks);
+    extrapolate(&stats_.cnps, ff_snap_.cnps);
+    extrapolate(&stats_.pauses, ff_snap_.pauses);
+    extrapolate(&stats_.credit_stalls, ff_snap_.credit_stalls);
   }
   stats_.packets += total;
   stats_.delivered += total;
@@ -131,6 +158,35 @@ void PacketNetwork::jump(SimTime delta, const std::vector<int64_t>& credit) {
   stats_.fast_forwards++;
   stats_.skipped += delta;
   sim_->advance(this, delta);
+}
+
+void PacketNetwork::snapshot_holds() {
+  const SimTime now = sim_->now();
+  ff_held_.resize(ports_.size());
+  for (size_t c = 0; c < ports_.size(); ++c) ff_held_[c] = paused_time(static_cast<int>(c), now);
+  ff_check_time_ = now;
+}
+
+void PacketNetwork::carry_holds(SimTime delta) {
+  const SimTime now = sim_->now();
+  const double window = (now - ff_check_time_).to_seconds();
+  if (window <= 0) return;
+  const SimTime end = now + delta;
+  for (size_t c = 0; c < ports_.size(); ++c) {
+    const int channel = static_cast<int>(c);
+    Port& p = ports_[c];
+    const double held =
+        std::clamp((paused_time(channel, now) - ff_held_[c]).to_seconds() / window, 0.0, 1.0);
+    // Its series: up to now as it stands, then the jump at the window's queue and held fraction.
+    if (trace_of_[c] >= 0) {
+      observe(channel);
+      widen(&traces_, &slice_, end);
+      accumulate(&traces_[trace_of_[c]], end, p.queue_bytes, held, slice_);
+    }
+    // Its held time: the fraction of the jump; a hold in progress resumes after the jump.
+    p.paused_total += delta.scaled(held);
+    if (p.paused || p.starved) p.paused_since += delta;
+  }
 }
 
 }  // namespace packet

@@ -209,6 +209,7 @@ void PacketNetwork::on_event(int64_t payload) {
         if (!check_pending_) {
           check_pending_ = true;
           ff_snap_ = stats_;
+          snapshot_holds();
           schedule(sim_->now() + config_.fast_forward_window, kCheck, 0);
         }
       }

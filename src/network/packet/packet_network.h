@@ -43,11 +43,14 @@
 //    share them).
 //  * Fast-forward (config fast_forward, off by default): every fast_forward_window the network
 //    measures each active flow's delivery rate. When the same flows have run two windows in a
-//    row at rates within the tolerance, with no drop, no PFC pause or credit stall and no port
-//    held, the state is taken as steady and the network jumps ahead: every pending event of the
-//    network moves later by the jump (Simulator::advance), each flow is credited its measured
-//    rate times the jump in whole packets (its packets in flight renumbered after them), and
-//    the ports on its path their wire bytes. The jump stops two windows before the first flow
+//    row at rates within the tolerance, with no drop, as many PFC pauses and credit stalls
+//    (within two) as the window before and no flow held back by DCQCN, the state is taken as
+//    steady and the network jumps ahead: every pending event of the network moves later by the
+//    jump (Simulator::advance), each flow is credited its measured rate times the jump in whole
+//    packets (its packets in flight renumbered after them), the ports on its path their wire
+//    bytes, and each port the fraction of the jump link-level flow control held it in the
+//    window (its held time and series; a 4:1 incast's ports held by credits or PAUSE frames many
+//    times a window are a periodic state). The jump stops two windows before the first flow
 //    would send its last packet, before any event outside the network (a kernel's end, a flow
 //    about to start) and before any pending start or finish; the endings run exactly.
 //  * Routing: a flow's packets follow its ECMP path, or (routing: spray | adaptive) each switch
@@ -303,9 +306,10 @@ class PacketNetwork final : private EventHandler {
   void observe(int channel);
   // Changes `channel`'s queue by `delta` bytes, its series kept.
   void change_queue(int channel, int64_t delta);
-  // Adds to `t` what its port held from t.last to `to` (queue `queue`, held or not), in slices
-  // of `slice`.
-  static void accumulate(PortTrace* t, SimTime to, int64_t queue, bool held, SimTime slice);
+  // Adds to `t` what its port held from t.last to `to` (queue `queue`, held that fraction of
+  // the time: 1 or 0 from an event, the last window's fraction over a fast-forward jump), in
+  // slices of `slice`.
+  static void accumulate(PortTrace* t, SimTime to, int64_t queue, double held, SimTime slice);
   // Doubles `*slice`, merging each trace's neighbouring slices, until `to` falls in the last.
   static void widen(std::vector<PortTrace>* traces, SimTime* slice, SimTime to);
   // Per-packet routing: the channel out of switch `node` for `packet`.
@@ -318,6 +322,11 @@ class PacketNetwork final : private EventHandler {
   // `credit[i]` packets for active_[i].
   void fast_forward_check();
   void jump(SimTime delta, const std::vector<int64_t>& credit);
+  // Carries each port's link-level hold over a jump of `delta`: held the fraction of it the
+  // last window held the port (its held time and series), a hold in progress resuming after it.
+  void carry_holds(SimTime delta);
+  // Takes each port's held time now as the start of the next window's (ff_held_).
+  void snapshot_holds();
   // A flow's finish is scheduled `at`.
   void finish_at(int flow, SimTime at);
 
@@ -352,6 +361,14 @@ class PacketNetwork final : private EventHandler {
   int held_ports_ = 0;
   bool check_pending_ = false;
   PacketStats ff_snap_;
+  // Link-level holds over the last window: each port's held time (paused_time) at the last
+  // check, brought up to date at every check whose window held a port; when that was; whether
+  // the last window held one.
+  std::vector<SimTime> ff_held_;
+  SimTime ff_check_time_;
+  bool ff_held_at_check_ = false;  // a port was held at the last check
+  bool ff_window_held_ = false;    // the window the last check closed held a port
+  int64_t ff_holds_ = 0;           // PAUSE frames and credit stalls begun in that window
 };
 
 }  // namespace packet

@@ -25,7 +25,7 @@ void PacketNetwork::observe(int channel) {
     traces_.push_back(std::move(t));
   }
   PortTrace& t = traces_[index];
-  accumulate(&t, now, p.queue_bytes, p.paused || p.starved, slice_);
+  accumulate(&t, now, p.queue_bytes, p.paused || p.starved ? 1.0 : 0.0, slice_);
   const auto at = static_cast<size_t>(std::min<int64_t>(now.ps() / slice_.ps(), kSeriesSlices - 1));
   t.peak[at] = std::max(t.peak[at], p.queue_bytes);
 }
@@ -44,16 +44,17 @@ void PacketNetwork::change_queue(int channel, int64_t delta) {
   t.peak[at] = std::max(t.peak[at], p.queue_bytes);
 }
 
-void PacketNetwork::accumulate(PortTrace* t, SimTime to, int64_t queue, bool held, SimTime slice) {
+void PacketNetwork::accumulate(PortTrace* t, SimTime to, int64_t queue, double held,
+                               SimTime slice) {
   SimTime from = t->last;
   t->last = std::max(t->last, to);
-  if (queue == 0 && !held) return;
+  if (queue == 0 && held == 0) return;
   while (from < to) {
     const int64_t k = std::min<int64_t>(from.ps() / slice.ps(), kSeriesSlices - 1);
     const SimTime until = k == kSeriesSlices - 1 ? to : std::min(to, slice * (k + 1));
     const double seconds = (until - from).to_seconds();
     t->area[k] += static_cast<double>(queue) * seconds;
-    if (held) t->held[k] += seconds;
+    t->held[k] += held * seconds;
     t->peak[k] = std::max(t->peak[k], queue);
     from = until;
   }
@@ -83,7 +84,7 @@ std::vector<PacketNetwork::Slice> PacketNetwork::port_series(int channel, SimTim
   SimTime slice = slice_;
   widen(&one, &slice, end);
   const Port& p = ports_[channel];
-  accumulate(&one[0], end, p.queue_bytes, p.paused || p.starved, slice);
+  accumulate(&one[0], end, p.queue_bytes, p.paused || p.starved ? 1.0 : 0.0, slice);
   const PortTrace& t = one[0];
   for (int k = 0; k < kSeriesSlices && slice * k < end; ++k) {
     Slice s;
