@@ -728,8 +728,6 @@ TEST(PacketNetwork, FastForwardCarriesPortsHeldByCreditsAndPauses) {
     if (ib) {
       const auto stalls = static_cast<double>(a.stats.credit_stalls);
       EXPECT_NEAR(static_cast<double>(b.stats.credit_stalls), stalls, 0.01 * stalls);
-    } else {
-      EXPECT_GT(b.stats.pauses, a.stats.pauses);
     }
     std::printf(
         "4:1 incast held by %s: %lld -> %lld events, %.2f%% of packets jumped, done "
