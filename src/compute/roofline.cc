@@ -64,6 +64,7 @@ class RooflineModel final : public ComputeModel {
       attention_rate_ *= kFlash1;
       attention_backward_rate_ *= kFlash1;
     }
+    exp_rate_ = gpu.exp_per_second();
     memory_rate_ = gpu.hbm_bandwidth.bytes_per_second() * c.memory_efficiency;
     ssd_memory_rate_ = c.ssd_memory_efficiency > 0
                            ? gpu.hbm_bandwidth.bytes_per_second() * c.ssd_memory_efficiency
@@ -85,8 +86,14 @@ class RooflineModel final : public ComputeModel {
                             : op.backward ? attention_backward_rate_
                                           : attention_rate_;
         const double bandwidth = op.ssd_scan ? ssd_memory_rate_ : memory_rate_;
-        seconds =
-            std::max(op.flops.count() / rate, static_cast<double>(op.bytes.count()) / bandwidth);
+        // The softmax's exponentials run on the special-function units, between the two GEMMs
+        // of each tile (BMM1, softmax, BMM2): the tensor cores wait for them (NVIDIA, "Making
+        // Softmax More Efficient with Blackwell Ultra", 2026), so their time adds to the GEMMs'.
+        // At the peak a score element's 4·d forward FLOPs take as long as its exponential at
+        // d = 64 on Hopper, d = 128 on Blackwell, d = 64 on Blackwell Ultra (twice the units).
+        const double softmax = exp_rate_ > 0 ? op.exponentials / exp_rate_ : 0;
+        seconds = std::max(op.flops.count() / rate + softmax,
+                           static_cast<double>(op.bytes.count()) / bandwidth);
         break;
       }
       case OpType::kMemory:
@@ -142,6 +149,7 @@ class RooflineModel final : public ComputeModel {
   double attention_rate_ = 0;
   double attention_backward_rate_ = 0;
   double ssd_rate_ = 0;  // Mamba-2 SSD scans
+  double exp_rate_ = 0;  // softmax exponentials per second (GpuConfig::exp_per_second)
   double memory_rate_ = 0;
   double ssd_memory_rate_ = 0;  // the SSD scans' bytes
   SimTime gap_;

@@ -133,6 +133,48 @@ TEST(RooflineModel, SsdScansMoveTheirBytesAtTheirOwnFraction) {
   EXPECT_NEAR(model->duration(op).to_seconds(), 1e9 / (2000e9 * 0.5) + 3e-6, 1e-9);
 }
 
+TEST(RooflineModel, SoftmaxExponentialsAddTheirSpecialFunctionUnitTime) {
+  // The test GPU as a Hopper part: 400 TF/s bf16 over 4,096 tensor FLOPs and 16 exponentials per
+  // SM and clock: 1.5625e12 exponentials/s. A forward tile of head dim 128 does 4·128 = 512 FLOPs
+  // per exponential: 2e11 FLOP take 1 ms at 400 TF · 0.5, their 3.90625e8 exponentials 0.25 ms
+  // more. At head dim 64 (twice the exponentials per FLOP) 0.5 ms more.
+  GpuConfig gpu = test_gpu();
+  gpu.architecture = GpuArchitecture::kHopper;
+  EXPECT_DOUBLE_EQ(gpu.exp_per_second(), 400e12 * 16 / 4096);
+  const std::unique_ptr<ComputeModel> model = make_roofline_model(gpu, Precision::kBf16);
+  Op op = attention_kernel(2e11);
+  op.exponentials = 2e11 / 512;
+  EXPECT_NEAR(model->duration(op).to_seconds(), 1e-3 + 0.25e-3 + 3e-6, 1e-12);
+  op.exponentials = 2e11 / 256;
+  EXPECT_NEAR(model->duration(op).to_seconds(), 1e-3 + 0.5e-3 + 3e-6, 1e-12);
+  // Blackwell's tensor cores do twice the FLOPs per SM and clock with the same 16 units: at the
+  // same peak the exponentials take twice as long; Blackwell Ultra's doubled units halve that.
+  gpu.architecture = GpuArchitecture::kBlackwell;
+  EXPECT_NEAR(make_roofline_model(gpu, Precision::kBf16)->duration(op).to_seconds(),
+              1e-3 + 1e-3 + 3e-6, 1e-12);
+  gpu.sfu_exp_per_clock = 32;
+  EXPECT_NEAR(make_roofline_model(gpu, Precision::kBf16)->duration(op).to_seconds(),
+              1e-3 + 0.5e-3 + 3e-6, 1e-12);
+  // A memory-bound kernel stays at its bytes; a Mamba scan has no softmax.
+  op.bytes = Bytes(10'000'000'000);
+  EXPECT_NEAR(make_roofline_model(gpu, Precision::kBf16)->duration(op).to_seconds(),
+              1e10 / 1e12 + 3e-6, 1e-12);
+}
+
+TEST(RooflineModel, ExponentialRatesOfThePresetsFollowTheirSmsAndClocks) {
+  // H100 SXM: 132 SMs x 16 x 1.83 GHz (the clock of its 989 TF/s dense bf16 peak) = 3.87e12/s.
+  // GB300's doubled units (NVIDIA, "Making Softmax More Efficient with Blackwell Ultra"): twice
+  // GB200's rate at the same 2,500 TF/s peak.
+  auto gpu_of = [](const char* preset) {
+    StatusOr<Scenario> s =
+        load_scenario_text("", "", {std::string("cluster.gpu.preset=") + preset});
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s->cluster.gpu;
+  };
+  EXPECT_NEAR(gpu_of("H100-SXM5-80GB").exp_per_second(), 132 * 16 * 1.83e9, 0.01e12);
+  EXPECT_DOUBLE_EQ(gpu_of("GB300").exp_per_second(), 2 * gpu_of("GB200").exp_per_second());
+}
+
 // A compute-bound fused-attention kernel of 2·10¹¹ FLOPs, and its time less the kernel gap on
 // the test GPU of architecture `a` with the attention family `k`.
 Op attention_op(bool backward) {

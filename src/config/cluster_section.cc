@@ -52,6 +52,14 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
   }
   g->nvls = r.get_bool("nvls", arch.nvls);
   g->mxfp8 = r.get_bool("mxfp8", arch.mxfp8);
+  g->sfu_exp_per_clock = r.get_int("sfu_exp_per_clock", arch.sfu_exp_per_clock);
+  // No SM evaluates more exponentials per clock than it has FP32 lanes (128).
+  if (g->sfu_exp_per_clock > 128) {
+    r.fail("sfu_exp_per_clock", std::to_string(g->sfu_exp_per_clock) +
+                                    ": expected at most 128 exponentials per SM and clock");
+  }
+  // Data-center GPUs clock their SMs at 0.5-3 GHz.
+  if (r.has("sm_clock_ghz")) g->sm_clock_ghz = r.get_double("sm_clock_ghz", 0, 0.3, 5.0);
   YamlReader peak(node["peak"], source, path + ".peak");
   r.skip("peak");
   // A peak is 0 (no such tensor cores) or a real chip's: at least 1 TFLOPS, so that no kernel's

@@ -395,6 +395,26 @@ parallelism: {tp: 8, pp: 16}
   EXPECT_EQ(s->cluster.gpu.sm_count, 108);
 }
 
+TEST(LoadScenarioText, SpecialFunctionUnitsAndClockOfAGpu) {
+  // The architecture's 16 exponentials per SM and clock unless the GPU says otherwise (Blackwell
+  // Ultra's 32), the clock derived from the peak unless given; each bounded.
+  StatusOr<Scenario> a = load("");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->cluster.gpu.sfu_exp_per_clock, 16);
+  EXPECT_EQ(a->cluster.gpu.sm_clock_ghz, 0);
+  StatusOr<Scenario> b =
+      load("", {"cluster.gpu.sfu_exp_per_clock=32", "cluster.gpu.sm_clock_ghz=1.41"});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_DOUBLE_EQ(b->cluster.gpu.exp_per_second(), 108 * 32 * 1.41e9);
+  for (const char* bad : {"cluster.gpu.sfu_exp_per_clock=0", "cluster.gpu.sfu_exp_per_clock=129",
+                          "cluster.gpu.sm_clock_ghz=0.1", "cluster.gpu.sm_clock_ghz=9"}) {
+    StatusOr<Scenario> c = load("", {bad});
+    ASSERT_FALSE(c.ok()) << bad;
+    const std::string key = std::string(bad).substr(12, std::string(bad).find('=') - 12);
+    EXPECT_NE(c.status().message().find(key), std::string::npos) << c.status().message();
+  }
+}
+
 TEST(LoadScenarioText, SetReachesIntoGpuOfClusterPreset) {
   // The default scenario names only `cluster.preset: dgx-a100`; its GPU comes from the preset.
   StatusOr<Scenario> s = load("", {"cluster.gpu.calibration.launch_overhead=33us"});
@@ -793,13 +813,13 @@ training: {seq_len: 8192, global_batch: 128}
 }
 
 TEST(LoadScenarioText, TheStackBringsItsHostConstants) {
-  // The default stack is megatron-core: 50.5 us per launch (fitted, presets/stacks/), NCCL's own
+  // The default stack is megatron-core: 51.7 us per launch (fitted, presets/stacks/), NCCL's own
   // 6 us per collective call (the GPU preset). megatron-deepspeed-2022 (vTrain's): 58.9 us and
   // 6 + 99 us.
   StatusOr<Scenario> core = load(kSmall);
   ASSERT_TRUE(core.ok()) << core.status().message();
   EXPECT_EQ(core->training.stack.name, "megatron-core");
-  EXPECT_EQ(core->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(50.5));
+  EXPECT_EQ(core->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(51.7));
   EXPECT_EQ(core->cluster.gpu.calibration.collective_latency, SimTime::microseconds(6));
   EXPECT_TRUE(core->training.flash_attention);
   StatusOr<Scenario> ds = load(kSmall, {"training.stack=megatron-deepspeed-2022"});

@@ -206,12 +206,20 @@ const std::vector<ArchitectureTraits>& architecture_table() {
   // generations. NVLS: NVSwitch 3 (Hopper) and later. FP8: Hopper's and Blackwell's tensor
   // cores; MXFP8/NVFP4: Blackwell's block-scaled MMA (docs/precision.md).
   static const std::vector<ArchitectureTraits> table = {
-      {GpuArchitecture::kVolta, "volta", 70, 25e9, false, false, false, 3},
-      {GpuArchitecture::kAmpere, "ampere", 80, 25e9, false, false, false, 4},
-      {GpuArchitecture::kHopper, "hopper", 90, 25e9, true, true, false, 5},
-      {GpuArchitecture::kBlackwell, "blackwell", 100, 50e9, true, true, true, 5},
+      {GpuArchitecture::kVolta, "volta", 70, 25e9, false, false, false, 3, 1024, 16},
+      {GpuArchitecture::kAmpere, "ampere", 80, 25e9, false, false, false, 4, 2048, 16},
+      {GpuArchitecture::kHopper, "hopper", 90, 25e9, true, true, false, 5, 4096, 16},
+      {GpuArchitecture::kBlackwell, "blackwell", 100, 50e9, true, true, true, 5, 8192, 16},
   };
   return table;
+}
+
+double GpuConfig::exp_per_second() const {
+  if (sm_clock_ghz > 0) return sm_count * sfu_exp_per_clock * sm_clock_ghz * 1e9;
+  // SMs x clock = the half-precision peak over the tensor FLOPs per SM and clock.
+  const double half = peak_bf16.flops_per_second() > 0 ? peak_bf16.flops_per_second()
+                                                       : peak_fp16.flops_per_second();
+  return half * sfu_exp_per_clock / architecture_traits(architecture).tensor_flops_per_clock;
 }
 
 const ArchitectureTraits& architecture_traits(GpuArchitecture a) {

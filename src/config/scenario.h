@@ -254,6 +254,13 @@ struct ArchitectureTraits {
   bool fp8;      // FP8 tensor cores (Hopper and later)
   bool mxfp8;    // microscaled FP8/FP4 MMA in hardware (Blackwell)
   int pcie_gen;  // of the GPU<->NIC path in its systems: V100 Gen3, A100 Gen4, later Gen5
+  // Per SM and clock: dense bf16/fp16 tensor-core FLOPs (V100 1,024, A100 2,048, H100 4,096,
+  // B200 8,192: each datasheet peak over SMs x boost clock) and exponentials the special-function
+  // units evaluate (MUFU.EX2: 16 on every generation here, CUDA C++ Programming Guide, "Throughput
+  // of Native Arithmetic Instructions"). Their ratio prices FlashAttention's softmax against its
+  // GEMMs (docs/compute.md "Attention").
+  int tensor_flops_per_clock;
+  int sfu_exp_per_clock;
 };
 
 // The generations in GpuArchitecture order.
@@ -273,7 +280,16 @@ struct GpuConfig {
   FlopRate peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_fp8;
   FlopRate peak_fp4;   // NVFP4/MXFP4 dense tensor-core peak (Blackwell); 0 = not supported
   bool mxfp8 = false;  // microscaled FP8 in hardware (Blackwell); derived from the architecture
+  // Exponentials per SM and clock (the architecture's; Blackwell Ultra doubles them), and the SM
+  // clock they run at (GHz; 0: the clock of the half-precision peak, peak / (SMs x the
+  // architecture's tensor FLOPs per SM and clock), which a part with cut-down tensor cores must
+  // give instead).
+  int sfu_exp_per_clock = 16;
+  double sm_clock_ghz = 0;
   GpuCalibration calibration;
+
+  // Softmax exponentials per second: SMs x sfu_exp_per_clock x the SM clock.
+  double exp_per_second() const;
 
   // Dense tensor-core peak for a GEMM in `p` (fp8 falls back to bf16 where there is none).
   FlopRate peak_for(Precision p) const;

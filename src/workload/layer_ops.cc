@@ -71,6 +71,7 @@ Op flash_forward(const LayerShape& x) {
   op.type = OpType::kAttention;
   op.attention = attention_shape(x);
   op.flops = Flops(2.0 * static_cast<double>(bh) * x.q_len * x.keys2 * dim);
+  op.exponentials = static_cast<double>(bh) * x.q_len * x.keys2 / 2;  // one per score element
   op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) * (w.q + w.o + w.k + w.v) +
                          4.0 * bh * x.q_len);
   return op;
@@ -88,6 +89,7 @@ Op flash_backward(const LayerShape& x) {
   op.attention = attention_shape(x);
   op.backward = true;
   op.flops = Flops(2.5 * 2.0 * static_cast<double>(bh) * x.q_len * x.keys2 * dim);
+  op.exponentials = static_cast<double>(bh) * x.q_len * x.keys2 / 2;  // P recomputed once
   op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) *
                              (2 * w.q + 2 * w.o + 2 * w.k + 2 * w.v) +
                          8.0 * bh * x.q_len);
@@ -108,6 +110,7 @@ void ring_attention(const LayerShape& x, Op core, bool backward, std::vector<Op>
   const double steps = static_cast<double>(x.cp);
   core.attention = Op::AttentionShape();  // a step is a block pair, not the whole sequence
   core.flops = Flops(core.flops.count() / steps);
+  core.exponentials /= steps;
   core.bytes = round_bytes(static_cast<double>(core.bytes.count()) / steps + block);
   const std::string base = core.name;
   for (int64_t i = 0; i < x.cp; ++i) {

@@ -102,6 +102,30 @@ TEST(LayerForwardOps, FlashAttentionSkipsTheMaskedHalf) {
   EXPECT_EQ(find(ops, "attn.softmax"), nullptr);
 }
 
+TEST(LayerOps, FusedAttentionCountsOneExponentialPerScoreElement) {
+  // Causal, b = 2, 32 heads, s = 2,048 (head width 128): b·heads·s²/2 score elements, each one
+  // exponential forward and one more backward (P recomputed), 4·d = 512 forward FLOPs apiece.
+  const Scenario s = load(kGpt, {"training.flash_attention=true"});
+  const LayerShape x = make_layer_shape(s);
+  const double elements = 2.0 * 32 * 2048 * 2048 / 2;
+  const Op* fwd = find(layer_forward_ops(x), "attn.core.fwd");
+  ASSERT_NE(fwd, nullptr);
+  EXPECT_EQ(fwd->exponentials, elements);
+  EXPECT_EQ(fwd->flops.count() / fwd->exponentials, 4.0 * 128);
+  const std::vector<Op> bwd_ops = layer_backward_ops(x);
+  const Op* bwd = find(bwd_ops, "attn.core.bwd");
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_EQ(bwd->exponentials, elements);
+  // Context parallelism splits them over its ring steps as it splits the FLOPs.
+  const Scenario cp = load(kGpt, {"training.flash_attention=true", "parallelism.cp=2",
+                                  "cluster.gpus=2", "parallelism.dp=1"});
+  double total = 0;
+  for (const Op& op : layer_forward_ops(make_layer_shape(cp))) {
+    if (op.type == OpType::kAttention) total += op.exponentials;
+  }
+  EXPECT_DOUBLE_EQ(total, elements / 2);  // each rank holds half the queries
+}
+
 TEST(LayerOps, AnUnpaddingStackGathersAndScattersAroundTheFusedKernel) {
   // llm-foundry's flash path on the GPT layer above (T = 4,096 tokens, h = 4,096, e = 2): the
   // forward gathers Q, K, V (read and write, 2·e·T·3h = 201 MB) before the kernel and zeroes and

@@ -52,6 +52,9 @@ struct Op {
   int bytes_per_element = 2;  // GEMM operand width (2 = fp16/bf16, 1 = fp8)
   Flops flops;
   Bytes bytes;  // HBM traffic (kGemm: A + B + C; kMemory/kAttention: read + write)
+  // kAttention, FlashAttention-style kernels: the softmax exponentials evaluated, one per score
+  // element the kernel computes (the backward recomputes them once); 0 where none are modelled.
+  double exponentials = 0;
   // kCollective
   CollectiveKind collective = CollectiveKind::kAllReduce;
   GroupKind group = GroupKind::kTensor;
