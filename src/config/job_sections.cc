@@ -103,6 +103,7 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
   YamlReader r(node, source, "training");
   r.skip("stack");
   r.skip("lora");
+  r.skip("cuda_graph_scope");  // read with cuda_graphs below
   PREFLIGHT_RETURN_IF_ERROR(read_lora(node, source, m, &t->lora));
   PREFLIGHT_RETURN_IF_ERROR(read_stack(node, source, &t->stack));
   t->seq_len = r.get_int("seq_len", m.max_seq_len);
@@ -139,7 +140,37 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
                       "model.layers (" + std::to_string(m.layers) + ")");
     }
   }
-  t->cuda_graphs = r.get_choice("cuda_graphs", 0, {"none", "full"}) == 1;
+  const int graphs = r.get_choice("cuda_graphs", 0, {"none", "full", "scoped"});
+  t->cuda_graphs = graphs == 1;
+  // Scoped graphs name their modules (Megatron-Core's cuda_graph_scope).
+  static const char* const kScopes[] = {"attn", "mlp", "moe_router", "moe_preprocess"};
+  if (r.has("cuda_graph_scope") && graphs != 2) {
+    r.fail("cuda_graph_scope", "expected only with training.cuda_graphs: scoped");
+  } else if (graphs == 2 && !r.has("cuda_graph_scope")) {
+    r.fail("cuda_graph_scope",
+           "missing key: expected a list of attn, mlp, moe_router, moe_preprocess (the modules "
+           "training.cuda_graphs: scoped captures)");
+  } else if (graphs == 2) {
+    const YAML::Node list = node["cuda_graph_scope"];
+    if (!list.IsSequence() || list.size() == 0) {
+      r.fail("cuda_graph_scope", "expected a non-empty list such as [attn, moe_router]");
+    } else {
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::string name = list[i].IsScalar() ? list[i].as<std::string>() : "";
+        uint32_t bit = 0;
+        for (size_t k = 0; k < std::size(kScopes); ++k) {
+          if (name == kScopes[k]) bit = 1u << k;
+        }
+        if (bit == 0) {
+          r.fail("cuda_graph_scope", "'" + name +
+                                         "': expected attn, mlp, moe_router or moe_preprocess "
+                                         "(mamba and moe graphs are not modelled)");
+          break;
+        }
+        t->cuda_graph_scope |= bit;
+      }
+    }
+  }
   if (r.status().ok() && t->packed_sequence_length > t->seq_len) {
     r.fail("packed_sequence_length", std::to_string(t->packed_sequence_length) +
                                          ": expected at most training.seq_len (" +

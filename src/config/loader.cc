@@ -173,7 +173,11 @@ void list_defaults(const YAML::Node& root, Scenario* s) {
       {"training", "micro_batch", num(t.micro_batch), true},
       {"training", "precision", to_string(t.precision), true},
       {"training", "stack", t.stack.name, true},
-      {"training", "cuda_graphs", t.cuda_graphs ? "full" : "none", true},
+      {"training", "cuda_graphs",
+       t.cuda_graphs        ? "full"
+       : t.cuda_graph_scope ? "scoped"
+                            : "none",
+       true},
       {"parallelism", "tp", num(p.tp), true},
       {"parallelism", "pp", num(p.pp), true},
       {"parallelism", "dp", num(p.dp), true},

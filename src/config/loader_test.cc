@@ -415,6 +415,29 @@ TEST(LoadScenarioText, SpecialFunctionUnitsAndClockOfAGpu) {
   }
 }
 
+TEST(LoadScenarioText, ScopedCudaGraphsNameTheirModules) {
+  StatusOr<Scenario> s = load("", {"training.cuda_graphs=scoped",
+                                   "training.cuda_graph_scope=[attn,moe_router,moe_preprocess]"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->training.cuda_graphs);
+  EXPECT_EQ(s->training.cuda_graph_scope, kGraphAttn | kGraphMoeRouter | kGraphMoePreprocess);
+  const std::pair<std::vector<std::string>, const char*> bad[] = {
+      {{"training.cuda_graphs=scoped"}, "missing key"},
+      {{"training.cuda_graph_scope=[attn]"}, "expected only with training.cuda_graphs: scoped"},
+      {{"training.cuda_graphs=full", "training.cuda_graph_scope=[attn]"}, "scoped"},
+      {{"training.cuda_graphs=scoped", "training.cuda_graph_scope=[attn,mamba]"}, "'mamba'"},
+      {{"training.cuda_graphs=scoped", "training.cuda_graph_scope=[]"}, "non-empty list"},
+      {{"training.cuda_graphs=scoped", "training.cuda_graph_scope=attn"}, "non-empty list"},
+  };
+  for (const auto& [keys, want] : bad) {
+    StatusOr<Scenario> b = load("", keys);
+    ASSERT_FALSE(b.ok()) << keys.back();
+    EXPECT_NE(b.status().message().find("training.cuda_graph_scope"), std::string::npos)
+        << b.status().message();
+    EXPECT_NE(b.status().message().find(want), std::string::npos) << b.status().message();
+  }
+}
+
 TEST(LoadScenarioText, SetReachesIntoGpuOfClusterPreset) {
   // The default scenario names only `cluster.preset: dgx-a100`; its GPU comes from the preset.
   StatusOr<Scenario> s = load("", {"cluster.gpu.calibration.launch_overhead=33us"});
@@ -813,13 +836,13 @@ training: {seq_len: 8192, global_batch: 128}
 }
 
 TEST(LoadScenarioText, TheStackBringsItsHostConstants) {
-  // The default stack is megatron-core: 51.7 us per launch (fitted, presets/stacks/), NCCL's own
+  // The default stack is megatron-core: 52.5 us per launch (fitted, presets/stacks/), NCCL's own
   // 6 us per collective call (the GPU preset). megatron-deepspeed-2022 (vTrain's): 58.9 us and
   // 6 + 99 us.
   StatusOr<Scenario> core = load(kSmall);
   ASSERT_TRUE(core.ok()) << core.status().message();
   EXPECT_EQ(core->training.stack.name, "megatron-core");
-  EXPECT_EQ(core->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(51.7));
+  EXPECT_EQ(core->cluster.gpu.calibration.launch_overhead, SimTime::microseconds(52.5));
   EXPECT_EQ(core->cluster.gpu.calibration.collective_latency, SimTime::microseconds(6));
   EXPECT_TRUE(core->training.flash_attention);
   StatusOr<Scenario> ds = load(kSmall, {"training.stack=megatron-deepspeed-2022"});

@@ -408,6 +408,19 @@ struct TrainingConfig {
   // CUDA graphs over the whole iteration (Megatron's cuda_graph_impl local / full_iteration):
   // the host launches a graph, not kernels, so per-kernel launch cost and host syncs vanish.
   bool cuda_graphs = false;
+  // Transformer Engine's per-layer graphs of some modules (Megatron's cuda_graph_impl
+  // transformer_engine with cuda_graph_scope; training.cuda_graphs: scoped): GraphScope bits.
+  uint32_t cuda_graph_scope = 0;
+};
+
+// The modules training.cuda_graph_scope may name (Megatron-Core's cuda_graph_scope values that
+// Preflight models): attention with its input norm, a dense MLP with its norm, a MoE layer's
+// router with its norm, and its token dispatcher's preprocessing.
+enum GraphScope : uint32_t {
+  kGraphAttn = 1,
+  kGraphMlp = 2,
+  kGraphMoeRouter = 4,
+  kGraphMoePreprocess = 8,
 };
 
 struct ParallelismConfig {

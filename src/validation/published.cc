@@ -367,6 +367,18 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
     << "  micro_batch: " << micro_batch << "\n  precision: " << precision << "\n"
     << "  flash_attention: " << (d.flash_attention ? "true" : "false") << "\n";
   if (d.full_cuda_graphs) y << "  cuda_graphs: full\n";
+  if (!d.full_cuda_graphs && d.cuda_graph_scope != 0) {
+    y << "  cuda_graphs: scoped\n  cuda_graph_scope: [";
+    const char* names[] = {"attn", "mlp", "moe_router", "moe_preprocess"};
+    const char* sep = "";
+    for (int k = 0; k < 4; ++k) {
+      if (d.cuda_graph_scope & (1u << k)) {
+        y << sep << names[k];
+        sep = ", ";
+      }
+    }
+    y << "]\n";
+  }
   if (d.bf16_layers_at_end > 0 && precision != "bf16" && precision != "fp16") {
     y << "  num_layers_at_end_in_bf16: " << d.bf16_layers_at_end << "\n";
   }

@@ -119,6 +119,40 @@ GptOssRecipe gpt_oss_recipe(const PublishedRow& row) {
   return GptOssRecipe::kNone;
 }
 
+// Transformer Engine's scoped CUDA graphs of the MoE recipes (cuda_graph_impl
+// transformer_engine with cuda_graph_scope), as Megatron-Bridge's qwen3_workload_base_configs.py
+// and gpt_oss_workload_base_configs.py set them: Qwen3-30B-A3B on GB300, B300 and GB200 in
+// MXFP8 (moe_router, moe_preprocess), on GB200 in BF16 and FP8 and on B200 (attn too), on H100
+// in BF16 (moe_router, moe_preprocess; its FP8 entry none); Qwen3-235B-A22B on GB200 (attn,
+// moe_router, moe_preprocess) and GB300 (moe_router, moe_preprocess; its 256-GPU V2 entry attn
+// too), eager elsewhere (the alltoall dispatcher); GPT-OSS 120B on GB300 and B300 (attn,
+// moe_router, moe_preprocess; B300's MXFP8 entry inherits them from its BF16 one). Assumed from
+// container 26.02 on, with the flex dispatcher these entries run (flex_dispatcher() above; the
+// configs' history in the tables' containers is not published with them); never where the
+// whole iteration is one graph.
+uint32_t recipe_graph_scope(const PublishedRow& row) {
+  if (row.source != "mbridge_perf" || contains(row.model, "tokendrop")) return 0;
+  if (container_of(row) < 260200) return 0;
+  const uint32_t router = kGraphMoeRouter | kGraphMoePreprocess;
+  const uint32_t all = kGraphAttn | router;
+  const std::string& g = row.gpu;
+  const std::string& p = row.precision;
+  if (contains(row.model, "Qwen3_30B")) {
+    if (g == "GB300" || g == "B300") return router;
+    if (g == "GB200") return p == "MXFP8" ? router : all;
+    if (g == "B200") return all;
+    if (g == "H100-SXM5-80GB") return p == "BF16" ? router : 0;
+    return 0;
+  }
+  if (contains(row.model, "Qwen3_235B")) {
+    if (g == "GB200") return all;
+    if (g == "GB300") return row.num_gpus >= 256 ? all : router;
+    return 0;
+  }
+  if (contains(row.model, "GPT OSS 120B")) return g == "GB300" || g == "B300" ? all : 0;
+  return 0;
+}
+
 // The eager (not fully CUDA-graphed) MoE recipes that overlap the expert all-to-alls with the
 // other micro-batch's compute (moe_a2a_overlap, Megatron-Core's combined 1F1B EP overlap):
 // Qwen3-235B-A22B on H100 (TP 2, PP 8, VP 4, EP 32, the alltoall dispatcher), whose
@@ -345,6 +379,7 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
     r.overlap_moe_comm = true;
     r.note = "expert all-to-alls overlapped with the other micro-batch (moe_a2a_overlap)";
   }
+  if (!r.full_cuda_graphs) r.cuda_graph_scope = recipe_graph_scope(row);
   return r;
 }
 

@@ -45,6 +45,8 @@ struct RecipeDefaults {
   // The 26.06 MXFP8 MoE recipes: cuda_graph_impl full_iteration, the CuTe DSL fused grouped
   // MLP (one kernel per expert GEMM) and moe_a2a_overlap (combined 1F1B).
   bool full_cuda_graphs = false;
+  // cuda_graph_impl transformer_engine with cuda_graph_scope: GraphScope bits (0: none).
+  uint32_t cuda_graph_scope = 0;
   bool fused_grouped_gemm = false;
   bool overlap_moe_comm = false;
   // cpu_offloading_num_layers: the layers whose activations go to host memory (the

@@ -550,5 +550,60 @@ TEST(GenerateWorkload, UnevenStagesThatDoNotSplitAreRejected) {
   EXPECT_FALSE(b.ok());
 }
 
+// Host launches of a layer block's kernels, and whether any of them makes the host wait.
+std::pair<int, bool> launches(const Workload& w, const std::string& block) {
+  const int b = block_id(w, block);
+  EXPECT_GE(b, 0) << block;
+  int n = 0;
+  bool sync = false;
+  if (b < 0) return {0, false};
+  for (const Op& op : w.blocks[b].ops) {
+    n += op.launches;
+    sync = sync || op.host_sync;
+  }
+  return {n, sync};
+}
+
+TEST(Generator, ScopedCudaGraphsLaunchEachCapturedRunOnce) {
+  // A MoE layer (Mixtral's, EP 8 over two DGX H100s; the alltoall dispatcher, unfused router)
+  // eager, then under Transformer Engine's scoped graphs. Attention captured: its kernels
+  // launch as one graph forward and one backward. Router and preprocessing captured too: the
+  // run grows to the dispatcher's sync (which stays), its framework ops launching with it.
+  auto scenario = [](const std::string& scope) {
+    std::vector<std::string> keys = {"model.preset=mixtral-8x7b", "model.layers=2",
+                                     "cluster.preset=dgx-h100",   "cluster.nodes=2",
+                                     "parallelism.tp=1",          "parallelism.pp=1",
+                                     "parallelism.ep=8",          "parallelism.dp=16",
+                                     "training.global_batch=16",  "training.seq_len=4096",
+                                     "model.moe.routing=balanced"};
+    if (!scope.empty()) {
+      keys.push_back("training.cuda_graphs=scoped");
+      keys.push_back("training.cuda_graph_scope=" + scope);
+    }
+    StatusOr<Scenario> s = load_scenario_text("", "", keys);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return *s;
+  };
+  const Scenario base = scenario("");
+  const Workload eager = generate_workload(base);
+  const Workload attn = generate_workload(scenario("[attn]"));
+  const Workload all = generate_workload(scenario("[attn,moe_router,moe_preprocess]"));
+  const LayerShape x = make_layer_shape(base, 0);
+  int attn_kernels = 0;
+  for (const Op& op : attention_forward_ops(x)) attn_kernels += op.launches;
+  const auto [e, e_sync] = launches(eager, "layer.fwd");
+  const auto [a, a_sync] = launches(attn, "layer.fwd");
+  const auto [r, r_sync] = launches(all, "layer.fwd");
+  EXPECT_EQ(a, e - attn_kernels + 1);
+  // ln2, the router GEMM and its top-k (with the router's and the dispatcher's framework ops)
+  // join the attention's graph.
+  EXPECT_GT(x.moe_ops_preprocess, 0);
+  EXPECT_EQ(r, a - (3 + x.moe_ops_router + x.moe_ops_preprocess));
+  EXPECT_TRUE(e_sync && a_sync && r_sync);
+  // Backward: the attention block's kernels, then also the router's and ln2's, as one graph.
+  EXPECT_LT(launches(all, "layer.bwd").first, launches(attn, "layer.bwd").first);
+  EXPECT_LT(launches(attn, "layer.bwd").first, launches(eager, "layer.bwd").first);
+}
+
 }  // namespace
 }  // namespace preflight

@@ -108,7 +108,8 @@ TEST(LayerOps, FusedAttentionCountsOneExponentialPerScoreElement) {
   const Scenario s = load(kGpt, {"training.flash_attention=true"});
   const LayerShape x = make_layer_shape(s);
   const double elements = 2.0 * 32 * 2048 * 2048 / 2;
-  const Op* fwd = find(layer_forward_ops(x), "attn.core.fwd");
+  const std::vector<Op> fwd_ops = layer_forward_ops(x);
+  const Op* fwd = find(fwd_ops, "attn.core.fwd");
   ASSERT_NE(fwd, nullptr);
   EXPECT_EQ(fwd->exponentials, elements);
   EXPECT_EQ(fwd->flops.count() / fwd->exponentials, 4.0 * 128);

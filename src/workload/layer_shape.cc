@@ -36,14 +36,17 @@ void moe_framework_ops(MoeRouterOps router, bool aux_loss, LayerShape* shape) {
   LayerShape& x = *shape;
   if (router == MoeRouterOps::kNone) return;
   const bool fused = router == MoeRouterOps::kFused;
-  int before = fused ? 0 : 9;
-  if (aux_loss) before += fused ? 5 : 14;
+  int routing = fused ? 0 : 9;
+  if (aux_loss) routing += fused ? 5 : 14;
+  int preprocess = 0;
   if (x.flex_dispatcher) {
-    before += 3;
+    preprocess = 3;
   } else if (!x.allgather_dispatcher) {
-    before += x.ep > 1 ? 11 : 6;
+    preprocess = x.ep > 1 ? 11 : 6;
   }
-  x.moe_ops_before_sync = before;
+  x.moe_ops_router = routing;
+  x.moe_ops_preprocess = preprocess;
+  x.moe_ops_before_sync = routing + preprocess;
   x.moe_ops_permute = x.flex_dispatcher ? 3 + 1 : 3;
   x.moe_ops_sort = 1;  // where the dispatcher sorts (moe_ops.cc)
   x.moe_ops_unsort = 2;
@@ -89,6 +92,7 @@ LayerShape make_layer_shape(const Scenario& sc) {
   x.flash_unpad = x.flash && sc.training.stack.flash_attention_unpad;
   x.dropout = m.dropout;
   x.bias = m.linear_bias;
+  x.graph_scope = sc.training.cuda_graph_scope;
   x.rope = m.position_embedding == PositionEmbedding::kRope;
   x.learned_positions = m.position_embedding == PositionEmbedding::kLearned;
   x.layernorm = m.norm == Norm::kLayerNorm;

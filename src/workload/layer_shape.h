@@ -69,6 +69,11 @@ struct LayerShape {
   // the one kernel modelled each), and in the backward (the router's autograd beyond its two
   // GEMMs and one top-k kernel).
   int moe_ops_before_sync = 0;
+  // Of those: the router's (score function, auxiliary loss) and the dispatcher's preprocessing
+  // (token counts, their copies; the flex dispatcher's metadata), which scoped CUDA graphs
+  // capture apart (training.cuda_graph_scope moe_router, moe_preprocess).
+  int moe_ops_router = 0;
+  int moe_ops_preprocess = 0;
   int moe_ops_permute = 0;
   int moe_ops_sort = 0;
   int moe_ops_unsort = 0;
@@ -82,6 +87,8 @@ struct LayerShape {
   // activation's backward and the cast of fc1's output gradient in fc2 dgrad's epilogue.
   bool fused_expert_mlp = false;
   bool dispatch_host_sync = false;  // the dispatcher's token counts to the host
+  // TrainingConfig::cuda_graph_scope: the modules Transformer Engine's graphs capture.
+  uint32_t graph_scope = 0;
   // Cross-node volume of the all-to-all dispatch and combine relative to one copy per routed
   // expert (node-limited routing, moe_ops.h), and of the FP8 dispatch relative to 16 bits.
   double dispatch_copy_scale = 1;

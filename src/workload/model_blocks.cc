@@ -25,16 +25,65 @@ struct LayerOps {
   std::vector<Op> fwd, bwd;
 };
 
+bool is_router_op(const std::string& n) {
+  return n == "ln2.fwd" || n == "ln2.bwd" || n.rfind("moe.router.", 0) == 0;
+}
+
+// Transformer Engine's per-layer CUDA graphs of some modules (training.cuda_graphs: scoped,
+// Megatron-Core's cuda_graph_impl transformer_engine with cuda_graph_scope; docs/workload.md
+// "CUDA graphs"). Megatron-Core captures each layer's forward and backward once per micro-batch
+// from its start to where capture must stop (a module outside the scope, or the dispatcher's
+// host sync, which no graph may hold), so each run of captured kernels in a pass is one graph:
+// the host launches the graph once and none of its kernels, nor the framework ops around them.
+// `attn_ops` of `ops` are the attention block's (its first ones forward, its last ones
+// backward); the rest is the MLP or MoE block. The MoE router's top-k carries the router's and
+// the dispatcher's framework ops (LayerShape::moe_ops_router, moe_ops_preprocess): each part
+// stays on the host unless its module is captured. The dispatcher's sync stays.
+void capture_graph_scopes(const LayerShape& x, bool moe, size_t attn_ops, bool backward,
+                          std::vector<Op>* ops) {
+  const uint32_t scope = x.graph_scope;
+  if (scope == 0) return;
+  const size_t n = ops->size();
+  std::vector<bool> captured(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    const bool attn = backward ? i >= n - attn_ops : i < attn_ops;
+    const std::string& name = (*ops)[i].name;
+    if (attn) {
+      captured[i] = (scope & kGraphAttn) != 0;
+    } else if (moe) {
+      captured[i] = (scope & kGraphMoeRouter) != 0 && is_router_op(name);
+    } else {
+      captured[i] = (scope & kGraphMlp) != 0;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Op& op = (*ops)[i];
+    const bool topk = moe && !backward && op.name == "moe.router.topk";
+    const int preprocess_eager = (scope & kGraphMoePreprocess) ? 0 : x.moe_ops_preprocess;
+    if (captured[i]) {
+      op.launches = i > 0 && captured[i - 1] ? 0 : 1;  // the graph's one launch
+      op.host_time = SimTime();
+      if (topk) op.launches += preprocess_eager;
+    } else if (topk && (scope & kGraphMoePreprocess)) {
+      // The router eager, its dispatcher's preprocessing captured: one graph for the latter.
+      op.launches += 1 - x.moe_ops_preprocess;
+    }
+  }
+}
+
 // A transformer layer of shape `xl`; its MLP is a MoE block routed by `load` when given, else
 // dense.
 LayerOps transformer_layer_ops(const LayerShape& xl, const std::optional<ExpertLoad>& load) {
   LayerOps ops;
   ops.fwd = attention_forward_ops(xl);
+  const size_t attn_fwd = ops.fwd.size();
   const std::vector<Op> mlp_fwd = load ? moe_forward_ops(xl, *load) : mlp_forward_ops(xl);
   ops.fwd.insert(ops.fwd.end(), mlp_fwd.begin(), mlp_fwd.end());
   ops.bwd = load ? moe_backward_ops(xl, *load) : mlp_backward_ops(xl);
   const std::vector<Op> attn_bwd = attention_backward_ops(xl);
   ops.bwd.insert(ops.bwd.end(), attn_bwd.begin(), attn_bwd.end());
+  capture_graph_scopes(xl, load.has_value(), attn_fwd, false, &ops.fwd);
+  capture_graph_scopes(xl, load.has_value(), attn_bwd.size(), true, &ops.bwd);
   return ops;
 }
 
@@ -50,12 +99,18 @@ LayerOps layer_ops(const ModelConfig& m, const LayerShape& xl, int layer,
   } else if (m.has_attention(layer)) {
     ops.fwd = attention_forward_ops(xl);
     ops.bwd = attention_backward_ops(xl);
+    capture_graph_scopes(xl, false, ops.fwd.size(), false, &ops.fwd);
+    capture_graph_scopes(xl, false, ops.bwd.size(), true, &ops.bwd);
   } else if (load) {
     ops.fwd = moe_forward_ops(xl, *load);
     ops.bwd = moe_backward_ops(xl, *load);
+    capture_graph_scopes(xl, true, 0, false, &ops.fwd);
+    capture_graph_scopes(xl, true, 0, true, &ops.bwd);
   } else {
     ops.fwd = mlp_forward_ops(xl);
     ops.bwd = mlp_backward_ops(xl);
+    capture_graph_scopes(xl, false, 0, false, &ops.fwd);
+    capture_graph_scopes(xl, false, 0, true, &ops.bwd);
   }
   return ops;
 }
@@ -180,7 +235,7 @@ void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, Model
     return;
   }
   std::map<std::string, int> known;  // block signature -> block id
-  bool high = false;                  // the layer at hand is one of the bf16 layers
+  bool high = false;                 // the layer at hand is one of the bf16 layers
   auto block_for = [&](const char* name, std::vector<Op> ops) {
     const std::string sig = std::string(name) + (high ? "#bf16#" : "#") + signature(ops);
     auto it = known.find(sig);
@@ -200,8 +255,8 @@ void add_layer_blocks(const Scenario& s, const LayerShape& x, Workload& w, Model
       w.moe_layers.push_back(MoeLayerStats{i, load->imbalance(), load->max_expert_share,
                                            load->dropped, moe_rank_tokens(xi, *load)});
     }
-    std::vector<Op> bwd = backward_with_recompute(s, xi, s.model.has_attention(i),
-                                                  load.has_value(), ops.fwd, ops.bwd);
+    std::vector<Op> bwd = backward_with_recompute(s, xi, s.model.has_attention(i), load.has_value(),
+                                                  ops.fwd, ops.bwd);
     append_gradient_staging(s, i, bwd);
     mb.layer_bwd.push_back(block_for("layer.bwd", std::move(bwd)));
     mb.layer_fwd.push_back(block_for("layer.fwd", std::move(ops.fwd)));
