@@ -405,6 +405,13 @@ TEST(KinetoTrace, BadTracesAreClearErrors) {
       error("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\"}]}")
           .find("expected GPU kernel events"),
       std::string::npos);
+  // A kernel longer than a table may hold is a broken trace, named by its event; it once reached
+  // the table and failed its own bounds when read back (fuzz/corpus/kineto/huge_dur.json).
+  EXPECT_NE(error("{\"traceEvents\": [7, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                  "\"dur\": 1.7e90}]}")
+                .find("t.json: traceEvents[1].dur: expected a kernel's duration in microseconds, "
+                      "at most 3.6e9"),
+            std::string::npos);
   // Odd values inside events are skipped, never a crash.
   StatusOr<KinetoConversion> odd = kineto_to_kernel_table(
       "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": "

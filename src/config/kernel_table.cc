@@ -164,8 +164,7 @@ StatusOr<KernelMeasurement> parse_row(const std::string& file, int line,
     r.fail(8, "a divisor of heads (" + std::to_string(s.heads) + ")");
   }
   s.bytes = r.integer(14, s.kind == KernelKind::kMemory ? 1 : 0, s.kind != KernelKind::kMemory);
-  // A kernel of an hour is not a kernel.
-  km.time_us = r.real(15, 0, 3.6e9);
+  km.time_us = r.real(15, 0, kMaxKernelTimeUs);
   if (require_times && r.status().ok() && !(km.time_us > 0)) {
     r.fail(15, "the kernel's time in microseconds (> 0)");
   }

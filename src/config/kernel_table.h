@@ -66,6 +66,9 @@ struct KernelTable {
   std::vector<KernelMeasurement> rows;
 };
 
+// The longest kernel a table accepts, in microseconds: a kernel of an hour is not a kernel.
+inline constexpr double kMaxKernelTimeUs = 3.6e9;
+
 // The header line's columns, in order.
 extern const char* const kKernelTableColumns[19];
 

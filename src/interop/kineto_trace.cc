@@ -225,7 +225,8 @@ StatusOr<KinetoConversion> kineto_to_kernel_table(std::string_view text, const s
   std::map<int64_t, size_t> by_external;                   // External id -> op
   std::map<int64_t, std::pair<double, int64_t>> launches;  // correlation -> (ts, tid)
   std::vector<const json*> kernels;
-  for (const json& e : *events) {
+  for (size_t index = 0; index < events->size(); ++index) {
+    const json& e = (*events)[index];
     if (!e.is_object()) continue;
     const auto ph = e.find("ph"), cat = e.find("cat");
     if (ph == e.end() || cat == e.end() || !cat->is_string() || *ph != "X") continue;
@@ -252,6 +253,13 @@ StatusOr<KinetoConversion> kineto_to_kernel_table(std::string_view text, const s
                                                  e.contains("tid") ? as_int(e["tid"]) : 0};
       }
     } else if (c == "kernel") {
+      // The table takes a kernel's mean time; one kernel past the table's bound is a broken
+      // trace, not a measurement to average away.
+      if (const double dur = number(e, "dur"); !(dur <= kMaxKernelTimeUs)) {
+        return invalid_argument(file + ": traceEvents[" + std::to_string(index) +
+                                "].dur: expected a kernel's duration in microseconds, at most " +
+                                "3.6e9 (an hour)");
+      }
       kernels.push_back(&e);
     }
   }
@@ -319,7 +327,7 @@ StatusOr<KinetoConversion> kineto_to_kernel_table(std::string_view text, const s
     if (!(a.total > 0)) continue;  // kernels of no duration carry no measurement
     KernelMeasurement km;
     km.shape = a.shape;
-    km.time_us = a.total / static_cast<double>(a.count);
+    km.time_us = std::min(kMaxKernelTimeUs, a.total / static_cast<double>(a.count));
     km.reps = a.count;
     out.table_time_us += a.total;
     out.table.rows.push_back(km);
