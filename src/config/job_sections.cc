@@ -142,8 +142,7 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
   }
   const int graphs = r.get_choice("cuda_graphs", 0, {"none", "full", "scoped"});
   t->cuda_graphs = graphs == 1;
-  // Scoped graphs name their modules (Megatron-Core's cuda_graph_scope).
-  static const char* const kScopes[] = {"attn", "mlp", "moe_router", "moe_preprocess"};
+  // Scoped graphs name their modules (Megatron-Core's cuda_graph_scope; kGraphScopeNames).
   if (r.has("cuda_graph_scope") && graphs != 2) {
     r.fail("cuda_graph_scope", "expected only with training.cuda_graphs: scoped");
   } else if (graphs == 2 && !r.has("cuda_graph_scope")) {
@@ -158,8 +157,8 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
       for (size_t i = 0; i < list.size(); ++i) {
         const std::string name = list[i].IsScalar() ? list[i].as<std::string>() : "";
         uint32_t bit = 0;
-        for (size_t k = 0; k < std::size(kScopes); ++k) {
-          if (name == kScopes[k]) bit = 1u << k;
+        for (size_t k = 0; k < std::size(kGraphScopeNames); ++k) {
+          if (name == kGraphScopeNames[k]) bit = 1u << k;
         }
         if (bit == 0) {
           r.fail("cuda_graph_scope", "'" + name +

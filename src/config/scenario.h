@@ -258,7 +258,7 @@ struct ArchitectureTraits {
   // B200 8,192: each datasheet peak over SMs x boost clock) and exponentials the special-function
   // units evaluate (MUFU.EX2: 16 on every generation here, CUDA C++ Programming Guide, "Throughput
   // of Native Arithmetic Instructions"). Their ratio prices FlashAttention's softmax against its
-  // GEMMs (docs/compute.md "Attention").
+  // GEMMs (docs/compute.md "Fused attention").
   int tensor_flops_per_clock;
   int sfu_exp_per_clock;
 };
@@ -422,6 +422,9 @@ enum GraphScope : uint32_t {
   kGraphMoeRouter = 4,
   kGraphMoePreprocess = 8,
 };
+
+// The scopes' names in the YAML, in bit order: kGraphScopeNames[k] names the scope 1 << k.
+inline constexpr const char* kGraphScopeNames[] = {"attn", "mlp", "moe_router", "moe_preprocess"};
 
 struct ParallelismConfig {
   int tp = 1;

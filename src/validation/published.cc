@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -369,11 +370,10 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   if (d.full_cuda_graphs) y << "  cuda_graphs: full\n";
   if (!d.full_cuda_graphs && d.cuda_graph_scope != 0) {
     y << "  cuda_graphs: scoped\n  cuda_graph_scope: [";
-    const char* names[] = {"attn", "mlp", "moe_router", "moe_preprocess"};
     const char* sep = "";
-    for (int k = 0; k < 4; ++k) {
+    for (size_t k = 0; k < std::size(kGraphScopeNames); ++k) {
       if (d.cuda_graph_scope & (1u << k)) {
-        y << sep << names[k];
+        y << sep << kGraphScopeNames[k];
         sep = ", ";
       }
     }
