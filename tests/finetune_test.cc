@@ -29,11 +29,13 @@ Op attention_core(const std::string& packed) {
 }
 
 TEST(PackedSequences, AttentionWorkScalesWithTheDocumentLength) {
-  // Causal attention over one 4,096-token sequence does 4,096²/2 query-key products per head;
-  // documents with Σs²/Σs = 206 packed into it do 4,096·206/2: the ratio is 206/4,096.
+  // Causal attention over one 4,096-token sequence computes, in whole 128-key tiles, 32·33/2
+  // tiles of the 32 query tiles' rows: 4,096·4,224/2 query-key products per head. Documents
+  // with Σs²/Σs = 206 packed into it, each tiled on its own (2 query tiles, 1 + 2 key tiles:
+  // 192 keys a query), do 4,096·384/2: the ratio is 384/4,224, not 206/4,096.
   const Op full = attention_core("");
   const Op packed = attention_core("206");
-  EXPECT_NEAR(packed.flops.count() / full.flops.count(), 206.0 / 4096.0, 1e-12);
+  EXPECT_NEAR(packed.flops.count() / full.flops.count(), 384.0 / 4224.0, 1e-12);
   EXPECT_EQ(packed.bytes, full.bytes);  // the same Q, K, V and O pass through
 }
 

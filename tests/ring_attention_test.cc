@@ -78,8 +78,9 @@ TEST(RingAttention, OpsAreCpStepsAndCpMinusOneTransfers) {
   }
   EXPECT_EQ(steps, 4);
   EXPECT_EQ(sends, 3);
-  // The steps add up to 1/cp of the causal attention: 2·heads·s²·d / cp.
-  EXPECT_DOUBLE_EQ(flops, 2.0 * 32 * 8192.0 * 8192 * 128 / 4);
+  // The steps add up to 1/cp of the causal attention in whole 128-key tiles:
+  // 2·heads·(s/cp)·(s + 128)·d (the diagonal tiles computed in full).
+  EXPECT_DOUBLE_EQ(flops, 2.0 * 32 * (8192.0 / 4) * (8192 + 128) * 128);
 }
 
 TEST(RingAttention, TransferHidesExactlyWhenComputeIsAtLeastTransfer) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "workload/layer_ops.h"
+#include "workload/layer_shape.h"
 #include "workload/precision_ops.h"
 
 namespace preflight {
@@ -64,13 +65,17 @@ Op canonical_op(const KernelShape& s) {
       return gemm_op(s.name.c_str(), s.m, s.n, s.k, s.batch, e);
     }
     case KernelKind::kAttention: {
-      // Forward: QKᵀ and PV, 2·2·b·h·s_q·s_kv·d, halved when causal; backward 2.5× (five
-      // GEMMs against two). Bytes: Q and O per query, K and V per key, 2 bytes each, and the
-      // 4-byte softmax statistics per query and head; backward reads and writes twice that.
+      // As the workload counts a fused kernel (workload/layer_ops.cc): forward QKᵀ and PV,
+      // 2·b·h·s_q·keys2·d with keys2 = 2·s_kv, or causal the whole tiles the kernel computes
+      // (tiled_keys2, about s_kv + 128); one exponential per score element; backward 2.5× the
+      // FLOPs (five GEMMs against two), P recomputed once. Bytes: Q and O per query, K and V
+      // per key, 2 bytes each, and the 4-byte softmax statistics per query and head; backward
+      // reads and writes twice that.
       const double b = static_cast<double>(s.batch), h = static_cast<double>(s.heads);
       const double d = static_cast<double>(s.head_dim);
       const double sq = static_cast<double>(s.seq_q), skv = static_cast<double>(s.seq_kv);
-      double flops = 4.0 * b * h * sq * skv * d * (s.causal ? 0.5 : 1.0);
+      const double keys2 = s.causal ? tiled_keys2(s.seq_kv, 0) : 2.0 * skv;
+      double flops = 2.0 * b * h * sq * keys2 * d;
       double bytes =
           2.0 * b * (2.0 * sq * h * d + 2.0 * skv * static_cast<double>(s.kv_heads) * d) +
           4.0 * b * h * sq;
@@ -83,6 +88,7 @@ Op canonical_op(const KernelShape& s) {
       op.type = OpType::kAttention;
       op.backward = s.backward;
       op.flops = Flops(flops);
+      op.exponentials = b * h * sq * keys2 / 2;
       op.bytes = round_bytes(bytes);
       return op;
     }

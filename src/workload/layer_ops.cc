@@ -59,9 +59,10 @@ Op::AttentionShape attention_shape(const LayerShape& x) {
   return a;
 }
 
-// FlashAttention work on this rank: 2·b·heads·q_len·keys2·(d_qk + d_v)/2 FLOPs forward (QKᵀ and
-// PV over the causal or windowed key range), and HBM traffic of Q, K, V, O and the softmax
-// statistics (4 bytes per query and head).
+// FlashAttention work on this rank: 2·b·heads·q_len·tile_keys2·(d_qk + d_v)/2 FLOPs forward
+// (QKᵀ and PV over the causal or windowed key range, in whole tiles: the diagonal's and the
+// window edge's partly masked tiles are computed in full, layer_shape.h tiled_keys2), and HBM
+// traffic of Q, K, V, O and the softmax statistics (4 bytes per query and head).
 Op flash_forward(const LayerShape& x) {
   const AttentionWidths w = widths(x);
   const int64_t bh = x.b * core_heads(x);
@@ -70,8 +71,8 @@ Op flash_forward(const LayerShape& x) {
   op.name = "attn.core.fwd";
   op.type = OpType::kAttention;
   op.attention = attention_shape(x);
-  op.flops = Flops(2.0 * static_cast<double>(bh) * x.q_len * x.keys2 * dim);
-  op.exponentials = static_cast<double>(bh) * x.q_len * x.keys2 / 2;  // one per score element
+  op.flops = Flops(2.0 * static_cast<double>(bh) * x.q_len * x.tile_keys2 * dim);
+  op.exponentials = static_cast<double>(bh) * x.q_len * x.tile_keys2 / 2;  // one per element
   op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) * (w.q + w.o + w.k + w.v) +
                          4.0 * bh * x.q_len);
   return op;
@@ -88,8 +89,8 @@ Op flash_backward(const LayerShape& x) {
   op.type = OpType::kAttention;
   op.attention = attention_shape(x);
   op.backward = true;
-  op.flops = Flops(2.5 * 2.0 * static_cast<double>(bh) * x.q_len * x.keys2 * dim);
-  op.exponentials = static_cast<double>(bh) * x.q_len * x.keys2 / 2;  // P recomputed once
+  op.flops = Flops(2.5 * 2.0 * static_cast<double>(bh) * x.q_len * x.tile_keys2 * dim);
+  op.exponentials = static_cast<double>(bh) * x.q_len * x.tile_keys2 / 2;  // P recomputed
   op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) *
                              (2 * w.q + 2 * w.o + 2 * w.k + 2 * w.v) +
                          8.0 * bh * x.q_len);

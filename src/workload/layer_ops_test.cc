@@ -90,7 +90,9 @@ TEST(LayerForwardOps, GptGemmFlopsAre24bsh2Plus4bs2h) {
 }
 
 TEST(LayerForwardOps, FlashAttentionSkipsTheMaskedHalf) {
-  // The fused causal core does 2·b·s²·h of the 4·b·s²·h score/context FLOPs.
+  // The fused causal core does about 2·b·s²·h of the 4·b·s²·h score/context FLOPs: the tiles
+  // above the diagonal are skipped, the 16 diagonal tiles of 128 x 128 computed whole, so
+  // 2·b·s·(s + 128)·h.
   const Scenario s = load(kGpt, {"training.flash_attention=true"});
   const std::vector<Op> ops = layer_forward_ops(make_layer_shape(s));
   const double b = 2, seq = 2048, h = 4096;
@@ -98,16 +100,17 @@ TEST(LayerForwardOps, FlashAttentionSkipsTheMaskedHalf) {
   const Op* core = find(ops, "attn.core.fwd");
   ASSERT_NE(core, nullptr);
   EXPECT_EQ(core->type, OpType::kAttention);
-  EXPECT_EQ(core->flops.count(), 2 * b * seq * seq * h);
+  EXPECT_EQ(core->flops.count(), 2 * b * seq * (seq + 128) * h);
   EXPECT_EQ(find(ops, "attn.softmax"), nullptr);
 }
 
 TEST(LayerOps, FusedAttentionCountsOneExponentialPerScoreElement) {
-  // Causal, b = 2, 32 heads, s = 2,048 (head width 128): b·heads·s²/2 score elements, each one
-  // exponential forward and one more backward (P recomputed), 4·d = 512 forward FLOPs apiece.
+  // Causal, b = 2, 32 heads, s = 2,048 (head width 128): b·heads·s·(s + 128)/2 score elements
+  // in whole tiles, each one exponential forward and one more backward (P recomputed), 4·d =
+  // 512 forward FLOPs apiece.
   const Scenario s = load(kGpt, {"training.flash_attention=true"});
   const LayerShape x = make_layer_shape(s);
-  const double elements = 2.0 * 32 * 2048 * 2048 / 2;
+  const double elements = 2.0 * 32 * 2048 * (2048 + 128) / 2;
   const std::vector<Op> fwd_ops = layer_forward_ops(x);
   const Op* fwd = find(fwd_ops, "attn.core.fwd");
   ASSERT_NE(fwd, nullptr);
@@ -125,6 +128,30 @@ TEST(LayerOps, FusedAttentionCountsOneExponentialPerScoreElement) {
     if (op.type == OpType::kAttention) total += op.exponentials;
   }
   EXPECT_DOUBLE_EQ(total, elements / 2);  // each rank holds half the queries
+}
+
+TEST(LayerShape, FusedAttentionComputesWholeTiles) {
+  // A causal sequence of n tiles: tiles 1 + 2 + … + n of 128 keys, (n + 1)·64 keys a query.
+  EXPECT_DOUBLE_EQ(tiled_keys2(4096, 0), 4096 + 128);
+  EXPECT_DOUBLE_EQ(tiled_keys2(128, 0), 256);
+  // Shorter than a tile: one tile, whole.
+  EXPECT_DOUBLE_EQ(tiled_keys2(100, 0), 256);
+  // A window of 128 keys: from the second query tile on, its own diagonal tile and the one
+  // before it (1 + 2·31 tiles over 32): 2·128·63/32 = 504, against 252 for the keys attended.
+  EXPECT_DOUBLE_EQ(tiled_keys2(4096, 128), 504);
+  // A window of 129 keys still fits its own tile and the one before (the first query of a
+  // tile reaches back exactly one tile); 130 reaches a third.
+  EXPECT_DOUBLE_EQ(tiled_keys2(4096, 129), 504);
+  EXPECT_DOUBLE_EQ(tiled_keys2(4096, 130), 2.0 * 128 * (1 + 2 + 3 * 30) / 32);
+  EXPECT_DOUBLE_EQ(tiled_keys2(4096, 8192), tiled_keys2(4096, 0));
+  // gpt-oss: its windowed layers compute 504 keys2 a query, its full ones 4,224.
+  const Scenario oss = load(
+      "model: {preset: gpt-oss-120b}\ncluster: {preset: dgx-b200, gpus: 8}\n"
+      "training: {seq_len: 4096, global_batch: 8}\n",
+      {});
+  EXPECT_DOUBLE_EQ(make_layer_shape(oss, 0).tile_keys2, 504);
+  EXPECT_DOUBLE_EQ(make_layer_shape(oss, 1).tile_keys2, 4224);
+  EXPECT_LT(make_layer_shape(oss, 0).keys2, 253);  // the keys attended stay the model's
 }
 
 TEST(LayerOps, AnUnpaddingStackGathersAndScattersAroundTheFusedKernel) {

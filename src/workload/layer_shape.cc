@@ -109,6 +109,9 @@ LayerShape make_layer_shape(const Scenario& sc) {
   // Packed samples: a query attends within its own document, Σs²/Σs on average (×2 for keys2).
   const int packed = sc.training.packed_sequence_length;
   if (packed > 0 && packed < x.s) x.keys2 = static_cast<double>(packed);
+  // Packed documents are tiled each on its own (the varlen kernels' cu_seqlens), taken at their
+  // weighted mean length.
+  x.tile_keys2 = tiled_keys2(packed > 0 && packed < x.s ? packed : x.s, 0);
   x.qk_dim = x.head_dim;
   x.v_dim = x.head_dim;
   if (m.mla.enabled()) {
@@ -205,6 +208,16 @@ LayerShape make_layer_shape(const Scenario& sc) {
   return x;
 }
 
+double tiled_keys2(int64_t len, int64_t window) {
+  const int64_t t = kAttentionTile;
+  const int64_t n = std::max<int64_t>(1, (len + t - 1) / t);
+  const int64_t m = window > 0 ? std::min(n, 1 + (window - 1 + t - 1) / t) : n;
+  // Σᵢ min(i + 1, m) over i < n: 1 + 2 + … + m, then m for each of the n − m tiles after.
+  const double tiles = static_cast<double>(m) * static_cast<double>(m + 1) / 2 +
+                       static_cast<double>(n - m) * static_cast<double>(m);
+  return 2.0 * static_cast<double>(t) * tiles / static_cast<double>(n);
+}
+
 LayerShape make_layer_shape(const Scenario& sc, int layer) {
   LayerShape x = make_layer_shape(sc);
   const ModelConfig& m = sc.model;
@@ -214,6 +227,7 @@ LayerShape make_layer_shape(const Scenario& sc, int layer) {
     // Mean keys per causal query with a window of w: (w(w+1)/2 + (s−w)·w)/s = w − w(w−1)/(2s).
     const double w = m.sliding_window;
     x.keys2 = std::min(x.keys2, 2 * w - w * (w - 1) / static_cast<double>(x.s));
+    x.tile_keys2 = std::min(x.tile_keys2, tiled_keys2(x.s, m.sliding_window));
   }
   return x;
 }

@@ -35,10 +35,12 @@ struct LayerShape {
   bool layernorm = true;
   // Attention core. Each rank computes `q_len` queries per sequence (s, or s/cp with ring
   // context parallelism) against on average `keys2`/2 keys (causal: keys2 = s; a sliding
-  // window w: keys2 = 2·w·(1 − (w−1)/(2s))). Head widths: `qk_dim` for queries and keys,
-  // `v_dim` for values and outputs (both head_dim unless MLA).
+  // window w: keys2 = 2·w·(1 − (w−1)/(2s))). `tile_keys2` is the same as the fused kernels
+  // compute it: whole tiles of kAttentionTile keys (tiled_keys2). Head widths: `qk_dim` for
+  // queries and keys, `v_dim` for values and outputs (both head_dim unless MLA).
   int64_t q_len = 0;
   double keys2 = 0;
+  double tile_keys2 = 0;
   int64_t qk_dim = 0, v_dim = 0;
   // Context parallelism: cp ranks, ring (K/V blocks passed around, overlapped with the
   // attention of the block at hand) or all-to-all (Ulysses: heads scattered, sequence gathered).
@@ -110,6 +112,19 @@ struct LayerShape {
 // uniformly routed experts fall in: groups·(1 − C(E − E/groups, k)/C(E, k)); k with one expert
 // per group, 1 with a single group.
 double expected_groups_reached(int64_t experts, int64_t groups, int64_t k);
+
+// The square tiles FlashAttention's kernels work in: 128 queries by 128 keys (FlashAttention-2's
+// and -3's causal tiles at head width 128, Dao 2023 and Shah et al. 2024; cuDNN's fused
+// attention likewise).
+inline constexpr int64_t kAttentionTile = 128;
+
+// Twice the mean keys per query that a fused kernel computes for a causal sequence of `len`
+// tokens with a window of `window` keys (0: none). It skips the tiles the mask leaves empty and
+// computes the partly masked ones whole, masking inside: query tile i of n = ⌈len/T⌉ computes
+// min(i + 1, m) key tiles of T, m = 1 + ⌈(window − 1)/T⌉ (n without a window), so
+// tiled_keys2 = 2·T·Σᵢ min(i + 1, m)/n: len + T for a whole causal sequence (a multiple of T),
+// 4·T for a window of T (against 2·T of keys attended).
+double tiled_keys2(int64_t len, int64_t window);
 
 // The shape of `s`'s layers with full attention (make_layer_shape) and of layer `layer`, whose
 // attention may be windowed (model.sliding_window / sliding_window_pattern).
