@@ -129,6 +129,15 @@ std::string format_published_validation(const PublishedValidationResult& res, bo
           res.configurations > 0
               ? 100.0 * (res.configurations - res.configurations_not_fitting) / res.configurations
               : 0.0);
+  // What the source's own releases move: the floor under any model of the configuration.
+  if (res.repeats.runs > 0) {
+    appendf(&out,
+            "repeat spread: %d configurations measured in two or more containers (%d runs): a "
+            "run lies %.1f %% (median %.1f %%) from its configuration's median; Preflight's "
+            "error on those runs %.1f %%\n",
+            res.repeats.configurations, res.repeats.runs, res.repeats.mean_pct,
+            res.repeats.median_pct, res.repeats.model_mape_pct);
+  }
   appendf(&out, "error = (predicted - measured) / measured iteration time; bias < 0: too fast\n");
   format_group_table(res.groups, &out);
   auto print_fits = [&out](const std::string& label, const std::vector<GpuFit>& fits) {
@@ -162,6 +171,11 @@ std::string published_validation_json(const PublishedValidationResult& res) {
   j["simulated"] = res.simulated;
   j["memory"] = {{"configurations", res.configurations},
                  {"not_fitting", res.configurations_not_fitting}};
+  j["repeat_spread"] = {{"configurations", res.repeats.configurations},
+                        {"runs", res.repeats.runs},
+                        {"mean_pct", finite_or_null(res.repeats.mean_pct)},
+                        {"median_pct", finite_or_null(res.repeats.median_pct)},
+                        {"model_mape_pct", finite_or_null(res.repeats.model_mape_pct)}};
   nlohmann::json groups = nlohmann::json::array();
   for (const GroupError& g : res.groups) {
     groups.push_back({{"by", g.by},

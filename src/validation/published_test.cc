@@ -274,6 +274,40 @@ TEST(PublishedValidation, CoverageAndGroups) {
   }
 }
 
+TEST(PublishedValidation, RepeatSpreadComparesAConfigurationsContainers) {
+  // One configuration in three containers (100, 110 and 130 ms: the median 110, deviations 9.1,
+  // 0 and 18.2 %), its tokens/s and TFLOP/s rows counted once per container; another in one
+  // container only, and a row without a container: neither counts.
+  auto run = [](const char* model, const char* container, int line, double ms, double pred) {
+    PublishedPrediction p;
+    p.simulated = true;
+    p.row.source = "mbridge_perf";
+    p.row.model = model;
+    p.row.gpu = "B200";
+    p.row.num_gpus = 8;
+    p.row.tp = 1;
+    p.row.line = line;
+    p.row.precision = "BF16";
+    p.row.notes = std::string("container ") + container + "; Pre-Training Performance";
+    p.run.measured_ms = ms;
+    p.predicted_ms = pred;
+    return p;
+  };
+  std::vector<PublishedPrediction> rows = {
+      run("A", "25.11", 2, 100, 100), run("A", "25.11", 3, 100, 100),
+      run("A", "26.02", 4, 110, 99),  run("A", "26.04.01", 5, 130, 117),
+      run("B", "26.04", 6, 50, 40),   run("A", "", 7, 90, 90),
+  };
+  rows.back().row.notes = "no container named";
+  const RepeatSpread r = repeat_spread(rows);
+  EXPECT_EQ(r.configurations, 1);
+  EXPECT_EQ(r.runs, 3);
+  EXPECT_NEAR(r.mean_pct, (100.0 / 11 + 0 + 200.0 / 11) / 3, 1e-9);
+  EXPECT_NEAR(r.median_pct, 100.0 / 11, 1e-9);
+  EXPECT_NEAR(r.model_mape_pct, (0 + 10 + 10) / 3.0, 1e-9);
+  EXPECT_EQ(repeat_spread({}).runs, 0);
+}
+
 TEST(PublishedValidation, CountsConfigurationsTheMemoryModelDoesNotFit) {
   // LLaMA-3 70B unsharded on 8 H100s (TP 1, PP 1, FSDP 0): 141 GB of bf16 weights alone; and
   // LLaMA-3 8B on 8 B200s, which fits.

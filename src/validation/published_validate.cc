@@ -7,10 +7,12 @@
 #include <functional>
 #include <map>
 #include <thread>
+#include <tuple>
 
 #include "memory/memory_model.h"
 #include "simulate/simulate.h"
 #include "validation/optimize.h"
+#include "validation/recipes.h"
 #include "validation/stats.h"
 
 namespace preflight {
@@ -71,6 +73,51 @@ std::vector<GroupError> published_group_errors(const std::vector<PublishedPredic
   std::map<std::string, std::vector<const PublishedPrediction*>> sources;
   for (const PublishedPrediction* p : all) sources[p->row.source].push_back(p);
   for (const auto& [name, list] : sources) out.push_back(group_error("source", name, list));
+  return out;
+}
+
+RepeatSpread repeat_spread(const std::vector<PublishedPrediction>& rows) {
+  using Key = std::tuple<std::string, std::string, std::string, std::vector<int>, std::string>;
+  // Per configuration, per container: the first simulated row's measured time and error (a
+  // run's tokens/s and TFLOP/s rows give the same time).
+  std::map<Key, std::map<int, std::pair<double, double>>> runs;
+  for (const PublishedPrediction& p : rows) {
+    if (!p.simulated) continue;
+    const PublishedRow& r = p.row;
+    const int container = container_of(r);
+    if (container == 0) continue;
+    const Key key{r.source,
+                  r.model,
+                  r.gpu,
+                  {r.num_gpus, r.tp, r.pp, r.cp, r.ep, r.vpp, r.micro_batch, r.global_batch, r.seq,
+                   r.layers, r.hidden},
+                  r.precision};
+    runs[key].emplace(container, std::make_pair(p.run.measured_ms, std::abs(p.error_pct())));
+  }
+  RepeatSpread out;
+  std::vector<double> deviations, errors;
+  for (const auto& [key, by_container] : runs) {
+    if (by_container.size() < 2) continue;
+    ++out.configurations;
+    std::vector<double> times;
+    for (const auto& [c, run] : by_container) times.push_back(run.first);
+    const double mid = median(times);
+    for (const auto& [c, run] : by_container) {
+      deviations.push_back(std::abs(run.first / mid - 1) * 100);
+      errors.push_back(run.second);
+    }
+  }
+  out.runs = static_cast<int>(deviations.size());
+  if (out.runs > 0) {
+    double sum = 0, err = 0;
+    for (size_t i = 0; i < deviations.size(); ++i) {
+      sum += deviations[i];
+      err += errors[i];
+    }
+    out.mean_pct = sum / out.runs;
+    out.median_pct = median(deviations);
+    out.model_mape_pct = err / out.runs;
+  }
   return out;
 }
 
@@ -518,6 +565,7 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     predict_rows(simulated, {}, -1, HostFit{});
   }
   result.groups = published_group_errors(result.rows);
+  result.repeats = repeat_spread(result.rows);
   return result;
 }
 

@@ -60,6 +60,19 @@ struct GpuFit {
   std::vector<double> constants;
 };
 
+// How far the source's own measurements of one configuration move between software releases:
+// the configurations (source, model, GPU and GPU count, parallelism, batch, precision and shape)
+// measured in two or more containers, one run per configuration and container, each run's
+// measured time against its configuration's median. What the release alone moves, which no
+// model of the configuration can predict; beside it, Preflight's error on the same runs.
+struct RepeatSpread {
+  int configurations = 0;                   // measured in two or more containers
+  int runs = 0;                             // their (configuration, container) runs
+  double mean_pct = NAN, median_pct = NAN;  // |measured / configuration median − 1|
+  double model_mape_pct = NAN;              // Preflight's absolute error on those runs
+};
+RepeatSpread repeat_spread(const std::vector<PublishedPrediction>& rows);
+
 struct PublishedValidationResult {
   std::vector<PublishedPrediction> rows;
   std::vector<GroupError> groups;  // "all" first, then by gpu, kind, precision, source, stack
@@ -67,6 +80,7 @@ struct PublishedValidationResult {
   // Distinct configurations among the simulated rows, and those the memory model says do not
   // fit in HBM (each ran, so each is an overestimate).
   int configurations = 0, configurations_not_fitting = 0;
+  RepeatSpread repeats;
   int folds = 0;
   std::vector<std::string> fold_families;      // per fold: the families held out, joined by ","
   std::vector<GpuFit> fitted;                  // --calibrate: per generation, on all rows

@@ -21,16 +21,6 @@ bool megatron_fsdp(const PublishedRow& row) {
   return c >= '1' && c <= '9';
 }
 
-// The NeMo container in the notes of a Megatron-Bridge row ("container 26.04.01") as
-// yymmpp (260401); 0 when the notes name none.
-int container_of(const PublishedRow& row) {
-  const size_t at = row.notes.find("container ");
-  if (at == std::string::npos) return 0;
-  int yy = 0, mm = 0, patch = 0;
-  if (std::sscanf(row.notes.c_str() + at + 10, "%d.%d.%d", &yy, &mm, &patch) < 2) return 0;
-  return yy * 10000 + mm * 100 + patch;
-}
-
 bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
 // Megatron-Bridge's performance recipes (scripts/performance/configs/*_workload_base_configs.py)
@@ -258,6 +248,14 @@ unsigned recipe_recompute_modules(const PublishedRow& row) {
 }
 
 }  // namespace
+
+int container_of(const PublishedRow& row) {
+  const size_t at = row.notes.find("container ");
+  if (at == std::string::npos) return 0;
+  int yy = 0, mm = 0, patch = 0;
+  if (std::sscanf(row.notes.c_str() + at + 10, "%d.%d.%d", &yy, &mm, &patch) < 2) return 0;
+  return yy * 10000 + mm * 100 + patch;
+}
 
 RecipeDefaults recipe_defaults(const PublishedRow& row) {
   RecipeDefaults r;

@@ -61,4 +61,8 @@ struct RecipeDefaults {
 // The defaults of the recipe behind `row` (its source, NeMo release, model, GPU, precision).
 RecipeDefaults recipe_defaults(const PublishedRow& row);
 
+// The NeMo container in the notes of a Megatron-Bridge row ("container 26.04.01") as yymmpp
+// (260401); 0 when the notes name none.
+int container_of(const PublishedRow& row);
+
 }  // namespace preflight
