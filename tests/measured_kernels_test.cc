@@ -412,6 +412,19 @@ TEST(KinetoTrace, BadTracesAreClearErrors) {
                 .find("t.json: traceEvents[1].dur: expected a kernel's duration in microseconds, "
                       "at most 3.6e9"),
             std::string::npos);
+  // A GEMM whose dimension passes the table's 2^40 bound is left shapeless, not written as a row
+  // the table would refuse.
+  StatusOr<KinetoConversion> huge = kineto_to_kernel_table(
+      "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 0, "
+      "\"dur\": 10, \"args\": {\"External id\": 1, \"Input Dims\": [[2199023255553, 64], [64, "
+      "64]], "
+      "\"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]}},"
+      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"dur\": 5, \"args\": {\"External "
+      "id\": 1}}]}",
+      "huge.json");
+  ASSERT_TRUE(huge.ok()) << huge.status().message();
+  EXPECT_EQ(huge->table.rows.size(), 0u);
+  EXPECT_EQ(huge->shapeless_ops, 1);
   // Odd values inside events are skipped, never a crash.
   StatusOr<KinetoConversion> odd = kineto_to_kernel_table(
       "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": "

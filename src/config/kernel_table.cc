@@ -19,8 +19,6 @@ const char* const kKernelTableColumns[19] = {
 namespace {
 
 constexpr int kColumns = 19;
-// No kernel dimension or byte count reaches 2^40 (a terabyte, a trillion rows).
-constexpr int64_t kMaxValue = int64_t{1} << 40;
 
 const char* const kDtypes[] = {"bf16", "fp16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"};
 
@@ -60,7 +58,7 @@ class RowReader {
     char* end = nullptr;
     errno = 0;
     const long long v = std::strtoll(c.c_str(), &end, 10);
-    if (errno != 0 || end == c.c_str() || *end != '\0' || v < min || v > kMaxValue) {
+    if (errno != 0 || end == c.c_str() || *end != '\0' || v < min || v > kMaxKernelValue) {
       fail(i, "a whole number from " + std::to_string(min) + " to 2^40");
       return 0;
     }

@@ -68,6 +68,9 @@ struct KernelTable {
 
 // The longest kernel a table accepts, in microseconds: a kernel of an hour is not a kernel.
 inline constexpr double kMaxKernelTimeUs = 3.6e9;
+// The largest kernel dimension or byte count a table accepts: 2^40 (a terabyte, a trillion
+// rows).
+inline constexpr int64_t kMaxKernelValue = int64_t{1} << 40;
 
 // The header line's columns, in order.
 extern const char* const kKernelTableColumns[19];

@@ -19,12 +19,15 @@ struct CpuOp {
   const json* args = nullptr;
 };
 
-// A dims list of one input: [d0, d1, ...] of non-negative integers; empty when absent.
+// A dims list of one input: [d0, d1, ...] of non-negative integers up to the kernel table's
+// bound; empty when absent or out of it (the op is then shapeless).
 std::vector<int64_t> dims(const json& all, size_t i) {
   std::vector<int64_t> out;
   if (!all.is_array() || i >= all.size() || !all[i].is_array()) return out;
   for (const json& d : all[i]) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0) return {};
+    if (!d.is_number_integer() || d.get<int64_t>() < 0 || d.get<int64_t>() > kMaxKernelValue) {
+      return {};
+    }
     out.push_back(d.get<int64_t>());
   }
   return out;
@@ -64,7 +67,7 @@ double element_bytes(const std::string& t) {
 int64_t product(const std::vector<int64_t>& d) {
   int64_t p = 1;
   for (int64_t v : d) {
-    if (v > 0 && p > (int64_t{1} << 40) / v) return int64_t{1} << 40;
+    if (v > 0 && p > kMaxKernelValue / v) return kMaxKernelValue;
     p *= v;
   }
   return p;
