@@ -412,29 +412,28 @@ TEST(KinetoTrace, BadTracesAreClearErrors) {
                 .find("t.json: traceEvents[1].dur: expected a kernel's duration in microseconds, "
                       "at most 3.6e9"),
             std::string::npos);
+  // One aten::mm op with `args` (and an odd start time) and its kernel, then odd events:
+  // converted without error, it leaves no row and one shapeless op.
+  auto shapeless = [](const std::string& args, const std::string& name) {
+    StatusOr<KinetoConversion> c = kineto_to_kernel_table(
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", "
+        "\"ts\": \"x\", \"dur\": 10, \"args\": {\"External id\": 1, " +
+            args +
+            "}}, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"dur\": 5, \"args\": "
+            "{\"External id\": 1}}, 7, null]}",
+        name);
+    ASSERT_TRUE(c.ok()) << name << ": " << c.status().message();
+    EXPECT_EQ(c->table.rows.size(), 0u) << name;
+    EXPECT_EQ(c->shapeless_ops, 1) << name;
+  };
   // A GEMM whose dimension passes the table's 2^40 bound is left shapeless, not written as a row
   // the table would refuse.
-  StatusOr<KinetoConversion> huge = kineto_to_kernel_table(
-      "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 0, "
-      "\"dur\": 10, \"args\": {\"External id\": 1, \"Input Dims\": [[2199023255553, 64], [64, "
-      "64]], "
-      "\"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]}},"
-      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"dur\": 5, \"args\": {\"External "
-      "id\": 1}}]}",
+  shapeless(
+      "\"Input Dims\": [[2199023255553, 64], [64, 64]], \"Input type\": [\"c10::BFloat16\", "
+      "\"c10::BFloat16\"]",
       "huge.json");
-  ASSERT_TRUE(huge.ok()) << huge.status().message();
-  EXPECT_EQ(huge->table.rows.size(), 0u);
-  EXPECT_EQ(huge->shapeless_ops, 1);
   // Odd values inside events are skipped, never a crash.
-  StatusOr<KinetoConversion> odd = kineto_to_kernel_table(
-      "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": "
-      "\"x\", \"args\": {\"External id\": 1, \"Input Dims\": [[-1, 2], \"no\"]}},"
-      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"dur\": 5, \"args\": {\"External "
-      "id\": 1}}, 7, null]}",
-      "odd.json");
-  ASSERT_TRUE(odd.ok()) << odd.status().message();
-  EXPECT_EQ(odd->table.rows.size(), 0u);
-  EXPECT_EQ(odd->shapeless_ops, 1);
+  shapeless("\"Input Dims\": [[-1, 2], \"no\"]", "odd.json");
 }
 
 }  // namespace
