@@ -82,7 +82,8 @@ constexpr double kFlash1 = 32.5 / 61.5;
 // where f_fp8 is the measured FP8/BF16 efficiency ratio of the architecture (Hopper 0.90,
 // Blackwell 0.97, else 1; microbenchmarks.csv mlengineering_mamf) for every format below 16
 // bits, and f_format the scaling overhead against per-tensor fp8: fp8 1, fp8_blockwise 0.90,
-// mxfp8 0.95, nvfp4 0.90 (assumptions, roofline.cc). bf16/fp16: peak · η_gemm.
+// mxfp8 0.95 (assumptions, roofline.cc), nvfp4 calibration.nvfp4_efficiency (fitted per
+// generation). bf16/fp16: peak · η_gemm.
 double gemm_rate(const GpuConfig& gpu, Precision p);
 
 }  // namespace preflight

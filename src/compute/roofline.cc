@@ -34,9 +34,8 @@ constexpr double kBlockwiseFactor = 0.90;
 // mxfp8: Blackwell's block-scaled MMA applies the E8M0 scale of every 32 elements in the tensor
 // core; what is left is staging the scale factors into tensor memory. Assumption: 5%.
 constexpr double kMxfp8Factor = 0.95;
-// nvfp4: the same block-scaled MMA with twice the scale density (an E4M3 scale per 16 elements)
-// and half the operand bytes per FLOP, so scale staging weighs more. Assumption: 10%.
-constexpr double kNvfp4Factor = 0.90;
+// nvfp4: the same block-scaled MMA with twice the scale density; its factor is the GPU's
+// calibration.nvfp4_efficiency (config/scenario.h).
 
 double fp8_vs_bf16(const GpuConfig& gpu) {
   if (gpu.architecture == GpuArchitecture::kHopper) return kFp8VsBf16Hopper;
@@ -171,7 +170,7 @@ double gemm_rate(const GpuConfig& gpu, Precision p) {
     case Precision::kMxfp8:
       return base * fp8_vs_bf16(gpu) * kMxfp8Factor;
     case Precision::kNvfp4:
-      return base * fp8_vs_bf16(gpu) * kNvfp4Factor;
+      return base * fp8_vs_bf16(gpu) * gpu.calibration.nvfp4_efficiency;
   }
   return base;
 }

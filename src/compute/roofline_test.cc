@@ -308,8 +308,8 @@ double big_gemm_seconds(GpuConfig gpu, Precision p, int e) {
 
 TEST(GemmRate, IsPeakTimesEfficiencyTimesTheFormatFactors) {
   // H100 (η_gemm = the preset's): bf16 989 TF · η; fp8 1979 TF · η · 0.90 (MAMF FP8/BF16 on
-  // Hopper); blockwise · 0.90 more. B200: nvfp4 9000 TF · η · 0.97 · 0.90; mxfp8 4500 TF · η ·
-  // 0.97 · 0.95.
+  // Hopper); blockwise · 0.90 more. B200: nvfp4 9000 TF · η · 0.97 · the preset's
+  // nvfp4_efficiency; mxfp8 4500 TF · η · 0.97 · 0.95.
   const GpuConfig h100 = preset_gpu("H100-SXM5-80GB");
   const double eh = h100.calibration.gemm_efficiency;
   EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kBf16), 989e12 * eh);
@@ -317,7 +317,12 @@ TEST(GemmRate, IsPeakTimesEfficiencyTimesTheFormatFactors) {
   EXPECT_DOUBLE_EQ(gemm_rate(h100, Precision::kFp8Blockwise), 1979e12 * eh * 0.90 * 0.90);
   const GpuConfig b200 = preset_gpu("B200");
   const double eb = b200.calibration.gemm_efficiency;
-  EXPECT_DOUBLE_EQ(gemm_rate(b200, Precision::kNvfp4), 9000e12 * eb * 0.97 * 0.90);
+  const double f4 = b200.calibration.nvfp4_efficiency;
+  EXPECT_DOUBLE_EQ(gemm_rate(b200, Precision::kNvfp4), 9000e12 * eb * 0.97 * f4);
+  GpuConfig other = b200;
+  other.calibration.nvfp4_efficiency = 0.5;
+  EXPECT_DOUBLE_EQ(gemm_rate(other, Precision::kNvfp4), 9000e12 * eb * 0.97 * 0.5);
+  EXPECT_DOUBLE_EQ(gemm_rate(other, Precision::kMxfp8), gemm_rate(b200, Precision::kMxfp8));
   EXPECT_DOUBLE_EQ(gemm_rate(b200, Precision::kMxfp8), 4500e12 * eb * 0.97 * 0.95);
   // No measurement for other architectures: the format factors alone.
   EXPECT_DOUBLE_EQ(gemm_rate(test_gpu(), Precision::kFp8), 800e12 * 0.75);
@@ -331,12 +336,12 @@ TEST(RooflineModel, Fp8IsNearlyTwiceBf16OnH100) {
   EXPECT_NEAR(ratio, 2 * 0.90, 0.001);
 }
 
-TEST(RooflineModel, Nvfp4IsNearlyTwiceFp8OnB200) {
-  // 9 vs 4.5 PFLOPS dense, nvfp4's scale factor 0.90 against per-tensor fp8's 1: 1.8×.
+TEST(RooflineModel, Nvfp4IsTwiceFp8OnB200AtItsFraction) {
+  // 9 vs 4.5 PFLOPS dense, at nvfp4's fraction against per-tensor fp8's 1.
   const GpuConfig b200 = preset_gpu("B200");
   const double ratio =
       big_gemm_seconds(b200, Precision::kFp8, 1) / big_gemm_seconds(b200, Precision::kNvfp4, 1);
-  EXPECT_NEAR(ratio, 2 * 0.90, 0.001);
+  EXPECT_NEAR(ratio, 2 * b200.calibration.nvfp4_efficiency, 0.002);
 }
 
 TEST(RooflineModel, BlockScaledFormatsAreSlowerThanPerTensorFp8) {

@@ -415,6 +415,22 @@ TEST(LoadScenarioText, SpecialFunctionUnitsAndClockOfAGpu) {
   }
 }
 
+TEST(LoadScenarioText, Nvfp4FractionIsACalibratedConstantInItsBounds) {
+  StatusOr<Scenario> a = load("");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_DOUBLE_EQ(a->cluster.gpu.calibration.nvfp4_efficiency, 0.90);
+  StatusOr<Scenario> b = load("", {"cluster.gpu.calibration.nvfp4_efficiency=0.6"});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_DOUBLE_EQ(b->cluster.gpu.calibration.nvfp4_efficiency, 0.6);
+  for (const char* bad : {"cluster.gpu.calibration.nvfp4_efficiency=0",
+                          "cluster.gpu.calibration.nvfp4_efficiency=1.5"}) {
+    StatusOr<Scenario> c = load("", {bad});
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_NE(c.status().message().find("nvfp4_efficiency"), std::string::npos)
+        << c.status().message();
+  }
+}
+
 TEST(LoadScenarioText, ScopedCudaGraphsNameTheirModules) {
   StatusOr<Scenario> s = load("", {"training.cuda_graphs=scoped",
                                    "training.cuda_graph_scope=[attn,moe_router,moe_preprocess]"});

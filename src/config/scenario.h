@@ -211,6 +211,11 @@ struct GpuCalibration {
   // sequence 8K reaches 518 TFLOP/s backward (FlashAttention-3 paper, Shah et al. 2024, Fig. 6)
   // against ~600 forward (Fig. 5): 0.87.
   double attention_backward_ratio = 0.87;
+  // NVFP4 GEMMs' throughput against FP8's at their peaks' ratio: the same block-scaled MMA with
+  // twice the scale density (an E4M3 scale per 16 elements) and half the operand bytes per
+  // FLOP, so scale staging, operand feeding and the epilogue weigh more. Assumed 0.90 where no
+  // fit exists; fitted per generation on the published set's NVFP4 rows (docs/calibration.md).
+  double nvfp4_efficiency = 0.90;
   // Mamba-2's SSD chunked-scan kernels (mamba_ssm's Triton mamba_chunk_scan_combined, which
   // Megatron-Core runs): their FLOPs / the bf16 dense peak. On one H100 the forward processes
   // ~1.2e7 tokens/s at 128 heads × 64, state 128 (vLLM PR 27299's microbenchmark of the
