@@ -419,32 +419,27 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       return std::vector<double>{r.x[0], r.x[1], from[2], from[3]};
     };
     fit.constants = fit_compute(fit.constants, 0.15);
-    if (!all.empty()) {
+    // Constant `k` alone on rows `train` (none: it keeps its value), the others fixed.
+    auto fit_one = [&](size_t k, const std::vector<size_t>& train) {
+      if (train.empty()) return;
       std::vector<double> x = fit.constants;
-      fit.constants[2] = golden_section(
-          [&](double m) {
-            x[2] = m;
-            return mape(all, x);
+      fit.constants[k] = golden_section(
+          [&](double v) {
+            x[k] = v;
+            return mape(train, x);
           },
-          lo[2], hi[2], 12);
-    }
-    // The NVFP4 fraction on the generation's dense NVFP4 rows, the others fixed: like the GEMM
-    // fraction, on rows whose every cost the model holds (fitted on the hybrids' NVFP4 rows, it
-    // would take up their other gaps: a fold without dense NVFP4 rows pushed it to its bound and
-    // the held-out dense rows 46 % slow). Without such rows it keeps its start, the assumption.
+          lo[k], hi[k], 12);
+    };
+    fit_one(2, all);
+    // The NVFP4 fraction on the generation's dense NVFP4 rows: like the GEMM fraction, on rows
+    // whose every cost the model holds (fitted on the hybrids' NVFP4 rows, it would take up their
+    // other gaps: a fold without dense NVFP4 rows pushed it to its bound and the held-out dense
+    // rows 46 % slow). Without such rows it keeps its start, the assumption.
     std::vector<size_t> fp4;
     for (size_t i : dense) {
       if (result.rows[i].run.precision == "nvfp4") fp4.push_back(i);
     }
-    if (!fp4.empty()) {
-      std::vector<double> x = fit.constants;
-      fit.constants[3] = golden_section(
-          [&](double v) {
-            x[3] = v;
-            return mape(fp4, x);
-          },
-          lo[3], hi[3], 12);
-    }
+    fit_one(3, fp4);
     fit.constants = fit_compute(fit.constants, 0.05);
     return fit;
   };
