@@ -410,7 +410,7 @@ TEST(KinetoTrace, BadTracesAreClearErrors) {
   EXPECT_NE(error("{\"traceEvents\": [7, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
                   "\"dur\": 1.7e90}]}")
                 .find("t.json: traceEvents[1].dur: expected a kernel's duration in microseconds, "
-                      "at most 3.6e9"),
+                      "at most 3.6e+09"),
             std::string::npos);
   // One aten::mm op with `args` (and an odd start time) and its kernel, then odd events:
   // converted without error, it leaves no row and one shapeless op.

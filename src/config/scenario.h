@@ -214,7 +214,8 @@ struct GpuCalibration {
   // NVFP4 GEMMs' throughput against FP8's at their peaks' ratio: the same block-scaled MMA with
   // twice the scale density (an E4M3 scale per 16 elements) and half the operand bytes per
   // FLOP, so scale staging, operand feeding and the epilogue weigh more. Assumed 0.90 where no
-  // fit exists; fitted per generation on the published set's NVFP4 rows (docs/calibration.md).
+  // fit exists; fitted per generation on the published set's dense NVFP4 rows
+  // (docs/calibration.md).
   double nvfp4_efficiency = 0.90;
   // Mamba-2's SSD chunked-scan kernels (mamba_ssm's Triton mamba_chunk_scan_combined, which
   // Megatron-Core runs): their FLOPs / the bf16 dense peak. On one H100 the forward processes

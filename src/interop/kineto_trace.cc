@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -259,9 +260,11 @@ StatusOr<KinetoConversion> kineto_to_kernel_table(std::string_view text, const s
       // The table takes a kernel's mean time; one kernel past the table's bound is a broken
       // trace, not a measurement to average away.
       if (const double dur = number(e, "dur"); !(dur <= kMaxKernelTimeUs)) {
+        char bound[32];
+        std::snprintf(bound, sizeof bound, "%g", kMaxKernelTimeUs);
         return invalid_argument(file + ": traceEvents[" + std::to_string(index) +
                                 "].dur: expected a kernel's duration in microseconds, at most " +
-                                "3.6e9 (an hour)");
+                                bound + " (an hour)");
       }
       kernels.push_back(&e);
     }
