@@ -137,6 +137,8 @@ void PacketNetwork::jump(SimTime delta, const std::vector<int64_t>& credit) {
   for (int id : active_) flows_[id].ff_credit = 0;
   for (Port& p : ports_) {
     if (p.wake_at != SimTime::max()) p.wake_at += delta;
+    // Credits on their way back move with the events, as their wake-ups do.
+    for (auto& r : p.returns) r.first += delta;
   }
   if (ff_window_held_) carry_holds(delta);
   // ECN marks, CNPs, PAUSE frames and credit stalls at the rate of the window before the jump,

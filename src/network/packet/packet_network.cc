@@ -100,9 +100,27 @@ SimTime PacketNetwork::paused_time(int channel, SimTime now) const {
   return p.paused_total + (p.paused || p.starved ? now - p.paused_since : SimTime());
 }
 
+void PacketNetwork::take_returns(int channel) {
+  Port& p = ports_[channel];
+  const SimTime now = sim_->now();
+  while (!p.returns.empty() && p.returns.front().first <= now) {
+    credits_[channel] += p.returns.front().second;
+    p.returns.pop_front();
+  }
+}
+
+void PacketNetwork::arm_credit_wake(int channel) {
+  take_returns(channel);  // what is left comes back later than now
+  Port& p = ports_[channel];
+  if (!p.starved || p.credit_wake || p.returns.empty()) return;
+  p.credit_wake = true;
+  schedule(p.returns.front().first, kCredit, channel);
+}
+
 bool PacketNetwork::has_credit(int channel, int64_t wire) {
   if (!credit_mode_) return true;
   Port& p = ports_[channel];
+  take_returns(channel);
   if (credits_[channel] >= wire) {
     if (p.starved) {
       observe(channel);
@@ -119,6 +137,7 @@ bool PacketNetwork::has_credit(int channel, int64_t wire) {
     p.paused_since = sim_->now();
     stats_.credit_stalls++;
   }
+  arm_credit_wake(channel);
   return false;
 }
 
@@ -298,8 +317,9 @@ void PacketNetwork::on_event(int64_t payload) {
       on_ack(index);
       return;
     case kCredit:
-      credits_[index] += gen;
+      ports_[index].credit_wake = false;
       try_send(index);
+      arm_credit_wake(index);  // still starved (busy, or the return too small): the next one
       return;
     case kCheck:
       fast_forward_check();
@@ -366,7 +386,8 @@ void PacketNetwork::try_send(int channel) {
       check_resume(in);
       // Its buffer is free again: the credits go back up the link it came on.
       if (credit_mode_) {
-        schedule(sim_->now() + ports_[in].latency, kCredit, in, static_cast<uint32_t>(wire));
+        ports_[in].returns.emplace_back(sim_->now() + ports_[in].latency, wire);
+        arm_credit_wake(in);
       }
     }
     transmit(channel, id);

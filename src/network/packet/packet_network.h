@@ -40,7 +40,9 @@
 //    link's latency (IBTA vol. 1 §7.9, link-level flow control: the flow-control packets ride
 //    their own virtual lane, unqueued here). A full buffer holds the upstream port, and the
 //    ports before it in turn (congestion spreading; head-of-line blocking of the flows that
-//    share them).
+//    share them). Returned credits cost no event: the port takes in those that have arrived
+//    whenever it looks for credits, and a port starved of them is woken once, when the return
+//    that feeds it arrives.
 //  * Fast-forward (config fast_forward, off by default): every fast_forward_window the network
 //    measures each active flow's delivery rate. When the same flows have run two windows in a
 //    row at rates within the tolerance, with no drop, as many PFC pauses and credit stalls
@@ -186,6 +188,11 @@ class PacketNetwork final : private EventHandler {
     size_t next_sender = 0;
     SimTime wake_at = SimTime::max();  // a pending wake-up for paced senders
     int current = -1;                  // the packet on the wire
+    // InfiniBand: credits on their way back up the link (when they arrive, bytes), in arrival
+    // order. They are taken in when the port next looks for credits, so a credit costs no
+    // event; a port starved of credits gets one wake-up, at the return that feeds it.
+    std::deque<std::pair<SimTime, int64_t>> returns;
+    bool credit_wake = false;  // a kCredit wake-up is pending
   };
   struct SwitchState {
     int64_t used = 0;                   // bytes buffered
@@ -258,7 +265,7 @@ class PacketNetwork final : private EventHandler {
     kFinish,
     kTimeout,
     kAck,
-    kCredit,  // InfiniBand: credits (the gen field: bytes) reach the port upstream
+    kCredit,  // InfiniBand: a port starved of credits is woken by their return
     kCheck,   // fast-forward: the end of a measuring window
   };
   void schedule(SimTime at, Event e, int64_t index, uint32_t gen = 0);
@@ -269,6 +276,10 @@ class PacketNetwork final : private EventHandler {
   int64_t wire_bytes(const Packet& p) const { return p.payload + header_; }
   int alloc_packet();
 
+  // InfiniBand: takes in the credits of `channel` that have come back by now, and schedules
+  // the wake-up of a starved port at its next return.
+  void take_returns(int channel);
+  void arm_credit_wake(int channel);
   void try_send(int channel);
   void transmit(int channel, int packet);
   void tx_done(int channel);

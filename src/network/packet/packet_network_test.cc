@@ -387,6 +387,39 @@ TEST(PacketNetwork, InfinibandCreditLoopBoundsAFlowWithASmallBuffer) {
               1e-8);
 }
 
+// Credits returned up a link cost no event of their own: a port takes them in when it next looks
+// for credits, and only a port starved of them is woken, once, at the return that feeds it. A
+// lone flow through one switch then takes the events of the same flow without link-level flow
+// control (RoCE without congestion control, its PFC never triggered): per packet two
+// serializations and two arrivals. With a one-packet credit buffer the sender starves after
+// every packet, and each starved wait costs exactly one wake-up.
+TEST(PacketNetwork, InfinibandCreditsCostAWakeUpOnlyWhereAPortStarves) {
+  const int64_t packets = 512;
+  auto events = [&](PacketConfig config) {
+    Fabric f = star(1);
+    Simulator sim;
+    PacketNetwork net(f.t, config, &sim);
+    net.start_flow(packets * config.mtu, f.path({"s0", "sw", "r"}), SimTime(), [](SimTime) {});
+    sim.run();
+    return net.stats();
+  };
+  PacketConfig roce;
+  roce.header = PacketConfig::kIbHeader;  // the same wire bytes
+  roce.cc = CongestionControl::kNone;
+  roce.ecn = false;
+  const PacketStats plain = events(roce);
+  const PacketStats ib = events(infiniband());
+  EXPECT_EQ(plain.pauses, 0);
+  EXPECT_EQ(ib.credit_stalls, 0);
+  EXPECT_EQ(ib.events, plain.events);
+  EXPECT_LE(ib.events, 4 * packets + 8);
+  PacketConfig tight = infiniband();
+  tight.credit_buffer = tight.mtu + PacketConfig::kIbHeader;
+  const PacketStats starved = events(tight);
+  EXPECT_EQ(starved.credit_stalls, packets - 1);
+  EXPECT_EQ(starved.events, ib.events + starved.credit_stalls);
+}
+
 // A 4:1 incast over InfiniBand without congestion control: lossless without PFC, the port at
 // line rate, the four inputs sharing it fairly (each holds the same credits in the switch), and
 // the bottleneck's queue bounded by what the four ingress ports' credits let in.
