@@ -131,7 +131,7 @@ BENCHMARK(BM_SimulateGpt3_13B_32xA100_Packet)->Unit(benchmark::kMillisecond)->It
 // (simulation.packet.fast_forward): GPT-3 13B on 128 H100s (16 DGX nodes, rail-optimized; TP 8,
 // DP 16, global batch 256) on the preset's InfiniBand, 284 M packets of which about 97 % are
 // credited across jumps. The exact run, measured by hand (docs/packet_network.md "Speed"), takes
-// about 107 s for an iteration time within 0.00002 % of this one.
+// about 85 s for an iteration time within 0.00002 % of this one.
 void BM_SimulateGpt3_13B_128xH100_PacketFastForward(benchmark::State& state) {
   run_packet(
       state,
@@ -139,7 +139,7 @@ void BM_SimulateGpt3_13B_128xH100_PacketFastForward(benchmark::State& state) {
        "parallelism.pp=1", "parallelism.dp=16", "training.global_batch=256"},
       {"simulation.packet.fast_forward=true"});
   state.SetLabel(
-      "target (issue 16): <= 10 min on 2 cores (exact: about 107 s); flow network time beside");
+      "target (issue 16): <= 10 min on 2 cores (exact: about 85 s); flow network time beside");
 }
 BENCHMARK(BM_SimulateGpt3_13B_128xH100_PacketFastForward)
     ->Unit(benchmark::kMillisecond)
@@ -161,7 +161,7 @@ BENCHMARK(BM_SimulateMixtral_16xH100_Packet)->Unit(benchmark::kMillisecond)->Ite
 // nodes, EP 8 across them, on a leaf-spine 4:1 oversubscribed with 16-port leaves, so the
 // all-to-alls' uplinks are held by InfiniBand's credits for most of the iteration (31 M credit
 // stalls). The exact run, measured by hand (docs/packet_network.md "Fast-forward"), takes about
-// 18 s (243 M events) for an iteration 0.07 % shorter than this one.
+// 16.5 s (216 M events) for an iteration 0.05 % shorter than this one.
 void BM_SimulateMixtral_32xH100_Oversubscribed_PacketFastForward(benchmark::State& state) {
   run_packet(state,
              {"model.preset=mixtral-8x7b", "model.layers=4", "model.moe.routing=balanced",
@@ -170,7 +170,7 @@ void BM_SimulateMixtral_32xH100_Oversubscribed_PacketFastForward(benchmark::Stat
               "parallelism.tp=1", "parallelism.pp=1", "parallelism.ep=8", "parallelism.dp=32",
               "training.seq_len=4096", "training.global_batch=32", "training.micro_batch=1"},
              {"simulation.packet.fast_forward=true"});
-  state.SetLabel("credit-bound uplinks fast-forwarded (exact: about 18 s); flow network beside");
+  state.SetLabel("credit-bound uplinks fast-forwarded (exact: about 16.5 s); flow network beside");
 }
 BENCHMARK(BM_SimulateMixtral_32xH100_Oversubscribed_PacketFastForward)
     ->Unit(benchmark::kMillisecond)

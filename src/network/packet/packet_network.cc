@@ -63,6 +63,8 @@ PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simu
     }
   }
   credit_mode_ = config_.link_layer == LinkLayer::kInfiniband;
+  quiet_receivers_ = credit_mode_ && config_.routing == PacketRouting::kEcmp && !config_.ecn &&
+                     config_.cc != CongestionControl::kHpcc;
   if (credit_mode_) {
     config_.pfc = false;
     // Ports into a NIC deliver at once: their credits never run out.
@@ -491,7 +493,11 @@ void PacketNetwork::tx_done(int channel) {
   Packet& pk = packets_[id];
   pk.in_channel = channel;
   pk.hop++;
-  schedule(sim_->now() + p.latency, kArrive, id);
+  if (quiet_receivers_ && pk.hop > flows_[pk.flow].end) {
+    deliver(id, sim_->now() + p.latency);  // its arrival at the receiver, known now
+  } else {
+    schedule(sim_->now() + p.latency, kArrive, id);
+  }
   try_send(channel);
 }
 
@@ -532,7 +538,7 @@ void PacketNetwork::arrive(int packet) {
   Packet& pk = packets_[packet];
   Flow& f = flows_[pk.flow];
   if (pk.hop > f.end) {
-    deliver(packet);
+    deliver(packet, sim_->now());
     return;
   }
   const int in = pk.in_channel;
@@ -607,7 +613,7 @@ void PacketNetwork::deliver_unordered(int packet) {
   if (f.received == f.packets) finish_at(pk.flow, now + f.tail);
 }
 
-void PacketNetwork::deliver(int packet) {
+void PacketNetwork::deliver(int packet, SimTime now) {
   if (config_.routing != PacketRouting::kEcmp) {
     deliver_unordered(packet);
     return;
@@ -617,7 +623,6 @@ void PacketNetwork::deliver(int packet) {
   const bool acks = config_.cc == CongestionControl::kHpcc;
   if (f.finished || pk.seq != f.expected || !acks) free_packets_.push_back(packet);
   if (f.finished) return;
-  const SimTime now = sim_->now();
   if (pk.seq != f.expected) {
     // A gap: a packet before it was dropped. Go-back-N: NACK the expected one.
     if (pk.seq > f.expected &&

@@ -42,7 +42,9 @@
 //    ports before it in turn (congestion spreading; head-of-line blocking of the flows that
 //    share them). Returned credits cost no event: the port takes in those that have arrived
 //    whenever it looks for credits, and a port starved of them is woken once, when the return
-//    that feeds it arrives.
+//    that feeds it arrives. Its receivers send nothing back (no ECN, drops or ACKs), so with
+//    per-flow routing a packet is delivered when its last hop's serialization ends, at the
+//    arrival time then known, without an arrival event.
 //  * Fast-forward (config fast_forward, off by default): every fast_forward_window the network
 //    measures each active flow's delivery rate. When the same flows have run two windows in a
 //    row at rates within the tolerance, with no drop, as many PFC pauses and credit stalls
@@ -284,7 +286,9 @@ class PacketNetwork final : private EventHandler {
   void transmit(int channel, int packet);
   void tx_done(int channel);
   void arrive(int packet);
-  void deliver(int packet);
+  // The receiver takes `packet`, arrived at `now` (in order: advances its flow, sends what the
+  // congestion control asks for, finishes the flow with its last packet).
+  void deliver(int packet, SimTime now);
   bool send_from_flows(int channel);
   // Puts `flow` (back) among its NIC port's senders and tries the port.
   void rotate(int flow);
@@ -353,7 +357,11 @@ class PacketNetwork final : private EventHandler {
   std::vector<int> free_packets_;
   std::vector<IntRecord> int_records_;  // kMaxIntHops per packet id (HPCC only)
   std::vector<Completion> completions_;
-  bool credit_mode_ = false;       // InfiniBand's credit-based flow control
+  bool credit_mode_ = false;  // InfiniBand's credit-based flow control
+  // The receivers send nothing back (no drops, ECN, acknowledgements or per-packet routing):
+  // a packet is delivered when its last hop's serialization ends, at its arrival time then
+  // known, without an arrival event.
+  bool quiet_receivers_ = false;
   std::vector<int64_t> credits_;   // by channel: bytes the downstream port can still take
   Router router_;                  // the equal-cost next hops of per-packet routing
   std::vector<int> trace_of_;      // by channel: its index in traces_, or -1

@@ -388,18 +388,23 @@ TEST(PacketNetwork, InfinibandCreditLoopBoundsAFlowWithASmallBuffer) {
 }
 
 // Credits returned up a link cost no event of their own: a port takes them in when it next looks
-// for credits, and only a port starved of them is woken, once, at the return that feeds it. A
-// lone flow through one switch then takes the events of the same flow without link-level flow
-// control (RoCE without congestion control, its PFC never triggered): per packet two
-// serializations and two arrivals. With a one-packet credit buffer the sender starves after
-// every packet, and each starved wait costs exactly one wake-up.
-TEST(PacketNetwork, InfinibandCreditsCostAWakeUpOnlyWhereAPortStarves) {
+// for credits, and only a port starved of them is woken, once, at the return that feeds it. And
+// an InfiniBand receiver sends nothing back, so a packet is delivered when its last hop's
+// serialization ends, at its arrival time then known. A lone flow through one switch then takes
+// three events a packet (two serializations, its arrival at the switch): one fewer than the
+// same flow without link-level flow control (RoCE without congestion control, its PFC never
+// triggered), whose receiver takes each arrival as an event, and the same completion time.
+// With a one-packet credit buffer the sender starves after every packet, and each starved wait
+// costs exactly one wake-up.
+TEST(PacketNetwork, InfinibandCreditsAndDeliveriesCostNoEventOfTheirOwn) {
   const int64_t packets = 512;
+  SimTime done;
   auto events = [&](PacketConfig config) {
     Fabric f = star(1);
     Simulator sim;
     PacketNetwork net(f.t, config, &sim);
-    net.start_flow(packets * config.mtu, f.path({"s0", "sw", "r"}), SimTime(), [](SimTime) {});
+    net.start_flow(packets * config.mtu, f.path({"s0", "sw", "r"}), SimTime(),
+                   [&](SimTime t) { done = t; });
     sim.run();
     return net.stats();
   };
@@ -408,11 +413,14 @@ TEST(PacketNetwork, InfinibandCreditsCostAWakeUpOnlyWhereAPortStarves) {
   roce.cc = CongestionControl::kNone;
   roce.ecn = false;
   const PacketStats plain = events(roce);
+  const SimTime plain_done = done;
   const PacketStats ib = events(infiniband());
+  EXPECT_EQ(done, plain_done);
   EXPECT_EQ(plain.pauses, 0);
   EXPECT_EQ(ib.credit_stalls, 0);
-  EXPECT_EQ(ib.events, plain.events);
-  EXPECT_LE(ib.events, 4 * packets + 8);
+  EXPECT_EQ(ib.delivered, packets);
+  EXPECT_EQ(ib.events, plain.events - packets);
+  EXPECT_LE(ib.events, 3 * packets + 8);
   PacketConfig tight = infiniband();
   tight.credit_buffer = tight.mtu + PacketConfig::kIbHeader;
   const PacketStats starved = events(tight);
