@@ -370,16 +370,34 @@ StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w
                                             const ComputeModel& compute, SimTime launch_overhead,
                                             int64_t max_nodes) {
   const Layout layout(s, w);
-  // Kernel durations, once per block op (every instance of a block costs the same).
-  std::vector<std::vector<SimTime>> durations;
-  for (const Block& b : w.blocks) {
-    std::vector<SimTime> d;
-    for (const Op& op : b.ops) {
-      d.push_back(op.type == OpType::kCollective ? SimTime()
-                  : op.fixed_time.ps() > 0       ? op.fixed_time
-                                                 : compute.duration(op));
+  // Kernel durations, once per block op (every instance of a block costs the same): one table
+  // for the GPUs that run alike, one more for each rank the model times apart (a straggler,
+  // ComputeModel::distinct_ranks), asked at the iteration's start.
+  using Durations = std::vector<std::vector<SimTime>>;
+  auto table = [&](const RankContext* at) {
+    Durations durations;
+    for (const Block& b : w.blocks) {
+      std::vector<SimTime> d;
+      for (const Op& op : b.ops) {
+        d.push_back(op.type == OpType::kCollective ? SimTime()
+                    : op.fixed_time.ps() > 0       ? op.fixed_time
+                    : at != nullptr                ? compute.duration(op, *at)
+                                                   : compute.duration(op));
+      }
+      durations.push_back(std::move(d));
     }
-    durations.push_back(std::move(d));
+    return durations;
+  };
+  const Durations durations = table(nullptr);
+  std::map<int, Durations> distinct;  // by global rank
+  for (int rank : compute.distinct_ranks()) {
+    for (size_t st = 0; st < w.stages.size(); ++st) {
+      for (int local = 0; local < layout.stage_ranks(); ++local) {
+        if (layout.rank(static_cast<int>(st), local) != rank) continue;
+        const RankContext at{rank, static_cast<int>(st), SimTime()};
+        distinct.emplace(rank, table(&at));
+      }
+    }
   }
   GroupNames names;
   int64_t total = 0;
@@ -399,8 +417,10 @@ StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w
   ChakraWorkload out;
   for (size_t st = 0; st < w.stages.size(); ++st) {
     for (int local = 0; local < layout.stage_ranks(); ++local) {
-      Lowering l(w, layout, durations, launch_overhead, s.cluster.host_overhead_factor,
-                 s.cluster.host_bandwidth, &names, static_cast<int>(st), local);
+      auto own = distinct.find(layout.rank(static_cast<int>(st), local));
+      Lowering l(w, layout, own != distinct.end() ? own->second : durations, launch_overhead,
+                 s.cluster.host_overhead_factor, s.cluster.host_bandwidth, &names,
+                 static_cast<int>(st), local);
       out.ranks.push_back(l.run());
     }
   }
@@ -410,7 +430,23 @@ StatusOr<ChakraWorkload> workload_to_chakra(const Scenario& s, const Workload& w
 
 StatusOr<ChakraWorkload> export_chakra(const Scenario& s, int64_t max_nodes) {
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
-  const std::unique_ptr<ComputeModel> compute = make_compute_model(s);
+  // Stragglers (simulation.slow_ranks) slow their rank's kernels in its trace. A trace holds one
+  // duration per kernel, so a slowdown that starts or ends within the iteration cannot be
+  // written; the simulation takes it (the kernel's start decides there).
+  for (size_t i = 0; i < s.simulation.slow_ranks.size(); ++i) {
+    const SlowRank& r = s.simulation.slow_ranks[i];
+    if (r.from.ps() != 0 || r.until != SimTime::max()) {
+      return invalid_argument("export chakra: simulation.slow_ranks[" + std::to_string(i) +
+                              "]: a trace holds one duration per kernel, so only a slowdown over "
+                              "the whole iteration can be exported (drop from/until)");
+    }
+  }
+  const std::unique_ptr<ComputeModel> roofline = make_compute_model(s);
+  std::unique_ptr<ComputeModel> slowed;
+  if (!s.simulation.slow_ranks.empty()) {
+    slowed = make_slow_ranks_model(*roofline, s.simulation.slow_ranks);
+  }
+  const ComputeModel* compute = slowed ? slowed.get() : roofline.get();
   return workload_to_chakra(
       s, generate_workload(s, offloaded_layer_bytes(s)), *compute,
       s.cluster.gpu.calibration.launch_overhead.scaled(s.cluster.host_overhead_factor), max_nodes);

@@ -4,6 +4,7 @@
 
 #include "config/loader.h"
 #include "interop/chakra_replay.h"
+#include "parallel/rank_layout.h"
 #include "simulate/simulate.h"
 
 namespace preflight {
@@ -21,8 +22,9 @@ Scenario scenario(std::vector<std::string> sets) {
 }
 
 // Export → bytes → import: the same nodes and dependencies; the replay's iteration time is the
-// simulated one to the picosecond.
-void expect_round_trip(const Scenario& s) {
+// simulated one to the picosecond, and the compute of `rank` (on stage 0 of the critical DP
+// replica) the simulated stage's.
+void expect_round_trip(const Scenario& s, int rank = 0) {
   StatusOr<ChakraWorkload> w = export_chakra(s);
   ASSERT_TRUE(w.ok()) << w.status().message();
   ASSERT_EQ(static_cast<int64_t>(w->ranks.size()), s.cluster.total_gpus());
@@ -48,11 +50,18 @@ void expect_round_trip(const Scenario& s) {
   ASSERT_TRUE(replayed.ok()) << replayed.status().message();
   EXPECT_EQ(replayed->iteration_time.ps(), simulated->execution.iteration_time.ps());
   // The breakdowns agree on what is not a matter of attribution: the critical rank's compute.
-  const Breakdown& b = replayed->ranks[0].breakdown;
-  EXPECT_EQ(b.total(), replayed->ranks[0].end);
-  EXPECT_EQ((b.compute + b.optimizer).ps(), (simulated->execution.stages[0].breakdown.compute +
-                                             simulated->execution.stages[0].breakdown.optimizer)
-                                                .ps());
+  const Breakdown& b = replayed->ranks[rank].breakdown;
+  EXPECT_EQ(b.total(), replayed->ranks[rank].end);
+  // `rank`'s stage in the DP replica (class) that holds it.
+  const RankLayout layout = RankLayout::of(s);
+  const int stage = rank / layout.stage_ranks();
+  const int replica = rank % layout.stage_ranks() / (layout.tp() * layout.cp());
+  const std::vector<StageResult>* stages = &simulated->execution.stages;
+  for (const ReplicaResult& r : simulated->execution.replicas) {
+    if (r.first == replica && !r.stages.empty()) stages = &r.stages;
+  }
+  const Breakdown& want = (*stages)[static_cast<size_t>(stage)].breakdown;
+  EXPECT_EQ((b.compute + b.optimizer).ps(), (want.compute + want.optimizer).ps());
 }
 
 TEST(ChakraExport, RoundTrip1F1BWithTensorAndDataParallelism) {
@@ -100,6 +109,67 @@ TEST(ChakraExport, RoundTripOnTheFlowNetwork) {
       {"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4", "simulation.network=flow"}));
   expect_round_trip(scenario(
       {"parallelism.tp=8", "parallelism.pp=2", "parallelism.dp=1", "simulation.network=flow"}));
+}
+
+// A straggler: its trace carries its slowed kernels, and the replay runs every rank apart,
+// where the simulation moves a replica's TP (and CP) ranks as one runner at the slowest one's
+// pace. The two agree to the picosecond: every rank of the slowed GPU's TP group waits for it at
+// each of their collectives, so the group's timeline is the slow GPU's, and the fast members'
+// gradient reductions, which could start early, meet the slow replica's members of other TP
+// ranks only through the same collectives. Slowed TP rank 1 of DP replica 2 on stage 0, on a
+// fast rank's DP group as well as on its own.
+TEST(ChakraExport, RoundTripWithAStragglerInsideItsTensorParallelGroup) {
+  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
+                              "simulation.slow_ranks=[{rank: 5, factor: 1.5}]"}),
+                    5);
+  expect_round_trip(scenario({"parallelism.tp=4", "parallelism.pp=1", "parallelism.dp=4",
+                              "parallelism.sequence_parallel=true",
+                              "simulation.slow_ranks=[{rank: 6, factor: 1.3}]"}),
+                    6);
+  expect_round_trip(
+      scenario({"parallelism.tp=2", "parallelism.pp=1", "parallelism.dp=4", "parallelism.cp=2",
+                "training.seq_len=8192", "simulation.slow_ranks=[{rank: 3, factor: 2}]"}),
+      3);
+}
+
+// The same with the TP collectives overlapped on their own stream (zero-bubble schedule), with
+// expert all-to-alls across replicas under a skewed router, on the flow network, with two
+// stragglers on two stages of an interleaved pipeline with overlapped sends, and under ZeRO-3's
+// per-layer gathers.
+TEST(ChakraExport, RoundTripWithStragglersAcrossSchedulesNetworksAndExperts) {
+  expect_round_trip(scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
+                              "parallelism.schedule=zb_h1", "parallelism.sequence_parallel=true",
+                              "parallelism.tp_comm_overlap=true",
+                              "simulation.slow_ranks=[{rank: 5, factor: 1.5}]"}),
+                    5);
+  expect_round_trip(
+      scenario({"model.preset=mixtral-8x7b", "cluster.preset=dgx-h100", "parallelism.tp=2",
+                "parallelism.pp=2", "parallelism.dp=4", "parallelism.ep=4", "parallelism.etp=1",
+                "model.moe.routing=zipf", "simulation.slow_ranks=[{rank: 3, factor: 1.5}]"}),
+      3);
+  expect_round_trip(
+      scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
+                "simulation.network=flow", "simulation.slow_ranks=[{rank: 5, factor: 1.5}]"}),
+      5);
+  expect_round_trip(
+      scenario({"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4", "parallelism.vpp=2",
+                "parallelism.schedule=interleaved", "parallelism.overlap_p2p=true",
+                "simulation.slow_ranks=[{rank: 9, factor: 1.5}, {rank: 2, factor: 1.2}]"}),
+      9);
+  expect_round_trip(
+      scenario({"parallelism.tp=2", "parallelism.pp=1", "parallelism.dp=8",
+                "parallelism.zero_stage=3", "simulation.slow_ranks=[{rank: 1, factor: 1.5}]"}),
+      1);
+}
+
+TEST(ChakraExport, RefusesAStragglerWindowATraceCannotHold) {
+  StatusOr<ChakraWorkload> w = export_chakra(scenario(
+      {"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4",
+       "simulation.slow_ranks=[{rank: 5, factor: 1.5}, {rank: 6, factor: 2, from: 1ms}]"}));
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("simulation.slow_ranks[1]: a trace holds one duration"),
+            std::string::npos)
+      << w.status().message();
 }
 
 TEST(ChakraExport, GroupsFollowMegatronRankOrder) {
