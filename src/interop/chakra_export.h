@@ -14,6 +14,9 @@
 //    PREFIX.comm_group.json (ASTRA-sim's --comm-group-configuration format);
 //  * a ring-attention step is a send to the next CP rank, a receive from the previous one and a
 //    zero-length node on its stream that joins them.
+// A rank the compute model times apart (ComputeModel::distinct_ranks: a straggler) gets its own
+// kernel durations, asked at the iteration's start; export_chakra applies simulation.slow_ranks
+// and refuses a slowdown window, which a trace's one duration per kernel cannot hold.
 // Compute nodes carry the roofline duration (duration_micros, and exact picoseconds in
 // `preflight.duration_ps`), num_ops and tensor_size (for ASTRA-sim's roofline mode); every node
 // carries `preflight.category` for the breakdown. docs/interop.md gives the limits.

@@ -36,6 +36,19 @@ a=$("$bin" simulate "${base[@]}" --set simulation.network=flow --json - -q | tim
 b=$("$bin" simulate "${base[@]}" --set simulation.network=flow --workload "chakra:$tmp/gpt" \
   --json - -q | time_of)
 [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "round trip on the flow network: simulate $a, replay $b"
+# A straggler inside a TP group: its trace holds its slowed kernels, and the replay of every rank
+# apart meets the simulation, which moves the group at the straggler's pace; a window is refused.
+slow=(--set "simulation.slow_ranks=[{rank: 5, factor: 1.5}]")
+"$bin" export chakra "${base[@]}" "${slow[@]}" -o "$tmp/slow" >/dev/null || bad "export with a straggler"
+a=$("$bin" simulate "${base[@]}" "${slow[@]}" --json - -q | time_of)
+b=$("$bin" simulate "${base[@]}" --workload "chakra:$tmp/slow" --json - -q | time_of)
+[ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != "$("$bin" simulate "${base[@]}" --json - -q | time_of)" ] &&
+  ok || bad "round trip with a straggler: simulate $a, replay $b"
+"$bin" export chakra "${base[@]}" --set "simulation.slow_ranks=[{rank: 5, factor: 1.5, until: 5ms}]" \
+  -o "$tmp/win" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "slow_ranks\[0\]: a trace holds one duration" "$tmp/err" &&
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -f "$tmp/win.0.et" ] && ok ||
+  bad "export with a straggler window: $(cat "$tmp/err")"
 "$bin" simulate "${base[@]}" --workload "chakra:$tmp/gpt" --trace "$tmp/t.json" -q &&
   python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["traceEvents"]; assert sum(x["ph"]=="X" for x in e) > 1000' \
     "$tmp/t.json" && ok || bad "trace"
