@@ -36,6 +36,14 @@ class ComputeModel {
   // The ranks whose kernels may run differently from duration(op), ascending; empty when every
   // GPU runs alike. The executor simulates the ranks listed apart and folds the rest.
   virtual std::vector<int> distinct_ranks() const { return {}; }
+  // How many times as long a kernel that starts at `at` takes on that GPU than on its peers (a
+  // straggler's factor; 1 for every rank outside distinct_ranks()). Kernels whose time the input
+  // gives rather than this model (Op::fixed_time from a SimAI file, a Chakra trace's durations)
+  // scale by it; duration(op, at) already holds it.
+  virtual double slowdown(const RankContext& at) const {
+    (void)at;
+    return 1;
+  }
 };
 
 // The roofline model with tile/wave quantisation (docs/compute.md):

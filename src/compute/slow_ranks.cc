@@ -23,14 +23,19 @@ class SlowRanksModel final : public ComputeModel {
 
   SimTime duration(const Op& op, const RankContext& at) const override {
     const SimTime d = base_.duration(op, at);
-    double factor = 1;
+    const double factor = slowdown(at);
+    if (factor == 1) return d;
+    return d.scaled(factor);
+  }
+
+  double slowdown(const RankContext& at) const override {
+    double factor = base_.slowdown(at);
     auto it = std::lower_bound(ranks_.begin(), ranks_.end(), at.rank,
                                [](const SlowRank& r, int rank) { return r.rank < rank; });
     for (; it != ranks_.end() && it->rank == at.rank; ++it) {
       if (at.time >= it->from && at.time < it->until) factor *= it->factor;
     }
-    if (factor == 1) return d;
-    return d.scaled(factor);
+    return factor;
   }
 
   std::vector<int> distinct_ranks() const override {

@@ -9,8 +9,18 @@ namespace preflight {
 StatusOr<Scenario> load_imported_scenario_text(const std::string& text, const std::string& source,
                                                const std::vector<std::string>& overrides,
                                                ImportedCluster cluster) {
-  StatusOr<Scenario> first = load_scenario_text(text, source, overrides);
-  if (first.ok()) return first;
+  // Stragglers are read apart: the trace's ranks bound them (the importer checks), not the GPUs
+  // of the cluster this loads, which the trace resizes.
+  StatusOr<SimulationConfig> simulation = load_scenario_simulation_text(text, source, overrides);
+  if (!simulation.ok()) return simulation.status();
+  std::vector<std::string> own = overrides;
+  own.push_back("simulation.slow_ranks=[]");
+  auto with_stragglers = [&](StatusOr<Scenario> s) {
+    if (s.ok()) s->simulation.slow_ranks = simulation->slow_ranks;
+    return s;
+  };
+  StatusOr<Scenario> first = load_scenario_text(text, source, own);
+  if (first.ok()) return with_stragglers(std::move(first));
   std::vector<std::string> o = {"parallelism.tp=1",
                                 "parallelism.pp=1",
                                 "parallelism.cp=1",
@@ -26,7 +36,7 @@ StatusOr<Scenario> load_imported_scenario_text(const std::string& text, const st
                                 "parallelism.overlap_p2p=false",
                                 "parallelism.zero_stage=0",
                                 "training.micro_batch=1"};
-  o.insert(o.end(), overrides.begin(), overrides.end());
+  o.insert(o.end(), own.begin(), own.end());
   if (cluster == ImportedCluster::kOneNode) o.push_back("cluster.nodes=1");
   StatusOr<ClusterConfig> c = load_scenario_cluster_text(text, source, o);
   if (!c.ok()) return first;
@@ -36,7 +46,7 @@ StatusOr<Scenario> load_imported_scenario_text(const std::string& text, const st
   o.push_back("parallelism.dp=" + gpus);
   o.push_back("training.global_batch=" + gpus);
   StatusOr<Scenario> s = load_scenario_text(text, source, o);
-  return s.ok() ? s : first;
+  return s.ok() ? with_stragglers(std::move(s)) : first;
 }
 
 StatusOr<Scenario> load_imported_scenario(const std::string& path,

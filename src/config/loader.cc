@@ -506,9 +506,13 @@ StatusOr<Scenario> load_scenario_text(const std::string& text, const std::string
   return s;
 }
 
-StatusOr<ClusterConfig> load_scenario_cluster_text(const std::string& text,
-                                                   const std::string& source,
-                                                   const std::vector<std::string>& overrides) {
+namespace {
+
+// The cluster section of `text` with `overrides` applied, and its simulation section when
+// `simulation` is given.
+Status load_cluster_and_simulation(const std::string& text, const std::string& source,
+                                   const std::vector<std::string>& overrides, ClusterConfig* c,
+                                   SimulationConfig* simulation) {
   try {
     std::string name;
     StatusOr<YAML::Node> root = parse_tree(text, source, &name);
@@ -517,13 +521,34 @@ StatusOr<ClusterConfig> load_scenario_cluster_text(const std::string& text,
     if (!st.ok()) return one_line(st);
     StatusOr<YAML::Node> cluster = resolve_cluster((*root)["cluster"], name);
     if (!cluster.ok()) return one_line(cluster.status());
-    ClusterConfig c;
-    st = read_cluster(*cluster, name, &c);
+    st = read_cluster(*cluster, name, c);
     if (!st.ok()) return one_line(st);
-    return c;
+    if (simulation != nullptr) {
+      st = read_simulation((*root)["simulation"], name, c->fabric, simulation);
+      if (!st.ok()) return one_line(st);
+    }
+    return Status();
   } catch (const YAML::Exception& e) {
     return one_line(invalid_argument(source + ": malformed value: " + e.msg));
   }
+}
+
+}  // namespace
+
+StatusOr<ClusterConfig> load_scenario_cluster_text(const std::string& text,
+                                                   const std::string& source,
+                                                   const std::vector<std::string>& overrides) {
+  ClusterConfig c;
+  PREFLIGHT_RETURN_IF_ERROR(load_cluster_and_simulation(text, source, overrides, &c, nullptr));
+  return c;
+}
+
+StatusOr<SimulationConfig> load_scenario_simulation_text(
+    const std::string& text, const std::string& source, const std::vector<std::string>& overrides) {
+  ClusterConfig c;
+  SimulationConfig simulation;
+  PREFLIGHT_RETURN_IF_ERROR(load_cluster_and_simulation(text, source, overrides, &c, &simulation));
+  return simulation;
 }
 
 StatusOr<std::string> read_scenario_file(const std::string& path) {

@@ -32,6 +32,12 @@ StatusOr<ClusterConfig> load_scenario_cluster_text(const std::string& text,
                                                    const std::string& source,
                                                    const std::vector<std::string>& overrides);
 
+// The simulation section alone of `text` (the cluster section read first, for its fabric), without
+// checking it against the job: a straggler's rank against GPUs not yet known.
+StatusOr<SimulationConfig> load_scenario_simulation_text(const std::string& text,
+                                                         const std::string& source,
+                                                         const std::vector<std::string>& overrides);
+
 // Scenarios for a workload imported from a trace (a SimAI or Chakra file), whose ranks fix the
 // strategy, so the scenario's own parallelism only has to not stand in the way.
 enum class ImportedCluster {
@@ -42,7 +48,9 @@ enum class ImportedCluster {
 // strategy — tp = pp = cp = ep = 1, no expert TP, no interleaving, 1F1B, even stages, no
 // sequence parallelism, TP comm or param-gather or p2p overlap, no ZeRO, one micro-batch —
 // and dp = global batch = the cluster's GPUs (`overrides` win over the rest). When that fails too,
-// or the cluster itself does not load, the first error is returned.
+// or the cluster itself does not load, the first error is returned. The stragglers
+// (simulation.slow_ranks) are read but not checked against the cluster's GPUs: the trace's rank
+// count bounds them, and the importer checks that.
 StatusOr<Scenario> load_imported_scenario_text(const std::string& text, const std::string& source,
                                                const std::vector<std::string>& overrides,
                                                ImportedCluster cluster);

@@ -377,12 +377,19 @@ class Execution {
     return static_cast<int>(reach.size()) == options_.layout.dp() ? Transport::Replicas() : reach;
   }
 
-  // The compute time of `op` starting at `start` on the runner's GPUs: the slowest decides.
+  // The compute time of `op` starting at `start` on the runner's GPUs: the slowest decides. A
+  // time the input fixed (SimAI's compute) scales by each GPU's slowdown.
   SimTime rank_duration(const StageRunner& r, const Op& op, SimTime start) const {
-    if (op.fixed_time.ps() > 0) return op.fixed_time;
     SimTime d;
-    for (int rank : r.ranks)
-      d = std::max(d, compute_->duration(op, RankContext{rank, r.stage(), start}));
+    for (int rank : r.ranks) {
+      const RankContext at{rank, r.stage(), start};
+      if (op.fixed_time.ps() > 0) {
+        const double factor = compute_->slowdown(at);
+        d = std::max(d, factor == 1 ? op.fixed_time : op.fixed_time.scaled(factor));
+      } else {
+        d = std::max(d, compute_->duration(op, at));
+      }
+    }
     return d;
   }
 

@@ -240,9 +240,16 @@ class Runner final : public EventHandler {
         }
         return;
       }
-      case GraphNodeKind::kWork:
-        schedule_done(r, i, now + n.duration);
+      case GraphNodeKind::kWork: {
+        SimTime d = n.duration;
+        if (options_.compute != nullptr &&
+            (n.cls == GraphClass::kCompute || n.cls == GraphClass::kOptimizer)) {
+          const double factor = options_.compute->slowdown(RankContext{r, 0, now});
+          if (factor != 1) d = d.scaled(factor);
+        }
+        schedule_done(r, i, now + d);
         return;
+      }
       case GraphNodeKind::kNone:
         schedule_done(r, i, now);
         return;

@@ -33,6 +33,7 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "collective/collective_model.h"
+#include "compute/compute_model.h"
 #include "config/scenario.h"
 #include "exec/breakdown.h"
 #include "exec/executor.h"
@@ -134,6 +135,10 @@ struct GraphRunResult {
 
 struct GraphRunOptions {
   bool trace = false;
+  // Slows the GPU kernels (kWork nodes of the compute or optimizer class) of the ranks it times
+  // apart by ComputeModel::slowdown at each node's start (stage 0: a graph has no stages);
+  // null: every rank as its nodes say.
+  const ComputeModel* compute = nullptr;
   std::string prefix;  // starts every error: the workload's name
   // Names node `node` of `rank` in errors ("rank 3 node 17 ('...')").
   std::function<std::string(int rank, int node)> describe;

@@ -109,9 +109,10 @@ class Lowering {
     return Status();
   }
 
-  StatusOr<ChakraReplayResult> run(const ChakraReplayOptions& options) {
+  StatusOr<ChakraReplayResult> run(const ChakraReplayOptions& options, const ComputeModel* slow) {
     GraphRunOptions o;
     o.trace = options.trace;
+    o.compute = slow;
     o.prefix = w_.prefix;
     o.describe = [this](int rank, int node) {
       return where(rank, w_.ranks[rank].nodes[static_cast<size_t>(node)]);
@@ -305,10 +306,23 @@ StatusOr<ChakraReplayResult> replay_chakra(const ChakraWorkload& w, const Scenar
       return invalid_argument(w.prefix + ": a rank holds more than 2^31 nodes");
     }
   }
+  // Stragglers (simulation.slow_ranks) slow their rank's GPU nodes, judged at each node's start.
+  for (size_t i = 0; i < s.simulation.slow_ranks.size(); ++i) {
+    const int rank = s.simulation.slow_ranks[i].rank;
+    if (rank >= static_cast<int>(w.ranks.size())) {
+      return invalid_argument(w.prefix + ": simulation.slow_ranks[" + std::to_string(i) +
+                              "].rank: " + std::to_string(rank) + ": the workload has ranks 0-" +
+                              std::to_string(w.ranks.size() - 1));
+    }
+  }
   const std::unique_ptr<ComputeModel> compute = make_compute_model(s);
+  std::unique_ptr<ComputeModel> slowed;
+  if (!s.simulation.slow_ranks.empty()) {
+    slowed = make_slow_ranks_model(*compute, s.simulation.slow_ranks);
+  }
   Lowering lowering(w, s, *compute);
   PREFLIGHT_RETURN_IF_ERROR(lowering.lower());
-  return lowering.run(options);
+  return lowering.run(options, slowed.get());
 }
 
 }  // namespace preflight

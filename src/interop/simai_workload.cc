@@ -167,6 +167,15 @@ StatusOr<Scenario> simai_scenario(const SimaiWorkload& w, const Scenario& s) {
   r.parallelism.etp = 0;  // = tp: an EP group takes the same TP rank of ep TP groups
   r.training.micro_batch = 1;
   r.training.global_batch = static_cast<int>(std::max(layout_of(w).copies, 1) * dp);
+  // The file's GPUs bound the stragglers (the scenario's cluster did not, load_imported_scenario).
+  for (size_t i = 0; i < r.simulation.slow_ranks.size(); ++i) {
+    const int rank = r.simulation.slow_ranks[i].rank;
+    if (rank >= gpus) {
+      return invalid_argument("simulation.slow_ranks[" + std::to_string(i) +
+                              "].rank: " + std::to_string(rank) +
+                              ": the SimAI workload has ranks 0-" + std::to_string(gpus - 1));
+    }
+  }
   return r;
 }
 
@@ -574,8 +583,7 @@ StatusOr<SimulationReport> simulate_simai(const SimaiWorkload& w, const Scenario
 
 StatusOr<SimaiExport> export_simai(const Scenario& s, int stage) {
   PREFLIGHT_RETURN_IF_ERROR(validate_scenario(s));
-  const std::unique_ptr<ComputeModel> compute =
-      make_compute_model(s);
+  const std::unique_ptr<ComputeModel> compute = make_compute_model(s);
   return workload_to_simai(s, generate_workload(s, offloaded_layer_bytes(s)), *compute, stage);
 }
 

@@ -231,6 +231,36 @@ TEST(SimaiWorkload, RoundTripWithoutOverlapIsExact) {
   EXPECT_LT(std::abs(rel), 1e-6);
 }
 
+// A straggler (simulation.slow_ranks) slows the file's compute times on its GPU as it slows the
+// generated kernels: the round trip stays exact, and the import does slow (GPU 3 at 1.5x).
+TEST(SimaiWorkload, RoundTripWithAStragglerIsExact) {
+  const std::vector<std::string> job = {"parallelism.tp=1", "parallelism.pp=1", "parallelism.dp=16",
+                                        "parallelism.sequence_parallel=false",
+                                        "parallelism.overlap_grad_reduce=false"};
+  std::vector<std::string> slowed = job;
+  slowed.push_back("simulation.slow_ranks=[{rank: 3, factor: 1.5}]");
+  EXPECT_LT(std::abs(round_trip(slowed)), 1e-6);
+  StatusOr<SimaiExport> e =
+      export_simai(base({"model.preset=llama3-8b", "cluster.preset=dgx-h100", "cluster.nodes=2",
+                         "training.global_batch=32", job[0], job[1], job[2], job[3], job[4]}),
+                   0);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  auto imported = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> all = {"model.preset=llama3-8b", "cluster.preset=dgx-h100",
+                                    "cluster.nodes=2", "training.global_batch=32"};
+    all.insert(all.end(), job.begin(), job.end());
+    all.insert(all.end(), extra.begin(), extra.end());
+    StatusOr<SimulationReport> r = simulate_simai(e->workload, base(all));
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? r->iteration_time_s : 0.0;
+  };
+  const double plain = imported({});
+  const double slow = imported({"simulation.slow_ranks=[{rank: 3, factor: 1.5}]"});
+  // Compute is most of this iteration: at least a third of the 50 % shows.
+  EXPECT_GT(slow, plain * 1.15);
+  EXPECT_LT(slow, plain * 1.5 + 1e-9);
+}
+
 // SimAI blocks on forward and input-gradient comm and reduces gradients after the backward:
 // Megatron's TP comm overlapped with the weight-gradient GEMM and the gradient buckets
 // overlapped with the last backward become exposed (about +10 % here).

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "report/report.h"
+
 namespace preflight {
 namespace {
 
@@ -35,6 +37,11 @@ std::string format_chakra_summary(const ChakraReplayResult& r, const ChakraWorkl
                 "transfers\n",
                 static_cast<long long>(r.collectives), static_cast<long long>(r.messages));
   out += buf;
+  for (const SlowRank& x : s.simulation.slow_ranks) {
+    std::snprintf(buf, sizeof buf, "Slow rank        rank %d: GPU nodes x%.2f%s\n", x.rank,
+                  x.factor, window_text(x.from, x.until).c_str());
+    out += buf;
+  }
   if (r.has_network_stats) {
     std::snprintf(buf, sizeof buf,
                   "Network          %lld flows, %lld rate solves; link tiers "

@@ -14,6 +14,10 @@ namespace preflight {
 // Multi-line text for a terminal.
 std::string format_summary(const SimulationReport& r);
 
+// " from 0.200 s until 0.800 s" for a window of the iteration (a straggler's, a degraded link's);
+// "" for all of it.
+std::string window_text(SimTime from, SimTime until);
+
 // The resolved scenario as JSON (every input the run used).
 nlohmann::json scenario_to_json(const Scenario& s);
 

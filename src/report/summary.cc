@@ -31,7 +31,8 @@ std::string placement_text(const ClusterConfig& c) {
   return std::to_string(c.nodes) + (c.nodes == 1 ? " node" : " nodes");
 }
 
-// " from 0.200 s until 0.800 s" for a window of the iteration; "" for all of it.
+}  // namespace
+
 std::string window_text(SimTime from, SimTime until) {
   if (from <= SimTime() && until == SimTime::max()) return "";
   char w[96];
@@ -43,8 +44,6 @@ std::string window_text(SimTime from, SimTime until) {
   }
   return text;
 }
-
-}  // namespace
 
 std::string format_summary(const SimulationReport& r) {
   const Scenario& s = r.scenario;

@@ -44,6 +44,18 @@ a=$("$bin" simulate "${base[@]}" "${slow[@]}" --json - -q | time_of)
 b=$("$bin" simulate "${base[@]}" --workload "chakra:$tmp/slow" --json - -q | time_of)
 [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != "$("$bin" simulate "${base[@]}" --json - -q | time_of)" ] &&
   ok || bad "round trip with a straggler: simulate $a, replay $b"
+# The other way: the plain traces replayed with the straggler meet the simulation with it, for a
+# GPU past the first node's too; a straggler past the trace's ranks is an error.
+for r in 5 12; do
+  slowr=(--set "simulation.slow_ranks=[{rank: $r, factor: 1.5}]")
+  a=$("$bin" simulate "${base[@]}" "${slowr[@]}" --json - -q | time_of)
+  b=$("$bin" simulate "${base[@]}" "${slowr[@]}" --workload "chakra:$tmp/gpt" --json - -q | time_of)
+  [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "replay with straggler $r: simulate $a, replay $b"
+done
+"$bin" simulate "${base[@]}" --set "simulation.slow_ranks=[{rank: 16, factor: 1.5}]" \
+  --workload "chakra:$tmp/gpt" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "slow_ranks\[0\].rank: 16: the workload has ranks 0-15" "$tmp/err" && ok ||
+  bad "straggler past the trace's ranks: $(cat "$tmp/err")"
 "$bin" export chakra "${base[@]}" --set "simulation.slow_ranks=[{rank: 5, factor: 1.5, until: 5ms}]" \
   -o "$tmp/win" >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "slow_ranks\[0\]: a trace holds one duration" "$tmp/err" &&

@@ -34,6 +34,19 @@ b=$("$bin" simulate "${base[@]}" --workload "simai:$tmp/x.txt" --json - -q |
 python3 -c "import sys; a, b = float('$a'), float('$b'); sys.exit(abs(b - a) / a > 1e-6)" && ok ||
   bad "round trip: native $a s, imported $b s"
 
+# A straggler slows the file's compute on its GPU as it slows the native run; one past the file's
+# GPUs exits 2.
+slow=(--set "simulation.slow_ranks=[{rank: 3, factor: 1.5}]")
+a=$("$bin" simulate "${base[@]}" "${slow[@]}" --json - -q | python3 -c 'import json,sys; print(json.load(sys.stdin)["iteration_time_s"])')
+c=$("$bin" simulate "${base[@]}" "${slow[@]}" --workload "simai:$tmp/x.txt" --json - -q |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["iteration_time_s"])')
+python3 -c "import sys; a, b, c = float('$a'), float('$b'), float('$c'); sys.exit(abs(c - a) / a > 1e-6 or c <= b * 1.1)" &&
+  ok || bad "straggler: native $a s, imported $c s, imported without it $b s"
+"$bin" simulate "${base[@]}" --set "simulation.slow_ranks=[{rank: 16, factor: 1.5}]" \
+  --workload "simai:$tmp/x.txt" -q >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "slow_ranks\[0\].rank: 16: the SimAI workload has ranks 0-15" "$tmp/err" &&
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || bad "straggler past the file's GPUs: $(cat "$tmp/err")"
+
 # Every example scenario exports and reads back.
 for ex in examples/*.yaml; do
   "$bin" export simai "$ex" -o "$tmp/ex.txt" 2>"$tmp/err" &&
