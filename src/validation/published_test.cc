@@ -119,6 +119,34 @@ TEST(PublishedCase, MoeRecipesOverlapAndGraphAsTheyRan) {
 
 // gpt_oss_workload_base_configs.py: each row's columns single out its V2 entry (EP 16 on GB300
 // in MXFP8, EP 8 on B300, GBS 1,280 with micro-batch 4 on GB200), and the entry sets the rest.
+// The Megatron-FSDP recipes offload activations where their configuration tables say so:
+// LLaMA-3.1 405B in FP8 on 128 GB200s (TP 2) offloads 95 of its 126 layers in NeMo 2's table
+// (model_configs_gb200.csv) as in Megatron-Bridge's; LLaMA-3 70B in NeMo 2's offloads none.
+TEST(RecipeDefaults, MegatronFsdpOffloadsTheLayersItsTableGives) {
+  PublishedRow row;
+  row.source = "nemofw_2507";
+  row.model = "LLAMA3.1-405B";
+  row.gpu = "GB200";
+  row.precision = "fp8";
+  row.tp = 2;
+  row.notes = "GA=1; FSDP=1 (Megatron FSDP)";
+  EXPECT_EQ(recipe_defaults(row).zero_stage, 3);
+  EXPECT_EQ(recipe_defaults(row).offload_layers, 95);
+  row.source = "mbridge_perf";
+  row.model = "LLAMA3.1_405B";
+  row.notes = "container 26.04; FSDP=64";
+  EXPECT_EQ(recipe_defaults(row).offload_layers, 95);
+  row.source = "nemofw_2504";
+  row.model = "LLAMA3-70B";
+  row.tp = 1;
+  row.notes = "GA=2; FSDP=1 (Megatron FSDP)";
+  EXPECT_EQ(recipe_defaults(row).zero_stage, 3);
+  EXPECT_EQ(recipe_defaults(row).offload_layers, 0);
+  row.notes = "GA=2; FSDP=0";
+  EXPECT_EQ(recipe_defaults(row).zero_stage, 0);
+  EXPECT_EQ(recipe_defaults(row).offload_layers, 0);
+}
+
 TEST(RecipeDefaults, GptOssRunsAsItsWorkloadConfigsSay) {
   PublishedRow row;
   row.source = "mbridge_perf";

@@ -188,9 +188,18 @@ bool tokendrop_full_graphs(const PublishedRow& row) {
 // llama31_workload_base_configs.py, the same in every version of the tables' containers, 25.09
 // to 26.04; with FP8 current scaling, "FP8_CS", the FP8 of the tables): LLaMA-3 70B on GB200 40
 // (BF16 20), on GB300 20 (BF16 30), on B200 5; LLaMA-3.1 405B (TP 2) on GB200 95, on GB300 10
-// (BF16 40). B300 and H100 offload nothing.
+// (BF16 40). B300 and H100 offload nothing. NeMo 2's performance scripts before them
+// (scripts/performance/recommended_model_configs/model_configs_gb200.csv, the
+// activation_offload_layers column) give the same 95 for LLaMA-3.1 405B in FP8 on 128 GB200s
+// (TP 2, Megatron-FSDP) and none for LLaMA-3 70B.
 int recipe_offload_layers(const PublishedRow& row, bool fsdp) {
-  if (row.source != "mbridge_perf" || !fsdp) return 0;
+  if (!fsdp) return 0;
+  if (starts_with(row.source, "nemofw_")) {
+    const bool fp8 = row.precision == "fp8" || row.precision == "FP8";
+    return contains(row.model, "LLAMA3.1-405B") && row.gpu == "GB200" && fp8 && row.tp == 2 ? 95
+                                                                                            : 0;
+  }
+  if (row.source != "mbridge_perf") return 0;
   std::string p;
   for (char c : row.precision) p += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   const bool bf16 = p == "BF16";
