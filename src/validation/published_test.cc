@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "validation/flops_conventions.h"
 #include "validation/published_validate.h"
@@ -124,27 +125,22 @@ TEST(PublishedCase, MoeRecipesOverlapAndGraphAsTheyRan) {
 // (model_configs_gb200.csv) as in Megatron-Bridge's; LLaMA-3 70B in NeMo 2's offloads none.
 TEST(RecipeDefaults, MegatronFsdpOffloadsTheLayersItsTableGives) {
   PublishedRow row;
-  row.source = "nemofw_2507";
-  row.model = "LLAMA3.1-405B";
   row.gpu = "GB200";
   row.precision = "fp8";
-  row.tp = 2;
-  row.notes = "GA=1; FSDP=1 (Megatron FSDP)";
-  EXPECT_EQ(recipe_defaults(row).zero_stage, 3);
-  EXPECT_EQ(recipe_defaults(row).offload_layers, 95);
-  row.source = "mbridge_perf";
-  row.model = "LLAMA3.1_405B";
-  row.notes = "container 26.04; FSDP=64";
-  EXPECT_EQ(recipe_defaults(row).offload_layers, 95);
-  row.source = "nemofw_2504";
-  row.model = "LLAMA3-70B";
-  row.tp = 1;
-  row.notes = "GA=2; FSDP=1 (Megatron FSDP)";
-  EXPECT_EQ(recipe_defaults(row).zero_stage, 3);
-  EXPECT_EQ(recipe_defaults(row).offload_layers, 0);
-  row.notes = "GA=2; FSDP=0";
-  EXPECT_EQ(recipe_defaults(row).zero_stage, 0);
-  EXPECT_EQ(recipe_defaults(row).offload_layers, 0);
+  // {ZeRO stage, layers offloaded} of the row as `source` gives it.
+  auto recipe = [&](const char* source, const char* model, int tp, const char* notes) {
+    row.source = source;
+    row.model = model;
+    row.tp = tp;
+    row.notes = notes;
+    const RecipeDefaults r = recipe_defaults(row);
+    return std::make_pair(r.zero_stage, r.offload_layers);
+  };
+  using P = std::pair<int, int>;
+  EXPECT_EQ(recipe("nemofw_2507", "LLAMA3.1-405B", 2, "GA=1; FSDP=1 (Megatron FSDP)"), P(3, 95));
+  EXPECT_EQ(recipe("mbridge_perf", "LLAMA3.1_405B", 2, "container 26.04; FSDP=64"), P(3, 95));
+  EXPECT_EQ(recipe("nemofw_2504", "LLAMA3-70B", 1, "GA=2; FSDP=1 (Megatron FSDP)"), P(3, 0));
+  EXPECT_EQ(recipe("nemofw_2504", "LLAMA3-70B", 1, "GA=2; FSDP=0"), P(0, 0));
 }
 
 TEST(RecipeDefaults, GptOssRunsAsItsWorkloadConfigsSay) {
