@@ -1104,5 +1104,21 @@ parallelism:
                     {"test.yaml: parallelism.tp: 'eight\\nsixteen\\n': expected an integer"});
 }
 
+TEST(LoadScenarioText, RopeMscaleIsBoundedAndNeedsRope) {
+  // GPT-3's learned positions have no cos and sin to scale.
+  expect_user_error(load_error(kSmall, {"model.rope_mscale=1.3"}),
+                    {"test.yaml: model.rope_mscale", "expected model.position_embedding: rope"});
+  expect_user_error(load_error(kSmall, {"model.position_embedding=rope", "model.rope_mscale=0"}),
+                    {"model.rope_mscale"});
+  expect_user_error(load_error(kSmall, {"model.position_embedding=rope", "model.rope_mscale=50"}),
+                    {"model.rope_mscale"});
+  expect_user_error(load_error(kSmall, {"training.stack.scaled_rope=sometimes"}),
+                    {"training.stack.scaled_rope", "fused", "unfused"});
+  StatusOr<Scenario> s = load(kSmall, {"model.position_embedding=rope", "model.rope_mscale=1.3"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_DOUBLE_EQ(s->model.rope_mscale, 1.3);
+  EXPECT_FALSE(s->training.stack.fused_scaled_rope);  // megatron-core's preset: unfused
+}
+
 }  // namespace
 }  // namespace preflight

@@ -162,6 +162,12 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   m->sliding_window = r.get_int("sliding_window", 0, 0);
   m->sliding_window_pattern = r.get_int("sliding_window_pattern", 0, 0);
   m->attention_sinks = r.get_bool("attention_sinks", false);
+  m->rope_mscale = r.get_double("rope_mscale", 1.0, 0.1, 10.0);
+  if (m->rope_mscale != 1.0 && m->position_embedding != PositionEmbedding::kRope) {
+    r.fail("rope_mscale",
+           "scales RoPE's cos and sin: expected model.position_embedding: rope, "
+           "or no rope_mscale");
+  }
   m->activation_clamp = r.get_double("activation_clamp", 0, 0, 1e6);
   if (m->activation_clamp > 0 && m->activation != Activation::kSwiglu) {
     r.fail("activation_clamp",

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -111,6 +112,8 @@ TEST(LoadModelPreset, GptOssHasWindowsSinksAndExplicitHeadDim) {
   EXPECT_EQ(m->sliding_window, 128);
   EXPECT_EQ(m->sliding_window_pattern, 2);
   EXPECT_TRUE(m->attention_sinks);
+  // YaRN with factor 32 and no attention_factor: 0.1·ln(32) + 1 = 1.34657.
+  EXPECT_NEAR(m->rope_mscale, 0.1 * std::log(32.0) + 1, 1e-4);
   EXPECT_EQ(m->moe.experts, 128);
   EXPECT_EQ(m->moe.top_k, 4);
 }

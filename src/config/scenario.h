@@ -164,6 +164,11 @@ struct ModelConfig {
   int sliding_window = 0;
   int sliding_window_pattern = 0;
   bool attention_sinks = false;  // learned per-head sink logits (GPT-OSS); a softmax term
+  // YaRN's attention scaling of RoPE's cos and sin (Hugging Face's rope_scaling
+  // attention_factor, Megatron-Core's mscale): 0.1·ln(factor) + 1 when the config gives none
+  // (GPT-OSS: factor 32, 1.3466); 1 = none. No FLOPs; a stack whose fused RoPE kernel takes no
+  // scale applies such a RoPE with unfused PyTorch ops (StackConfig::fused_scaled_rope).
+  double rope_mscale = 1.0;
   // Clamped gated activation (GPT-OSS's swiglu_limit 7.0; Megatron-Core's
   // activation_func_clamp_value): the gate half clamped from above and the linear half to
   // [-c, c] before the activation; 0 = none. Costs memory passes, not FLOPs (docs/workload.md).

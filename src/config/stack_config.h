@@ -72,6 +72,13 @@ struct StackConfig {
   // as the Megatron-Bridge performance recipes set it), kUnfused with Megatron-Core's default
   // PyTorch router, kNone for a stack whose MoE layer is not Megatron-Core's.
   MoeRouterOps moe_router = MoeRouterOps::kNone;
+  // Whether the stack's fused RoPE kernel applies a RoPE whose cos and sin are scaled
+  // (model.rope_mscale != 1, YaRN). Megatron-Core does not: Transformer Engine's
+  // fused_apply_rotary_pos_emb takes no scale, so apply_rotary_pos_emb falls back to its
+  // unfused PyTorch implementation when mscale != 1 (megatron/core/models/common/embeddings/
+  // rope_utils.py, Megatron-LM PR #2038, 2025-10): six element-wise kernels over Q and over K
+  // forward, seven backward, where the fused kernel makes one pass (workload/layer_ops.cc).
+  bool fused_scaled_rope = true;
 };
 
 }  // namespace preflight

@@ -59,6 +59,7 @@ json scenario_to_json(const Scenario& s) {
              {"sliding_window", m.sliding_window},
              {"sliding_window_pattern", m.sliding_window_pattern},
              {"attention_sinks", m.attention_sinks},
+             {"rope_mscale", m.rope_mscale},
              {"activation_clamp", m.activation_clamp},
              {"mtp_layers", m.mtp_layers}};
   if (m.moe.enabled()) {
@@ -151,7 +152,8 @@ json scenario_to_json(const Scenario& s) {
       {"optimizer_bytes_per_param", t.stack.optimizer_bytes_per_param > 0
                                         ? json(t.stack.optimizer_bytes_per_param)
                                         : json(nullptr)},
-      {"moe_router", to_string(t.stack.moe_router)}};
+      {"moe_router", to_string(t.stack.moe_router)},
+      {"scaled_rope", t.stack.fused_scaled_rope ? "fused" : "unfused"}};
   json training{{"stack", stack},
                 {"seq_len", t.seq_len},
                 {"global_batch", t.global_batch},

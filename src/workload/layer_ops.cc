@@ -135,6 +135,49 @@ void ring_attention(const LayerShape& x, Op core, bool backward, std::vector<Op>
   }
 }
 
+// RoPE with scaled cos and sin where the stack's fused kernel takes no scale
+// (LayerShape::rope_unfused): Megatron-Core's _apply_rotary_pos_emb_bshd on Q, then on K,
+// each a tensor of N = T·heads·d elements:
+//   cos_ = (cos(freqs) · mscale).to(dtype), sin_ likewise   six small kernels over s·d fp32
+//   t · cos_                                                 read N, write N
+//   _rotate_half: -x2, then cat((-x2, x1))                  N/2 + N/2, then N + N
+//   · sin_, then the sum                                     N + N, then 2N + N
+//   cat((t, t_pass)) with t_pass empty (head_dim rotated)    N + N
+// 12·e·N bytes in six passes where the fused kernel reads and writes N once (2·e·N). Backward,
+// autograd's kernels: grad · sin_ and grad · cos_ (2N each), the negation (N), the chunk's
+// backward (a cat, 2N), the sum of t's two gradients (3N) and the slice's backward (zeros, then
+// a copy: 3N), 13·e·N bytes in seven kernels. Source: megatron/core/models/common/embeddings/
+// rope_utils.py (apply_rotary_pos_emb falls back to it when mscale != 1, Megatron-LM PR #2038).
+void unfused_rope(const LayerShape& x, bool backward, std::vector<Op>& ops) {
+  const double e = x.act_bytes;
+  const double t = static_cast<double>(x.tokens);
+  const double d = static_cast<double>(x.head_dim);
+  for (const int64_t heads : {x.heads_per_rank, x.kv_heads_per_rank}) {
+    const double n = t * static_cast<double>(heads) * d;
+    if (!backward) {
+      // cos and sin of the [s, 1, 1, d] fp32 angles, times mscale, cast: 8 + 8 + 6 B each.
+      Op angles = memory_op("rope.cos_sin", 2 * 22 * static_cast<double>(x.rope_positions) * d);
+      angles.launches = 6;
+      ops.push_back(angles);
+      ops.push_back(memory_op("rope.mul_cos", 2 * e * n));
+      ops.push_back(memory_op("rope.neg", e * n));
+      ops.push_back(memory_op("rope.cat_rotate", 2 * e * n));
+      ops.push_back(memory_op("rope.mul_sin", 2 * e * n));
+      ops.push_back(memory_op("rope.add", 3 * e * n));
+      ops.push_back(memory_op("rope.cat", 2 * e * n));
+    } else {
+      ops.push_back(memory_op("rope.mul_sin.bwd", 2 * e * n));
+      ops.push_back(memory_op("rope.neg.bwd", e * n));
+      ops.push_back(memory_op("rope.chunk.bwd", 2 * e * n));
+      ops.push_back(memory_op("rope.mul_cos.bwd", 2 * e * n));
+      ops.push_back(memory_op("rope.add.bwd", 3 * e * n));
+      Op slice = memory_op("rope.slice.bwd", 3 * e * n);
+      slice.launches = 2;
+      ops.push_back(slice);
+    }
+  }
+}
+
 // A memory-bound pass of `kernels` kernels around an unpadded fused-attention kernel
 // (StackConfig::flash_attention_unpad).
 Op unpad_op(const char* name, double bytes, int kernels) {
@@ -346,7 +389,9 @@ std::vector<Op> attention_forward_ops(const LayerShape& x) {
   } else {
     ops.push_back(gemm_op("qkv.fwd", x.tokens, x.qkv_out, x.h, 1, x.gemm_bytes));
     if (x.bias) ops.push_back(memory_op("qkv.bias", 2 * e * t * x.qkv_out));
-    if (x.rope) {
+    if (x.rope_unfused) {
+      unfused_rope(x, /*backward=*/false, ops);
+    } else if (x.rope) {
       ops.push_back(
           memory_op("rope.fwd", 2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
     }
@@ -502,7 +547,9 @@ std::vector<Op> attention_backward_ops(const LayerShape& x) {
     mla_projection_backward(x, ops);
     return ops;
   }
-  if (x.rope) {
+  if (x.rope_unfused) {
+    unfused_rope(x, /*backward=*/true, ops);
+  } else if (x.rope) {
     ops.push_back(
         memory_op("rope.bwd", 2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
   }

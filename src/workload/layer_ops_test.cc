@@ -276,6 +276,58 @@ parallelism: {tp: 8, pp: 1}
   EXPECT_EQ(find(ops, "qkv.bias"), nullptr);
 }
 
+double bytes_starting(const std::vector<Op>& ops, const std::string& prefix) {
+  double b = 0;
+  for (const Op& op : ops) {
+    if (op.name.rfind(prefix, 0) == 0) b += static_cast<double>(op.bytes.count());
+  }
+  return b;
+}
+
+int launches_starting(const std::vector<Op>& ops, const std::string& prefix) {
+  int n = 0;
+  for (const Op& op : ops) {
+    if (op.name.rfind(prefix, 0) == 0) n += op.launches;
+  }
+  return n;
+}
+
+TEST(LayerOps, ScaledRopeRunsUnfusedOnMegatronCore) {
+  // GPT-OSS-like attention: 64 query and 8 KV heads of width 64, b = 1, s = 4096 on one GPU:
+  // N = 4096·(64 + 8)·64 = 18,874,368 elements of Q and K. The fused kernel reads and writes
+  // them once (2·e·N); Megatron-Core's unfused fallback for a scaled RoPE (rope_utils.py)
+  // makes 12·e·N forward in six kernels per tensor, plus the cos/sin of 4096 × 64 angles
+  // (2·22 B each, per tensor), and 13·e·N backward in seven kernels per tensor.
+  const char* kYarn = R"(
+model: {layers: 2, hidden: 2880, heads: 64, kv_heads: 8, head_dim: 64, ffn_hidden: 2880,
+        vocab: 201088, position_embedding: rope, norm: rmsnorm, activation: swiglu,
+        rope_mscale: 1.3466}
+cluster: {preset: dgx-h100, nodes: 1}
+training: {seq_len: 4096, global_batch: 8, micro_batch: 1}
+parallelism: {tp: 1, pp: 1}
+)";
+  const double n = 4096.0 * 72 * 64;
+  const LayerShape scaled = make_layer_shape(load(kYarn));
+  EXPECT_TRUE(scaled.rope_unfused);
+  const std::vector<Op> fwd = layer_forward_ops(scaled);
+  const std::vector<Op> bwd = layer_backward_ops(scaled);
+  EXPECT_EQ(find(fwd, "rope.fwd"), nullptr);
+  EXPECT_DOUBLE_EQ(bytes_starting(fwd, "rope.") - bytes_starting(fwd, "rope.cos_sin"), 12 * 2 * n);
+  EXPECT_DOUBLE_EQ(bytes_starting(fwd, "rope.cos_sin"), 2 * (2 * 22 * 4096.0 * 64));
+  EXPECT_EQ(launches_starting(fwd, "rope."), 2 * (6 + 6));
+  EXPECT_DOUBLE_EQ(bytes_starting(bwd, "rope."), 13 * 2 * n);
+  EXPECT_EQ(launches_starting(bwd, "rope."), 2 * 7);
+
+  // The same model unscaled, or on a stack whose fused kernel takes the scale: one pass.
+  for (const Scenario& s :
+       {load(kYarn, {"model.rope_mscale=1"}), load(kYarn, {"training.stack.scaled_rope=fused"})}) {
+    const LayerShape fused = make_layer_shape(s);
+    EXPECT_FALSE(fused.rope_unfused);
+    EXPECT_DOUBLE_EQ(bytes_starting(layer_forward_ops(fused), "rope."), 2 * 2 * n);
+    EXPECT_DOUBLE_EQ(bytes_starting(layer_backward_ops(fused), "rope."), 2 * 2 * n);
+  }
+}
+
 TEST(HeadForwardOps, LogitsGemmIsTokensByVocabShardByHidden) {
   const Scenario s = load(kGpt, {"parallelism.tp=8"});
   const std::vector<Op> ops = head_forward_ops(make_layer_shape(s));

@@ -94,6 +94,7 @@ LayerShape make_layer_shape(const Scenario& sc) {
   x.bias = m.linear_bias;
   x.graph_scope = sc.training.cuda_graph_scope;
   x.rope = m.position_embedding == PositionEmbedding::kRope;
+  x.rope_unfused = x.rope && m.rope_mscale != 1.0 && !sc.training.stack.fused_scaled_rope;
   x.learned_positions = m.position_embedding == PositionEmbedding::kLearned;
   x.layernorm = m.norm == Norm::kLayerNorm;
   // Attention core and context parallelism.
@@ -105,6 +106,7 @@ LayerShape make_layer_shape(const Scenario& sc) {
     x.elementwise_tokens = x.sequence_parallel ? x.tokens / x.tp : x.tokens;
   }
   x.q_len = x.cp > 1 && !x.cp_a2a ? x.s / x.cp : x.s;
+  x.rope_positions = x.s / x.cp;
   x.keys2 = static_cast<double>(x.s);
   // Packed samples: a query attends within its own document, Σs²/Σs on average (×2 for keys2).
   const int packed = sc.training.packed_sequence_length;

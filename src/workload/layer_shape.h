@@ -31,6 +31,10 @@ struct LayerShape {
   bool swiglu = false;
   bool clamped_glu = false;  // model.activation_clamp > 0: clamp and concatenate before the GLU
   bool rope = false;
+  // RoPE with scaled cos/sin (model.rope_mscale != 1) on a stack that applies it unfused
+  // (StackConfig::fused_scaled_rope false): Megatron-Core's PyTorch fallback.
+  bool rope_unfused = false;
+  int64_t rope_positions = 0;  // s/cp: the positions whose cos and sin each call recomputes
   bool learned_positions = true;
   bool layernorm = true;
   // Attention core. Each rank computes `q_len` queries per sequence (s, or s/cp with ring
