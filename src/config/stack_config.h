@@ -79,6 +79,15 @@ struct StackConfig {
   // rope_utils.py, Megatron-LM PR #2038, 2025-10): six element-wise kernels over Q and over K
   // forward, seven backward, where the fused kernel makes one pass (workload/layer_ops.cc).
   bool fused_scaled_rope = true;
+  // The loss: Megatron-Core's vocab_parallel_cross_entropy (false: an fp32 copy of the logits,
+  // max, exp and sum, normalise, the gradient in fp32 and its cast back, ~48 B per logit and
+  // fp32 logits kept for backward), or Transformer Engine's Triton kernels
+  // (cross_entropy_loss_fusion with cross_entropy_fusion_impl "te",
+  // transformer_engine/pytorch/triton/cross_entropy.py): an online-softmax pass that reads the
+  // half-precision logits once and keeps each row's max and sum, a pass that writes the
+  // gradient over the logits, and a backward pass that scales it in place (10 B per logit,
+  // nothing in fp32).
+  bool te_cross_entropy = false;
 };
 
 }  // namespace preflight

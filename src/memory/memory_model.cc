@@ -376,11 +376,15 @@ MemoryReport estimate_memory(const Scenario& sc) {
     mtp = model.mtp_layers * (block + 8.0 * tokens * h / whole);
   }
   const double head = 4.0 * tokens * h / whole + mtp;
-  // Logits per token: fp32 copy the loss keeps for backward (4 B) + the GEMM's half output (2 B);
-  // each MTP module's loss keeps its own fp32 logits too.
+  // Logits per token: the fp32 copy Megatron's loss keeps for backward (4 B) + the GEMM's half
+  // output (2 B); each MTP module's loss keeps its own logits too. Transformer Engine's fused
+  // loss (StackConfig::te_cross_entropy) keeps the half-precision logits themselves (2 B) and
+  // writes the gradient over them, so nothing more.
+  const bool te_loss = sc.training.stack.te_cross_entropy;
   const double heads_with_loss = 1.0 + model.mtp_layers;
-  const double logits_fp32 = 4.0 * tokens * vocab_shard * heads_with_loss;
-  const double logits_half = 2.0 * tokens * vocab_shard;
+  const double logits_fp32 = (te_loss ? 2.0 : 4.0) * tokens * vocab_shard * heads_with_loss;
+  const double logits_half = 2.0 * tokens * vocab_shard;   // the gradient a split W waits on
+  const double logits_copy = te_loss ? 0.0 : logits_half;  // beside the kept logits at the peak
 
   double comm = 0;
   if (par.dp > 1) {
@@ -473,8 +477,8 @@ MemoryReport estimate_memory(const Scenario& sc) {
     // backward has not started (GPipe).
     const bool holds_head = std::any_of(chunk_acts.begin(), chunk_acts.end(),
                                         [](const ChunkActivations& a) { return a.head; });
-    double logits = holds_head ? logits_fp32 * std::max(f.head_chunks, 1) + logits_half : 0.0;
-    if (split && holds_head) logits = std::max(logits_fp32, f.logits) + logits_half;
+    double logits = holds_head ? logits_fp32 * std::max(f.head_chunks, 1) + logits_copy : 0.0;
+    if (split && holds_head) logits = std::max(logits_fp32, f.logits) + logits_copy;
     mem.logits_and_loss = to_bytes(logits);
     mem.comm_buffers = to_bytes(comm);
     const double activations = as_double(mem.activations);

@@ -298,10 +298,18 @@ TEST(EstimateMemory, SplitBackwardSchedulesHoldMicroBatchesUntilTheirWeightGradi
   // that micro-batch's fp32 logits for the loss and the half-precision logits gradients of the
   // three whose output-layer W waits, plus one half copy: (4 + 3·2 + 2) B per logit.
   const int64_t vocab_shard = 50'432 / 2;
-  EXPECT_EQ(estimate_memory(load(kPipeline, {"parallelism.schedule=zb_h1"}))
+  EXPECT_EQ(estimate_memory(load(kPipeline, {"parallelism.schedule=zb_h1",
+                                             "training.stack.cross_entropy=unfused"}))
                 .stages[3]
                 .logits_and_loss.count(),
             (4 + 3 * 2 + 2) * 2048LL * vocab_shard);
+  // Transformer Engine's loss keeps the half-precision logits (2 B) and writes their gradient
+  // in place: no fp32 copy and no extra half copy, (2 + 3·2) B per logit.
+  EXPECT_EQ(estimate_memory(
+                load(kPipeline, {"parallelism.schedule=zb_h1", "training.stack.cross_entropy=te"}))
+                .stages[3]
+                .logits_and_loss.count(),
+            (2 + 3 * 2) * 2048LL * vocab_shard);
 }
 
 TEST(EstimateMemory, DeferredWeightGradientsKeepTheirGemmInputs) {
@@ -339,7 +347,8 @@ TEST(EstimateMemory, DualPipeRanksHoldTwoModelStages) {
 }
 
 TEST(EstimateMemory, GpipeHoldsEveryMicroBatch) {
-  const Scenario s = load(kPipeline, {"parallelism.schedule=gpipe"});
+  const Scenario s =
+      load(kPipeline, {"parallelism.schedule=gpipe", "training.stack.cross_entropy=unfused"});
   const MemoryReport r = estimate_memory(s);
   for (const StageMemory& st : r.stages) {
     EXPECT_EQ(st.microbatches_in_flight, 8);
@@ -347,9 +356,14 @@ TEST(EstimateMemory, GpipeHoldsEveryMicroBatch) {
     EXPECT_EQ(st.layer_activations.count(), 8 * 6 * layer_activation_bytes(s).count());
   }
   // The last stage keeps the fp32 logits of all 8 for their backward, plus one half copy:
-  // (8·4 + 2) B × 2048 tokens × 50,432/2 vocabulary entries.
+  // (8·4 + 2) B × 2048 tokens × 50,432/2 vocabulary entries; with Transformer Engine's loss the
+  // half-precision logits of all 8 (8·2 B).
   const int64_t vocab_shard = 50'432 / 2;
   EXPECT_EQ(r.stages[3].logits_and_loss.count(), (8 * 4 + 2) * 2048LL * vocab_shard);
+  EXPECT_EQ(estimate_memory(load(kPipeline, {"parallelism.schedule=gpipe"}))
+                .stages[3]
+                .logits_and_loss.count(),
+            8 * 2 * 2048LL * vocab_shard);
 }
 
 TEST(EstimateMemory, InterleavedStagesFollowMegatronWarmup) {
@@ -473,10 +487,13 @@ TEST(EstimateMemory, CommBuffersHoldBucketSpGatherAndZero3Gathers) {
 }
 
 TEST(EstimateMemory, OneFOneBLastStageHoldsOneMicroBatchOfLogits) {
-  // fp32 logits (4 B) + half logits (2 B) per token and vocabulary entry of the TP shard.
-  const Scenario s = load(kDataParallel);
+  // Megatron's loss: fp32 logits (4 B) + half logits (2 B) per token and vocabulary entry of
+  // the TP shard; Transformer Engine's (the megatron-core preset's): the half logits alone.
+  const Scenario s = load(kDataParallel, {"training.stack.cross_entropy=unfused"});
   const int64_t vocab_shard = padded_vocab(s.model, 2) / 2;
   EXPECT_EQ(estimate_memory(s).stages[1].logits_and_loss.count(), 6 * 2048LL * vocab_shard);
+  EXPECT_EQ(estimate_memory(load(kDataParallel)).stages[1].logits_and_loss.count(),
+            2 * 2048LL * vocab_shard);
 }
 
 TEST(EstimateMemory, FrameworkOverheadAndFragmentationAreConfigurable) {

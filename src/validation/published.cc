@@ -353,8 +353,10 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   // Per-layer rows time one micro-batch of a one-layer model (Korthikanti et al. Table 4).
   const int global_batch = layer_row ? micro_batch_of(r, d) * std::max(1, r.dp) : r.global_batch;
   y << "training:\n  stack: ";
-  if (d.fused_grouped_gemm || !d.attention_kernel.empty() || d.attention_unpad >= 0) {
+  if (d.fused_grouped_gemm || !d.attention_kernel.empty() || d.attention_unpad >= 0 ||
+      !d.cross_entropy.empty()) {
     y << "{preset: " << d.stack;
+    if (!d.cross_entropy.empty()) y << ", cross_entropy: " << d.cross_entropy;
     if (d.fused_grouped_gemm) y << ", grouped_gemm: fused";
     if (!d.attention_kernel.empty()) y << ", attention_kernel: " << d.attention_kernel;
     if (d.attention_unpad >= 0) {

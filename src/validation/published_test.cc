@@ -143,6 +143,24 @@ TEST(RecipeDefaults, MegatronFsdpOffloadsTheLayersItsTableGives) {
   EXPECT_EQ(recipe("nemofw_2504", "LLAMA3-70B", 1, "GA=2; FSDP=0"), P(0, 0));
 }
 
+TEST(RecipeDefaults, TheLossIsTransformerEnginesWhereTheRecipesSetIt) {
+  // Megatron-Bridge (utils/overrides.py) and NeMo 2.0 from 25.04 set cross_entropy_fusion_impl
+  // "te", the megatron-core preset's loss (empty: the preset's); the older runs keep Megatron's
+  // fp32 loss.
+  PublishedRow row;
+  row.gpu = "H100-SXM5-80GB";
+  row.precision = "fp8";
+  row.model = "LLAMA3-8B";
+  for (const char* source : {"mbridge_perf", "nemofw_2504", "nemofw_2507"}) {
+    row.source = source;
+    EXPECT_EQ(recipe_defaults(row).cross_entropy, "") << source;
+  }
+  for (const char* source : {"megatron_readme_h100", "nemo_2407", "nemo_longseq", "nemofw_2502"}) {
+    row.source = source;
+    EXPECT_EQ(recipe_defaults(row).cross_entropy, "unfused") << source;
+  }
+}
+
 TEST(RecipeDefaults, GptOssRunsAsItsWorkloadConfigsSay) {
   PublishedRow row;
   row.source = "mbridge_perf";

@@ -357,6 +357,19 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
   // fp32 main-gradient reduce), NeMo 24.07's launcher configs and the long-sequence tables
   // (24.03 / 25.04rc2, recipe not published) keep the fp32 reduce.
   r.half_grad_reduce = src == "mbridge_perf" || starts_with(src, "nemofw_");
+  // The loss: Megatron-Bridge's performance scripts set cross_entropy_fusion_impl "te" for every
+  // workload (utils/overrides.py _set_common_perf_overrides; the dry-run configs show it with
+  // cross_entropy_loss_fusion true), and NeMo 2.0's do too (scripts/performance/helpers.py
+  // set_perf_optimization_configs, "enable cross entropy fusion with TE kernel") once Megatron-Core
+  // had the option (March 2025: Megatron-LM issue #1481): the megatron-core preset's loss. The
+  // older runs use Megatron's own fp32 loss: the Megatron-LM README's (Megatron-Core r0.8),
+  // NeMo 24.07's launcher configs, the long-sequence tables and NeMo 25.02 (whose default
+  // cross_entropy_loss_fusion is Megatron's native fused loss, which keeps the fp32 logits
+  // too; timed as the unfused one).
+  if (src == "megatron_readme_h100" || src == "nemo_2407" || src == "nemo_longseq" ||
+      src == "nemofw_2502") {
+    r.cross_entropy = "unfused";
+  }
   r.flex_dispatcher = flex_dispatcher(row) || dropless_deepep_2509(row);
   r.recompute_modules = recipe_recompute_modules(row);
   if (eager_moe_a2a_overlap(row)) {

@@ -24,6 +24,9 @@ struct RecipeDefaults {
   std::string attention_kernel;
   // training.stack's flash_attention_unpad when it is not the preset's: -1 the preset's, 0, 1.
   int attention_unpad = -1;
+  // training.stack's cross_entropy when it is not the preset's ("unfused" | "te"); empty = the
+  // preset's.
+  std::string cross_entropy;
   bool distributed_optimizer = true;
   bool overlap_grad_reduce = true;         // with DP > 1
   bool overlap_param_gather = true;        // with DP > 1 and the distributed optimizer

@@ -604,6 +604,20 @@ std::vector<Op> head_forward_ops(const LayerShape& x) {
   const double logits = t * static_cast<double>(x.vocab_per_rank);
   norm_forward(x, "final_norm.fwd", ops);
   ops.push_back(gemm_op("logits.fwd", x.tokens, x.vocab_per_rank, x.h, 1, x.gemm_bytes));
+  if (x.te_cross_entropy) {
+    // Transformer Engine's fused cross-entropy (StackConfig::te_cross_entropy), as the releases
+    // of 2025-2026 run it: an online-softmax pass reads the logits (e B each) and writes each
+    // row's max, sum of exponentials and target logit (12 B per token); across TP those are
+    // all-gathered (12·T per rank); a second kernel combines them into the loss and writes the
+    // softmax gradient over the logits (read e, write e).
+    ops.push_back(memory_op("loss.online_softmax", e * logits + 12 * t));
+    if (x.tp > 1) {
+      ops.push_back(collective_op("tp.allgather.loss", CollectiveKind::kAllGather,
+                                  GroupKind::kTensor, Bytes(static_cast<int64_t>(12 * t * x.tp))));
+    }
+    ops.push_back(memory_op("loss.fwd", 2 * e * logits + 12 * t * x.tp + 4 * t));
+    return ops;
+  }
   // Vocab-parallel cross-entropy in fp32 (Megatron): cast to fp32 (e+4), max (4), exp/sum
   // (8), normalise and pick the target (8): ≈ 26 B per logit element; three all-reduces of T
   // floats (max, sum of exps, target logit) across the TP group.
@@ -627,9 +641,17 @@ std::vector<Op> head_backward_ops(const LayerShape& x) {
   const double e = x.act_bytes;
   const double t = static_cast<double>(x.tokens);
   const double logits = t * static_cast<double>(x.vocab_per_rank);
-  // Softmax gradient in fp32 (read p, write dlogits) and the cast back to half: ≈ 26 B/element.
-  ops.push_back(memory_op("loss.bwd", 12 * logits));
-  ops.push_back(memory_op("loss.bwd_cast", (4 + e) * logits + 4 * logits));
+  if (x.te_cross_entropy) {
+    // TE's backward: the gradient the forward left in the logits' place times the incoming
+    // per-token gradient, in place (read e, write e). 5e B per logit in all. TransformerEngine
+    // PR #3273 (2026) moved the gradient's computation into this pass (3e in all); PR #3193
+    // before it kept an fp32 gradient from forward to backward.
+    ops.push_back(memory_op("loss.bwd", 2 * e * logits + 4 * t));
+  } else {
+    // Softmax gradient in fp32 (read p, write dlogits) and the cast back to half: ≈ 26 B/element.
+    ops.push_back(memory_op("loss.bwd", 12 * logits));
+    ops.push_back(memory_op("loss.bwd_cast", (4 + e) * logits + 4 * logits));
+  }
   ops.push_back(gemm_op("logits.dgrad", x.tokens, x.h, x.vocab_per_rank, 1, x.gemm_bytes));
   if (x.tp > 1) push(ops, tp_reduction(x, /*grad=*/true), /*async=*/true);
   ops.push_back(gemm_op("logits.wgrad", x.vocab_per_rank, x.h, x.tokens, 1, x.gemm_bytes, true));

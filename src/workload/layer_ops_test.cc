@@ -329,7 +329,7 @@ parallelism: {tp: 1, pp: 1}
 }
 
 TEST(HeadForwardOps, LogitsGemmIsTokensByVocabShardByHidden) {
-  const Scenario s = load(kGpt, {"parallelism.tp=8"});
+  const Scenario s = load(kGpt, {"parallelism.tp=8", "training.stack.cross_entropy=unfused"});
   const std::vector<Op> ops = head_forward_ops(make_layer_shape(s));
   const Op* logits = find(ops, "logits.fwd");
   ASSERT_NE(logits, nullptr);
@@ -341,6 +341,36 @@ TEST(HeadForwardOps, LogitsGemmIsTokensByVocabShardByHidden) {
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0]->comm_bytes.count(), 4 * 4096);
   EXPECT_EQ(c[1]->comm_bytes.count(), 8 * 4096);
+}
+
+TEST(HeadOps, TransformerEngineLossPassesOverHalfPrecisionLogitsThreeTimes) {
+  // T = 4096 tokens, V/t = 51200/8 = 6400 logits per token on each of 8 TP ranks, bf16.
+  // Megatron's fp32 loss: (e+4) + 4 + 8 + 8 forward, 12 + (4+e) + 4 backward = 48 B per logit.
+  // Transformer Engine's: e for the online softmax (plus 12 B of row statistics per token,
+  // all-gathered over TP and read back by the loss kernel, which writes 4 B of loss) and 2e for
+  // the gradient written over the logits forward, 2e to scale it in place backward (reading the
+  // 4 B per-token incoming gradient).
+  const double t = 4096, logits = t * 6400;
+  const auto loss_bytes = [](const std::vector<Op>& ops) {
+    double b = 0;
+    for (const Op& op : ops) {
+      if (op.name.rfind("loss.", 0) == 0) b += static_cast<double>(op.bytes.count());
+    }
+    return b;
+  };
+  const LayerShape unfused =
+      make_layer_shape(load(kGpt, {"parallelism.tp=8", "training.stack.cross_entropy=unfused"}));
+  EXPECT_DOUBLE_EQ(loss_bytes(head_forward_ops(unfused)) + loss_bytes(head_backward_ops(unfused)),
+                   48 * logits);
+  const LayerShape te =
+      make_layer_shape(load(kGpt, {"parallelism.tp=8", "training.stack.cross_entropy=te"}));
+  const std::vector<Op> fwd = head_forward_ops(te);
+  EXPECT_DOUBLE_EQ(loss_bytes(fwd), 2 * logits + 12 * t + 4 * logits + 12 * t * 8 + 4 * t);
+  EXPECT_DOUBLE_EQ(loss_bytes(head_backward_ops(te)), 4 * logits + 4 * t);
+  const std::vector<const Op*> c = collectives(fwd);
+  ASSERT_EQ(c.size(), 1u);  // the row statistics, all-gathered
+  EXPECT_EQ(c[0]->collective, CollectiveKind::kAllGather);
+  EXPECT_EQ(c[0]->comm_bytes.count(), 12 * 4096 * 8);
 }
 
 TEST(AttentionRecomputeOps, ReplayTheCoreForward) {

@@ -34,7 +34,9 @@ struct LayerShape {
   // RoPE with scaled cos/sin (model.rope_mscale != 1) on a stack that applies it unfused
   // (StackConfig::fused_scaled_rope false): Megatron-Core's PyTorch fallback.
   bool rope_unfused = false;
-  int64_t rope_positions = 0;  // s/cp: the positions whose cos and sin each call recomputes
+  int64_t rope_positions = 0;
+  bool te_cross_entropy = false;  // StackConfig::te_cross_entropy: TE's fused loss kernels  //
+                                  // s/cp: the positions whose cos and sin each call recomputes
   bool learned_positions = true;
   bool layernorm = true;
   // Attention core. Each rank computes `q_len` queries per sequence (s, or s/cp with ring
