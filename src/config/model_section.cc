@@ -44,6 +44,18 @@ Status read_moe(const YAML::Node& node, const std::string& source, ModelConfig* 
   const int dispatcher = r.get_choice("dispatcher", 0, kDispatchers);
   e.allgather_dispatcher = dispatcher == 1;
   e.flex_dispatcher = dispatcher == 2;
+  const bool backend_given = r.has("flex_backend");
+  const bool sms_given = r.has("flex_sms");
+  e.flex_backend = r.get_choice("flex_backend", 0, {"deepep", "hybridep"}) == 1
+                       ? MoeConfig::FlexBackend::kHybridEp
+                       : MoeConfig::FlexBackend::kDeepEp;
+  e.flex_sms = r.get_int("flex_sms", 0, 1);
+  if (e.flex_sms > 1024) r.fail("flex_sms", std::to_string(e.flex_sms) + ": expected 1 to 1024");
+  if (r.status().ok() && (backend_given || sms_given) && !e.flex_dispatcher) {
+    r.fail(backend_given ? "flex_backend" : "flex_sms", "given, but model.moe.dispatcher is " +
+                                                            std::string(kDispatchers[dispatcher]) +
+                                                            ": expected dispatcher: flex");
+  }
   e.group_topk = r.get_int("group_topk", 0, 0);
   e.fp8_dispatch = r.get_choice("dispatch_precision", 0, {"bf16", "fp8"}) == 1;
   e.router_aux_loss = r.get_double("router_aux_loss", 0, 0, 1e6);

@@ -83,6 +83,17 @@ struct MoeConfig {
   // sorts are fused into the dispatch and combine kernels, and it needs no token counts on the
   // host; the "alltoall" dispatcher copies them to the host every MoE layer (a device sync).
   bool flex_dispatcher = false;
+  // The flex dispatcher's kernels (DeepEP or HybridEP) run on SMs they hold for themselves:
+  // Megatron-Core's moe_deepep_num_sms (20) and moe_hybridep_num_sms (16), as Megatron-Bridge's
+  // performance configs leave them. While an all-to-all overlaps compute (overlap_moe_comm),
+  // the kernels beside it run on the other SMs (docs/moe.md). `flex_sms` 0: the backend's count.
+  enum class FlexBackend : uint8_t { kDeepEp, kHybridEp };
+  FlexBackend flex_backend = FlexBackend::kDeepEp;
+  int flex_sms = 0;
+  int flex_dispatcher_sms() const {
+    if (flex_sms > 0) return flex_sms;
+    return flex_backend == FlexBackend::kHybridEp ? 16 : 20;
+  }
   // Node-limited routing (DeepSeek-V3's topk_group, Megatron's --moe-router-group-topk with the
   // EP group's nodes as groups): each token's experts lie on at most this many nodes, and the
   // dispatcher sends one copy per destination node, fanned out over NVLink there (DeepEP).

@@ -424,9 +424,12 @@ class Execution {
       const CollectivePlan plan = coll_.plan(op.collective, g, op.comm_bytes);
       t.duration = plan.time;
       t.collective = true;
-      if (options_.sm_count > 0 && plan.channels > 0) {
-        t.sm_share = std::min(1.0, options_.comm_sm_interference * plan.channels /
-                                       static_cast<double>(options_.sm_count));
+      // The SMs the collective's kernels hold: NCCL's channels, a thread block each, or the
+      // library's own count (Op::comm_sms).
+      const int sms = op.comm_sms > 0 ? op.comm_sms : plan.channels;
+      if (options_.sm_count > 0 && sms > 0) {
+        t.sm_share = std::min(
+            1.0, options_.comm_sm_interference * sms / static_cast<double>(options_.sm_count));
       }
       t.stats = stats_index(op.name, to_string(op.collective), plan);
       // With a transport, a collective whose group spans nodes goes through the fabric.

@@ -197,6 +197,43 @@ TEST(Simulate, OverlappedCollectivesSlowTheComputeUnderThem) {
   EXPECT_LT(slowed, 1.0 + 32.0 / 108.0);  // at most 32 channels of the A100's 108 SMs
 }
 
+TEST(Simulate, OverlappedFlexAllToAllsSlowTheComputeBesideThem) {
+  // Mixtral with the flex dispatcher and overlap_moe_comm: the all-to-alls run on the
+  // communication stream beside the other micro-batch's compute and hold their kernels' SMs
+  // (HybridEP 16 of the H100's 132), so the compute beside them runs on the rest. With the SM
+  // interference off the flex backend's SM count changes nothing; with it the iteration is
+  // longer the more SMs the kernels hold, by less than their share of the compute.
+  auto run = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> set = {"model.preset=mixtral-8x7b",
+                                    "model.layers=8",
+                                    "model.moe.dispatcher=flex",
+                                    "cluster.preset=dgx-h100",
+                                    "cluster.nodes=2",
+                                    "training.seq_len=4096",
+                                    "training.global_batch=32",
+                                    "training.micro_batch=1",
+                                    "parallelism.tp=1",
+                                    "parallelism.pp=1",
+                                    "parallelism.ep=8",
+                                    "parallelism.etp=1",
+                                    "parallelism.overlap_moe_comm=true"};
+    set.insert(set.end(), extra.begin(), extra.end());
+    StatusOr<Scenario> s = load_scenario_text("", "", set);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    StatusOr<SimulationReport> r = simulate(*s, SimulateOptions());
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r->iteration_time_s;
+  };
+  const std::string off = "cluster.gpu.calibration.comm_sm_interference=0";
+  EXPECT_DOUBLE_EQ(run({off, "model.moe.flex_sms=1"}), run({off, "model.moe.flex_sms=64"}));
+  const double few = run({"model.moe.flex_sms=1"});
+  const double hybridep = run({"model.moe.flex_backend=hybridep"});
+  const double deepep = run({"model.moe.flex_backend=deepep"});
+  EXPECT_LT(few, hybridep);
+  EXPECT_LT(hybridep, deepep);
+  EXPECT_LT(deepep, run({off}) * (1 + 20.0 / (132 - 20)));
+}
+
 TEST(Simulate, HostCostsRunAtTheClustersHostCpuSpeed) {
   // GPT-3 1.7B at 256 tokens per micro-batch on one DGX H100: every kernel is shorter than the
   // host's launch of it, so the iteration follows the host thread. A host twice as slow per

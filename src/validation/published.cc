@@ -323,6 +323,8 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
     }
     if (contains(n, "tokendrop")) moe.push_back("capacity_factor: 1.0");
     if (d.flex_dispatcher) moe.push_back("dispatcher: flex");
+    if (d.flex_dispatcher && !d.flex_backend.empty())
+      moe.push_back("flex_backend: " + d.flex_backend);
     if (!moe.empty()) {
       y << "  moe: {";
       for (size_t i = 0; i < moe.size(); ++i) y << (i > 0 ? ", " : "") << moe[i];

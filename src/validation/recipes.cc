@@ -371,6 +371,12 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
     r.cross_entropy = "unfused";
   }
   r.flex_dispatcher = flex_dispatcher(row) || dropless_deepep_2509(row);
+  // The flex rows' backend: HybridEP in every performance config of the tables' models
+  // (qwen3_, deepseek_, gpt_oss_ and nemotron_3_workload_base_configs.py:
+  // moe_flex_dispatcher_backend "hybridep"; the later DeepSeek-V3 B200 V2 entries and Nemotron 3
+  // on B300 switch to "deepep", in containers the tables do not name), DeepEP in 25.09's
+  // dropless DeepSeek-V3 run ("enable DeepEP").
+  if (r.flex_dispatcher) r.flex_backend = dropless_deepep_2509(row) ? "deepep" : "hybridep";
   r.recompute_modules = recipe_recompute_modules(row);
   if (eager_moe_a2a_overlap(row)) {
     r.overlap_moe_comm = true;
@@ -389,6 +395,7 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
   }
   if (gpt_oss != GptOssRecipe::kNone && gpt_oss != GptOssRecipe::kOverlap) {
     r.flex_dispatcher = true;
+    r.flex_backend = "hybridep";
   }
   if (gpt_oss == GptOssRecipe::kB300Fused) {
     r.fused_grouped_gemm = true;

@@ -45,6 +45,8 @@ struct RecipeDefaults {
   int etp = 1;                   // expert tensor parallelism (MoE)
   bool balanced_router = true;   // moe_router_force_load_balancing
   bool flex_dispatcher = false;  // moe_token_dispatcher_type flex (DeepEP / HybridEP)
+  // moe_flex_dispatcher_backend of a flex row: "hybridep" or "deepep" (model.moe.flex_backend).
+  std::string flex_backend;
   // The 26.06 MXFP8 MoE recipes: cuda_graph_impl full_iteration, the CuTe DSL fused grouped
   // MLP (one kernel per expert GEMM) and moe_a2a_overlap (combined 1F1B).
   bool full_cuda_graphs = false;

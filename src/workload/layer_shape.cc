@@ -141,6 +141,7 @@ LayerShape make_layer_shape(const Scenario& sc) {
     x.moe_latent = m.moe.latent_size;
     x.allgather_dispatcher = m.moe.allgather_dispatcher;
     x.flex_dispatcher = m.moe.flex_dispatcher;
+    x.flex_sms = m.moe.flex_dispatcher ? m.moe.flex_dispatcher_sms() : 0;
     // Per-expert host cost of a grouped GEMM: none when fused or under CUDA graphs; else the
     // stack's expert_launch_overhead per local expert, or without one a whole launch each.
     const StackConfig& stack = sc.training.stack;

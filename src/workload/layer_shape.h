@@ -66,6 +66,7 @@ struct LayerShape {
   int64_t moe_latent = 0;
   bool allgather_dispatcher = false;
   bool flex_dispatcher = false;  // DeepEP/HybridEP: sorts fused, one copy per rank
+  int flex_sms = 0;              // SMs its kernels hold (MoeConfig::flex_dispatcher_sms)
   // Host cost of one expert GEMM (a per_expert grouped GEMM, not under CUDA graphs): a launch
   // per local expert, or with the stack's expert_launch_overhead one launch and that much host
   // work per local expert.

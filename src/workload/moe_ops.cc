@@ -66,12 +66,15 @@ Op expert_gemm(const char* name, int64_t m, int64_t n, int64_t k, const LayerSha
 }
 
 // An EP collective of the token dispatcher: an all-to-all, or with the all-gather dispatcher
-// `allgather_kind` (the dispatch's all-gather or the combine's reduce-scatter).
+// `allgather_kind` (the dispatch's all-gather or the combine's reduce-scatter). The flex
+// dispatcher's all-to-all holds its kernels' SMs, which an overlapped kernel does not get.
 Op ep_collective(const LayerShape& x, const char* alltoall_name, const char* allgather_name,
                  CollectiveKind allgather_kind, Bytes bytes) {
-  return x.allgather_dispatcher
-             ? collective_op(allgather_name, allgather_kind, GroupKind::kExpert, bytes)
-             : collective_op(alltoall_name, CollectiveKind::kAllToAll, GroupKind::kExpert, bytes);
+  Op op = x.allgather_dispatcher
+              ? collective_op(allgather_name, allgather_kind, GroupKind::kExpert, bytes)
+              : collective_op(alltoall_name, CollectiveKind::kAllToAll, GroupKind::kExpert, bytes);
+  if (x.flex_dispatcher) op.comm_sms = x.flex_sms;
+  return op;
 }
 
 // Shared experts: a dense TP MLP over every token (with its SP gather and reduce-scatter),

@@ -204,6 +204,56 @@ TEST(MoeOps, FlexDispatcherSendsATokenOnceToEachRankOfItsExperts) {
               two_nodes / 8, 1e-6);
 }
 
+TEST(MoeOps, FlexDispatcherAllToAllsHoldTheirKernelsSms) {
+  // DeepEP's and HybridEP's kernels run on SMs they reserve: Megatron-Core's
+  // moe_deepep_num_sms 20 and moe_hybridep_num_sms 16 (Megatron-Bridge's resolved performance
+  // configs, e.g. dryrun_configs/gpt_oss/*). NCCL's all-to-all leaves it to the channel plan (0).
+  for (bool backward : {false, true}) {
+    const char* name = backward ? "ep.alltoall.combine.grad" : "ep.alltoall.dispatch";
+    EXPECT_EQ(layer_op({}, name, backward).comm_sms, 0) << name;
+    EXPECT_EQ(layer_op({"model.moe.dispatcher=flex"}, name, backward).comm_sms, 20) << name;
+    EXPECT_EQ(
+        layer_op({"model.moe.dispatcher=flex", "model.moe.flex_backend=hybridep"}, name, backward)
+            .comm_sms,
+        16)
+        << name;
+    EXPECT_EQ(layer_op({"model.moe.dispatcher=flex", "model.moe.flex_backend=hybridep",
+                        "model.moe.flex_sms=24"},
+                       name, backward)
+                  .comm_sms,
+              24)
+        << name;
+  }
+  // Compute ops hold none.
+  EXPECT_EQ(layer_op({"model.moe.dispatcher=flex"}, "moe.experts.fc", false).comm_sms, 0);
+}
+
+TEST(MoeOps, FlexBackendKeysNeedTheFlexDispatcher) {
+  auto load = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> set = {"model.preset=mixtral-8x7b", "cluster.preset=dgx-h100",
+                                    "parallelism.ep=8",          "parallelism.tp=1",
+                                    "parallelism.pp=1",          "cluster.nodes=1",
+                                    "training.global_batch=64"};
+    set.insert(set.end(), extra.begin(), extra.end());
+    return load_scenario_text("model: {}\ncluster: {}\n", "t.yaml", set);
+  };
+  for (const char* key : {"model.moe.flex_backend=hybridep", "model.moe.flex_sms=16"}) {
+    const StatusOr<Scenario> s = load({key});
+    ASSERT_FALSE(s.ok()) << key;
+    EXPECT_NE(s.status().message().find("expected dispatcher: flex"), std::string::npos)
+        << s.status().message();
+  }
+  const StatusOr<Scenario> bad = load({"model.moe.dispatcher=flex", "model.moe.flex_backend=nccl"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("flex_backend"), std::string::npos);
+  for (const char* sms : {"model.moe.flex_sms=0", "model.moe.flex_sms=2000"}) {
+    const StatusOr<Scenario> s = load({"model.moe.dispatcher=flex", sms});
+    ASSERT_FALSE(s.ok()) << sms;
+    EXPECT_NE(s.status().message().find("flex_sms"), std::string::npos) << s.status().message();
+  }
+  ASSERT_TRUE(load({"model.moe.dispatcher=flex", "model.moe.flex_backend=deepep"}).ok());
+}
+
 TEST(MoeOps, DroplessDispatchersWaitOnTheHostForTheTokenCounts) {
   // Megatron-Core's alltoall dispatcher copies tokens_per_expert to the host for the all-to-all
   // splits; the flex dispatcher's HybridEP path, given no bound on the permuted tokens, reads

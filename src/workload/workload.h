@@ -59,6 +59,9 @@ struct Op {
   CollectiveKind collective = CollectiveKind::kAllReduce;
   GroupKind group = GroupKind::kTensor;
   Bytes comm_bytes;  // nccl-tests size convention (all-gather / reduce-scatter: the full buffer)
+  // SMs the collective's kernels hold while it runs, where a library other than NCCL runs it
+  // (the flex dispatcher's DeepEP / HybridEP kernels); 0: NCCL's channels, one block each.
+  int comm_sms = 0;
   // Stream placement. An `async` collective runs on the communication stream, overlapping the
   // ops after it (Megatron's asynchronous TP all-reduce of input gradients); an op with
   // `wait_comm` first waits for the communication stream to drain.
