@@ -208,6 +208,13 @@ void list_defaults(const YAML::Node& root, Scenario* s) {
   if (moe && !routing_given) {
     s->defaults.emplace_back("model.moe.routing", to_string(s->model.moe.routing));
   }
+  const bool backend_given = model && model.IsMap() && model["moe"] && model["moe"].IsMap() &&
+                             model["moe"]["flex_backend"];
+  if (moe && s->model.moe.flex_dispatcher && !backend_given) {
+    s->defaults.emplace_back(
+        "model.moe.flex_backend",
+        s->model.moe.flex_backend == MoeConfig::FlexBackend::kHybridEp ? "hybridep" : "deepep");
+  }
 }
 
 // Scenario::notes and Scenario::warnings, and the one adjustment Megatron makes itself: sequence

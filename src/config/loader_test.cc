@@ -1007,6 +1007,20 @@ TEST(LoadScenarioText, DefaultsListTheJobKeysNotGiven) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(value_of("parallelism.vpp"), "<given>");
   EXPECT_EQ(value_of("model.moe.routing"), "balanced");
+  EXPECT_EQ(value_of("model.moe.flex_backend"), "<given>");  // the alltoall dispatcher
+  const std::vector<std::string> mixtral = {
+      "parallelism.vpp=2",        "model.preset=mixtral-8x7b", "parallelism.ep=8",
+      "parallelism.etp=1",        "training.seq_len=2048",     "parallelism.sequence_parallel=true",
+      "model.moe.dispatcher=flex"};
+  s = load(kSmall, mixtral);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(value_of("model.moe.flex_backend"), "deepep");
+  std::vector<std::string> hybridep = mixtral;
+  hybridep.push_back("model.moe.flex_backend=hybridep");
+  s = load(kSmall, hybridep);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(value_of("model.moe.flex_backend"), "<given>");
+  EXPECT_EQ(s->model.moe.flex_dispatcher_sms(), 16);
 }
 
 TEST(LoadScenarioText, WarningsSayWhatFlattersTheResult) {
