@@ -200,6 +200,35 @@ TEST(RecipeDefaults, GptOssRunsAsItsWorkloadConfigsSay) {
   EXPECT_FALSE(h100.overlap_moe_comm || h100.flex_dispatcher || h100.full_cuda_graphs);
 }
 
+TEST(RecipeDefaults, KimiK2RunsHybridEpAndRecomputesItsMlaUpProjections) {
+  PublishedRow row;
+  row.source = "mbridge_perf";
+  row.model = "Kimi_K2";
+  row.notes = "container 26.04; Pre-Training Performance";
+  row.precision = "MXFP8";
+  row.gpu = "GB300";
+  row.micro_batch = 2;
+  row.global_batch = 4096;
+  // kimi_workload_base_configs.py, the GB300 entry of the tables' layout (global batch 4,096,
+  // micro-batch 2): moe_flex_dispatcher_backend hybridep, recompute_modules [mla_up_proj], no
+  // graphs, no all-to-all overlap.
+  const RecipeDefaults gb300 = recipe_defaults(row);
+  EXPECT_TRUE(gb300.flex_dispatcher);
+  EXPECT_EQ(gb300.flex_backend, "hybridep");
+  EXPECT_EQ(gb300.recompute_modules, 1u << static_cast<int>(RecomputeModule::kMlaUpProj));
+  EXPECT_FALSE(gb300.full_cuda_graphs || gb300.overlap_moe_comm);
+  EXPECT_EQ(gb300.cuda_graph_scope, 0u);
+  // Its earlier entry (global batch 2,048) recomputed moe_act; H100 adds mlp.
+  row.global_batch = 2048;
+  EXPECT_EQ(recipe_defaults(row).recompute_modules,
+            1u << static_cast<int>(RecomputeModule::kMoeAct));
+  row.gpu = "H100-SXM5-80GB";
+  EXPECT_EQ(recipe_defaults(row).recompute_modules,
+            (1u << static_cast<int>(RecomputeModule::kMlaUpProj)) |
+                (1u << static_cast<int>(RecomputeModule::kMlp)));
+  EXPECT_FALSE(recipe_defaults(row).flex_dispatcher);
+}
+
 TEST(PublishedCase, RowsThatCannotBeSimulatedSayWhy) {
   StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
   ASSERT_TRUE(rows.ok());

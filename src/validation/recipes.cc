@@ -30,7 +30,8 @@ bool contains(const std::string& s, const char* part) { return s.find(part) != s
 // on GB200 and GB300 (B300 from 26.06, PR #3490; B200 MXFP8 from 26.06, PR #4606; H100 stays on
 // alltoall), DeepSeek-V3 on every GPU, Nemotron 3 Nano and Super on every GPU
 // (nemotron_3_workload_base_configs.py: moe_flex_dispatcher_backend hybridep in their base
-// configs, deepep on B300 in the later version).
+// configs, deepep on B300 in the later version), Kimi-K2 on GB300 and GB200
+// (kimi_workload_base_configs.py: hybridep in every version of those entries).
 bool flex_dispatcher(const PublishedRow& row) {
   if (row.source != "mbridge_perf") return false;
   const int c = container_of(row);
@@ -44,6 +45,7 @@ bool flex_dispatcher(const PublishedRow& row) {
     return false;
   }
   if (contains(m, "Nemotron_3_Nano") || contains(m, "Nemotron_3_Super")) return true;
+  if (contains(m, "Kimi_K2")) return g == "GB300" || g == "GB200";
   return contains(m, "DeepSeekV3");
 }
 
@@ -228,7 +230,10 @@ unsigned bit(RecomputeModule m) { return 1u << static_cast<int>(m); }
 //   Nemotron 3 Super on B200 (MXFP8, NVFP4) and B300 NVFP4: moe_act, layernorm;
 //   GPT-OSS 120B on GB200, B200 and H100 in BF16 (V1 and V2): layernorm, moe_act;
 //   DeepSeek-V3 from container 26.02 on GB200, B200 and B300: mla_up_proj, and mlp with it on
-//   B200's PP 8 × VP 2 layout (FP8_MX_V2) and on H100 (H100_V1, 25.09's dropless rows).
+//   B200's PP 8 × VP 2 layout (FP8_MX_V2) and on H100 (H100_V1, 25.09's dropless rows);
+//   Kimi-K2 (kimi_workload_base_configs.py): mla_up_proj on every GPU, mlp with it on H100;
+//   GB300's entry with the tables' global batch of 4,096 and micro-batch 2 recomputes
+//   mla_up_proj (its earlier entry, global batch 2,048, moe_act).
 // Every other row's recipe recomputes nothing (GB300's MXFP8 DeepSeek-V3 sets []).
 unsigned recipe_recompute_modules(const PublishedRow& row) {
   if (row.source != "mbridge_perf") return 0;
@@ -246,6 +251,11 @@ unsigned recipe_recompute_modules(const PublishedRow& row) {
   if (contains(m, "GPT OSS 120B") && row.precision == "BF16" &&
       (g == "GB200" || g == "B200" || h100)) {
     return bit(M::kLayerNorm) | bit(M::kMoeAct);
+  }
+  if (contains(m, "Kimi_K2")) {
+    if (h100) return bit(M::kMlaUpProj) | bit(M::kMlp);
+    if (g == "GB300" && row.global_batch != 4096) return bit(M::kMoeAct);
+    return bit(M::kMlaUpProj);
   }
   if (starts_with(m, "DeepSeekV3")) {
     if (h100) return bit(M::kMlaUpProj) | bit(M::kMlp);
