@@ -151,8 +151,8 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
     r.fail("cuda_graph_scope", "expected only with training.cuda_graphs: scoped");
   } else if (graphs == 2 && !r.has("cuda_graph_scope")) {
     r.fail("cuda_graph_scope",
-           "missing key: expected a list of attn, mlp, moe_router, moe_preprocess (the modules "
-           "training.cuda_graphs: scoped captures)");
+           "missing key: expected a list of attn, mlp, moe_router, moe_preprocess, mamba (the "
+           "modules training.cuda_graphs: scoped captures)");
   } else if (graphs == 2) {
     const YAML::Node list = node["cuda_graph_scope"];
     if (!list.IsSequence() || list.size() == 0) {
@@ -166,8 +166,13 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
         }
         if (bit == 0) {
           r.fail("cuda_graph_scope", "'" + name +
-                                         "': expected attn, mlp, moe_router or moe_preprocess "
-                                         "(mamba and moe graphs are not modelled)");
+                                         "': expected attn, mlp, moe_router, moe_preprocess or "
+                                         "mamba (whole-MoE graphs are not modelled)");
+          break;
+        }
+        if (bit == kGraphMamba && m.hybrid_pattern.find('M') == std::string::npos) {
+          r.fail("cuda_graph_scope", "'mamba': model " + m.name +
+                                         " has no Mamba-2 layers (model.hybrid_pattern has no M)");
           break;
         }
         t->cuda_graph_scope |= bit;

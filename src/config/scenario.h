@@ -437,16 +437,19 @@ struct TrainingConfig {
 
 // The modules training.cuda_graph_scope may name (Megatron-Core's cuda_graph_scope values that
 // Preflight models): attention with its input norm, a dense MLP with its norm, a MoE layer's
-// router with its norm, and its token dispatcher's preprocessing.
+// router with its norm, its token dispatcher's preprocessing, and a hybrid's Mamba-2 mixer with
+// its norm.
 enum GraphScope : uint32_t {
   kGraphAttn = 1,
   kGraphMlp = 2,
   kGraphMoeRouter = 4,
   kGraphMoePreprocess = 8,
+  kGraphMamba = 16,
 };
 
 // The scopes' names in the YAML, in bit order: kGraphScopeNames[k] names the scope 1 << k.
-inline constexpr const char* kGraphScopeNames[] = {"attn", "mlp", "moe_router", "moe_preprocess"};
+inline constexpr const char* kGraphScopeNames[] = {"attn", "mlp", "moe_router", "moe_preprocess",
+                                                   "mamba"};
 
 struct ParallelismConfig {
   int tp = 1;

@@ -118,7 +118,13 @@ GptOssRecipe gpt_oss_recipe(const PublishedRow& row) {
 // in BF16 (moe_router, moe_preprocess; its FP8 entry none); Qwen3-235B-A22B on GB200 (attn,
 // moe_router, moe_preprocess) and GB300 (moe_router, moe_preprocess; its 256-GPU V2 entry attn
 // too), eager elsewhere (the alltoall dispatcher); GPT-OSS 120B on GB300 and B300 (attn,
-// moe_router, moe_preprocess; B300's MXFP8 entry inherits them from its BF16 one). Assumed from
+// moe_router, moe_preprocess; B300's MXFP8 entry inherits them from its BF16 one). Nemotron 3's
+// configurations (nemotron_3_workload_base_configs.py, the version whose layouts the tables show)
+// capture attn, mamba, moe_router and moe_preprocess on Blackwell (not Super on B200 in MXFP8;
+// mamba, with attn in BF16, on H100): the model has the mamba scope, but these recipes leave
+// them out. Applied, the hybrid rows come out 11 % too fast (median; cross-validated MAPE 9.86
+// -> 10.73 %): the host cost they remove was standing for a GPU cost of the hybrid layers that is
+// not modelled, and the graphs wait on it (docs/calibration.md). Assumed from
 // container 26.02 on, with the flex dispatcher these entries run (flex_dispatcher() above; the
 // configs' history in the tables' containers is not published with them); never where the
 // whole iteration is one graph.
@@ -227,7 +233,8 @@ unsigned bit(RecomputeModule m) { return 1u << static_cast<int>(m); }
 // (scripts/performance/configs/*_workload_base_configs.py, the versions whose parallel layouts
 // match the tables), applied with recompute_granularity selective:
 //   Nemotron 3 Nano on H100 (FP8_CS): moe, layernorm, core_attn, moe_act;
-//   Nemotron 3 Super on B200 (MXFP8, NVFP4) and B300 NVFP4: moe_act, layernorm;
+//   Nemotron 3 Super on B200 in MXFP8 and on B300 in NVFP4 (and BF16): moe_act, layernorm (B200's
+//   NVFP4 entry, TP 2, recomputes nothing);
 //   GPT-OSS 120B on GB200, B200 and H100 in BF16 (V1 and V2): layernorm, moe_act;
 //   DeepSeek-V3 from container 26.02 on GB200, B200 and B300: mla_up_proj, and mlp with it on
 //   B200's PP 8 × VP 2 layout (FP8_MX_V2) and on H100 (H100_V1, 25.09's dropless rows);
@@ -245,7 +252,7 @@ unsigned recipe_recompute_modules(const PublishedRow& row) {
     return bit(M::kMoe) | bit(M::kLayerNorm) | bit(M::kCoreAttn) | bit(M::kMoeAct);
   }
   if (contains(m, "Nemotron_3_Super") &&
-      (g == "B200" || (g == "B300" && row.precision == "NVFP4"))) {
+      ((g == "B200" && row.precision == "MXFP8") || (g == "B300" && row.precision != "MXFP8"))) {
     return bit(M::kMoeAct) | bit(M::kLayerNorm);
   }
   if (contains(m, "GPT OSS 120B") && row.precision == "BF16" &&

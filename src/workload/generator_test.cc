@@ -605,5 +605,62 @@ TEST(Generator, ScopedCudaGraphsLaunchEachCapturedRunOnce) {
   EXPECT_LT(launches(attn, "layer.bwd").first, launches(eager, "layer.bwd").first);
 }
 
+TEST(Generator, ScopedCudaGraphsCaptureAHybridsMambaMixers) {
+  // Nemotron 3 Nano cut to two layers (a Mamba-2 mixer, then a MoE layer): with the mamba scope
+  // the mixer's kernels launch as one graph forward and one backward, with no framework host
+  // time, and time the same on the GPU; the MoE layer is not in the scope.
+  auto workload = [](bool mamba) {
+    std::vector<std::string> keys = {"model.preset=nemotron3-nano",
+                                     "model.layers=2",
+                                     "model.hybrid_pattern=ME",
+                                     "model.mtp_layers=0",
+                                     "cluster.preset=dgx-h100",
+                                     "parallelism.ep=8",
+                                     "parallelism.pp=1",
+                                     "parallelism.tp=1",
+                                     "parallelism.dp=8",
+                                     "cluster.nodes=1",
+                                     "training.global_batch=8",
+                                     "training.seq_len=4096",
+                                     "model.moe.routing=balanced"};
+    if (mamba) {
+      keys.push_back("training.cuda_graphs=scoped");
+      keys.push_back("training.cuda_graph_scope=[mamba]");
+    }
+    StatusOr<Scenario> s = load_scenario_text("", "", keys);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return generate_workload(*s);
+  };
+  // Launches, host time and op count of the layer blocks whose ops are the mixer's (or not).
+  struct Tally {
+    int launches = 0, ops = 0;
+    SimTime host;
+  };
+  auto tally = [](const Workload& w, bool mixer) {
+    Tally t;
+    for (const Block& b : w.blocks) {
+      if (b.name != "layer.fwd" && b.name != "layer.bwd") continue;
+      if (b.ops.empty() || (b.ops.front().name.rfind("mamba.", 0) == 0) != mixer) continue;
+      for (const Op& op : b.ops) {
+        t.launches += op.launches;
+        t.host += op.host_time;
+        ++t.ops;
+      }
+    }
+    return t;
+  };
+  const Workload eager = workload(false);
+  const Workload graphed = workload(true);
+  const Tally e = tally(eager, true), g = tally(graphed, true);
+  ASSERT_GT(e.ops, 4);
+  EXPECT_EQ(g.ops, e.ops);
+  EXPECT_GT(e.launches, 4);
+  EXPECT_EQ(g.launches, 2);  // one graph forward, one backward
+  EXPECT_EQ(g.host, SimTime());
+  const Tally me = tally(eager, false), mg = tally(graphed, false);
+  EXPECT_GT(me.launches, 0);
+  EXPECT_EQ(mg.launches, me.launches);
+}
+
 }  // namespace
 }  // namespace preflight
