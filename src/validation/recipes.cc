@@ -122,7 +122,7 @@ GptOssRecipe gpt_oss_recipe(const PublishedRow& row) {
 // configurations (nemotron_3_workload_base_configs.py, the version whose layouts the tables show)
 // capture attn, mamba, moe_router and moe_preprocess on Blackwell (not Super on B200 in MXFP8;
 // mamba, with attn in BF16, on H100): the model has the mamba scope, but these recipes leave
-// them out. Applied, the hybrid rows come out 11 % too fast (median; cross-validated MAPE 9.86
+// them out. Applied, the hybrid rows come out 11 % too fast (median; cross-validated MAPE 9.87
 // -> 10.73 %): the host cost they remove was standing for a GPU cost of the hybrid layers that is
 // not modelled, and the graphs wait on it (docs/calibration.md). Assumed from
 // container 26.02 on, with the flex dispatcher these entries run (flex_dispatcher() above; the
