@@ -104,6 +104,7 @@ class NcclPlanner final : public CollectivePlanner {
     o.min_channels = config_.min_channels;
     o.max_channels = config_.max_channels;
     o.nvls = config_.nvls;
+    o.tuner = cluster_.nccl_tuner;
     StatusOr<nccl::TuningModel> m = nccl::TuningModel::create(platform_for(cluster_, g), o);
     if (!m.ok()) return m.status();
     return &models_.emplace(key, std::move(m).value()).first->second;

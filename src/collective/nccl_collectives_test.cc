@@ -172,5 +172,39 @@ TEST(NcclCollectives, DpGroupWithFourGpusPerNodeSpreadsOverTheirFourNics) {
   EXPECT_NEAR(all.busbw_gbps, 384, 384 * 0.01);
 }
 
+TEST(NcclCollectives, AwsP6RunsTheOfiPluginsRegionTunerAndMeetsTheLargeEfaSizes) {
+  // aws-p6-b200 (cluster.nccl_tuner: aws-ofi-p6) on 4 nodes: the plugin's regions pick the
+  // ring LL128 at 64 MiB, the NVLS tree at 256 MiB and the ring Simple from 415 MiB, where
+  // NCCL's own model keeps the NVLS tree to 1 GiB (dgx-b200, the same GPUs on InfiniBand).
+  Fixture aws = make("aws-p6-b200", 4);
+  Fixture dgx = make("dgx-b200", 4);
+  StatusOr<CollectiveModel> ma = model(aws);
+  StatusOr<CollectiveModel> md = model(dgx);
+  ASSERT_TRUE(ma.ok() && md.ok());
+  const auto plan = [&](const StatusOr<CollectiveModel>& m, const Fixture& f, Bytes b) {
+    return m->plan(CollectiveKind::kAllReduce, f.group, b);
+  };
+  EXPECT_EQ(plan(ma, aws, Bytes::mib(64)).algorithm, Algorithm::kRing);
+  EXPECT_EQ(plan(ma, aws, Bytes::mib(64)).protocol, "LL128");
+  EXPECT_EQ(plan(ma, aws, Bytes::mib(256)).algorithm, Algorithm::kNvlsTree);
+  EXPECT_EQ(plan(ma, aws, Bytes::mib(512)).algorithm, Algorithm::kRing);
+  EXPECT_EQ(plan(ma, aws, Bytes::mib(512)).protocol, "Simple");
+  EXPECT_EQ(plan(md, dgx, Bytes::mib(512)).algorithm, Algorithm::kNvlsTree);
+  // microbenchmarks.csv mlengineering_allreduce (4 x 8 B200, EFA): 326.9 GB/s busBw at 512 MiB
+  // and 362.0 at 1 GiB, both on the ring Simple; within 5 %.
+  EXPECT_NEAR(plan(ma, aws, Bytes::mib(512)).busbw_gbps, 326.9, 0.05 * 326.9);
+  EXPECT_NEAR(plan(ma, aws, Bytes::gib(1)).busbw_gbps, 362.0, 0.05 * 362.0);
+  // Two nodes: the plugin leaves the choice to NCCL, as on the InfiniBand preset.
+  Fixture aws2 = make("aws-p6-b200", 2);
+  Fixture dgx2 = make("dgx-b200", 2);
+  StatusOr<CollectiveModel> ma2 = model(aws2);
+  StatusOr<CollectiveModel> md2 = model(dgx2);
+  ASSERT_TRUE(ma2.ok() && md2.ok());
+  for (const Bytes b : {Bytes::mib(64), Bytes::mib(512)}) {
+    EXPECT_EQ(plan(ma2, aws2, b).algorithm, plan(md2, dgx2, b).algorithm);
+    EXPECT_EQ(plan(ma2, aws2, b).protocol, plan(md2, dgx2, b).protocol);
+  }
+}
+
 }  // namespace
 }  // namespace preflight

@@ -11,6 +11,7 @@
 
 #include "base/text.h"
 #include "collective/nccl_graph.h"
+#include "collective/ofi_tuner.h"
 
 namespace preflight::nccl {
 namespace {
@@ -394,6 +395,7 @@ StatusOr<TuningModel> TuningModel::create(const Platform& p, const Options& o) {
     return bad("channel counts must be >= 0");
   if (o.min_channels > 0 && o.max_channels > 0 && o.min_channels > o.max_channels)
     return bad("min_channels > max_channels");
+  if (!is_known_tuner(o.tuner)) return bad("unknown tuner plugin '" + o.tuner + "'");
   // §9: multicast driver, SM90+, NVSwitch, > 2 local GPUs (>= 2 in 2.28).
   const bool nvls_platform =
       p.nvls_capable && (m >= 28 ? p.ranks_per_node >= 2 : p.ranks_per_node > 2);
@@ -410,6 +412,7 @@ StatusOr<TuningModel> TuningModel::create(const Platform& p, const Options& o) {
 
   TuningModel t;
   t.minor_ = m;
+  t.tuner_ = o.tuner;
   t.cc_ = cc;
   t.nodes_ = p.nodes;
   t.n_ranks_ = p.nodes * p.ranks_per_node;
@@ -581,6 +584,17 @@ StatusOr<Choice> TuningModel::choose(Coll c, int64_t bytes) const {
   if (all.empty())
     return invalid_argument(std::string("nccl: no algorithm/protocol available for ") +
                             to_string(c) + " (NCCL_ALGO/NCCL_PROTO leave none)");
+  if (!tuner_.empty()) {
+    // The plugin zeroes the cost of its pick; NCCL then takes it if it offers it.
+    OfferedPairs offered{};
+    for (const Choice& x : all) offered[static_cast<int>(x.algo)][static_cast<int>(x.proto)] = true;
+    const std::optional<TunerPick> pick = tuner_choice(tuner_, c, bytes, n_ranks_, nodes_, offered);
+    if (pick) {
+      for (const Choice& x : all) {
+        if (x.algo == pick->algo && x.proto == pick->proto) return x;
+      }
+    }
+  }
   const Choice* best = &all.front();
   for (const Choice& x : all)
     if (x.time_us < best->time_us) best = &x;

@@ -22,7 +22,8 @@
 //  - Without an NVSwitch, GPUs are fully connected by nvlinks/(gpus−1) links per pair.
 //  - CollNet graphs are not searched: the chain graph copies the tree graph, the direct graph has
 //    one head per NIC (≤ 8) at the NIC's per-channel cap. Calibrate from NCCL_DEBUG logs.
-//  - One collective per call: no group aggregation, no tuner plugin, IB net (latencyInter 0),
+//  - One collective per call: no group aggregation, IB net (latencyInter 0), no tuner plugin
+//    but AWS's OFI region tuner of P6 (Options::tuner, collective/ofi_tuner.h),
 //    a sum over an NVLS-capable type (bf16/fp32; no fp8 ring penalty), no registered buffers,
 //    CUDA 12 (no sm90 + CUDA 11.8 LL128 exception), no Intel P2P ×6/5 PCIe overhead.
 #pragma once
@@ -88,6 +89,9 @@ struct Options {
   int nvls = 2;           // NCCL_NVLS_ENABLE: 0 off, 1 on (error if unsupported), 2 auto
   int nvls_channels = 0;  // NCCL_NVLS_NCHANNELS (0 = default: 16 Hopper, 24/32 Blackwell)
   bool collnet = false;   // NCCL_COLLNET_ENABLE with a SHARP plugin (all ops supported)
+  // A tuner plugin that overrides the choice (NCCL_TUNER_PLUGIN; collective/ofi_tuner.h):
+  // "" none, "aws-ofi-p6" the AWS OFI plugin's region tuner of P6-B200 instances.
+  std::string tuner;
 };
 
 // One search graph (§4.1), identical on every node. GB/s per channel.
@@ -134,8 +138,9 @@ class TuningModel {
   // A group of one rank or 0 bytes: one zero-time Ring/Simple entry with 0 channels.
   // REQUIRES: bytes >= 0.
   std::vector<Choice> candidates(Coll c, int64_t bytes) const;
-  // The strictly fastest candidate (ties to the lower index). Error when none is available
-  // (NCCL 2.24+ "no algorithm/protocol available") or bytes < 0.
+  // The strictly fastest candidate (ties to the lower index), or the tuner plugin's pick among
+  // the candidates where it makes one. Error when none is available (NCCL 2.24+ "no
+  // algorithm/protocol available") or bytes < 0.
   StatusOr<Choice> choose(Coll c, int64_t bytes) const;
 
  private:
@@ -144,7 +149,8 @@ class TuningModel {
   int channels_for(Coll c, Algo a, Proto p, int64_t bytes) const;
   Choice cost(Coll c, Algo a, Proto p, double bw, int64_t bytes) const;
 
-  int minor_ = 28;  // NCCL 2.<minor_>
+  std::string tuner_;  // Options::tuner
+  int minor_ = 28;     // NCCL 2.<minor_>
   int cc_ = 80;
   int nodes_ = 1, n_ranks_ = 1;
   Graph ring_, tree_, nvls_, collnet_direct_;

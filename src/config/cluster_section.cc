@@ -267,6 +267,9 @@ Status read_cluster(const YAML::Node& node, const std::string& source, ClusterCo
   c->nic_efficiency = r.get_double("nic_efficiency", kMeasuredNicEfficiency, 0.01, 1.0);
   static const std::vector<std::string> kFabrics = {"roce", "infiniband"};
   c->fabric = r.get_choice("fabric", 0, kFabrics) == 1 ? LinkLayer::kInfiniband : LinkLayer::kRoce;
+  static const std::vector<std::string> kTuners = {"none", "aws-ofi-p6"};
+  const int tuner = r.get_choice("nccl_tuner", 0, kTuners);
+  c->nccl_tuner = tuner == 0 ? "" : kTuners[tuner];
   c->network_latency = r.get_time("network_latency", c->network_latency, "1s");
   c->gpu_hour_price = r.get_double("gpu_hour_price", 0, 0, 1e6);
   static const std::vector<std::string> kCpus = {"intel", "amd", "arm"};

@@ -461,6 +461,24 @@ TEST(LoadScenarioText, ScopedCudaGraphsNameTheirModules) {
   EXPECT_EQ(h->training.cuda_graph_scope, kGraphAttn | kGraphMamba);
 }
 
+TEST(LoadScenarioText, NcclTunerPluginIsAClusterChoice) {
+  StatusOr<Scenario> none = load("", {});
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_EQ(none->cluster.nccl_tuner, "");
+  StatusOr<Scenario> p6 = load("", {"cluster.preset=aws-p6-b200", "cluster.nodes=16"});
+  ASSERT_TRUE(p6.ok()) << p6.status().message();
+  EXPECT_EQ(p6->cluster.nccl_tuner, "aws-ofi-p6");
+  StatusOr<Scenario> off =
+      load("", {"cluster.preset=aws-p6-b200", "cluster.nodes=16", "cluster.nccl_tuner=none"});
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_EQ(off->cluster.nccl_tuner, "");
+  StatusOr<Scenario> bad = load("", {"cluster.nccl_tuner=aws-ofi-p5"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cluster.nccl_tuner: 'aws-ofi-p5': expected one of"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(LoadScenarioText, SetReachesIntoGpuOfClusterPreset) {
   // The default scenario names only `cluster.preset: dgx-a100`; its GPU comes from the preset.
   StatusOr<Scenario> s = load("", {"cluster.gpu.calibration.launch_overhead=33us"});

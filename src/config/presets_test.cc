@@ -325,6 +325,7 @@ TEST(ListPresets, ContainsTheBlackwellAndSuperPodPresets) {
       {"clusters", "gb300-nvl72"},
       {"clusters", "dgx-h100-superpod"},
       {"clusters", "dgx-h200-superpod"},
+      {"clusters", "aws-p6-b200"},
   };
   std::set<std::pair<std::string, std::string>> have;
   for (const PresetInfo& p : list_presets()) have.insert({p.kind, p.name});

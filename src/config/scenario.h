@@ -365,6 +365,11 @@ struct ClusterConfig {
   // as the DGX SuperPOD reference designs build) or RoCEv2 Ethernet (PFC, ECN). The packet
   // network's default simulation.packet.link_layer; the other rungs do not depend on it.
   LinkLayer fabric = LinkLayer::kRoce;
+  // The NCCL tuner plugin the cluster's software installs (cluster.nccl_tuner; NCCL_TUNER_PLUGIN):
+  // "" none (NCCL's own choice), "aws-ofi-p6" the AWS OFI plugin's region tuner on P6-B200 EFA
+  // instances, which picks every collective's algorithm and protocol there
+  // (collective/ofi_tuner.h).
+  std::string nccl_tuner;
   SimTime network_latency = SimTime::microseconds(5);
   double gpu_hour_price = 0;  // USD
   std::string cpu_vendor =

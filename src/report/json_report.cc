@@ -133,6 +133,7 @@ json scenario_to_json(const Scenario& s) {
                {"nic_bandwidth_bps", c.nic_bandwidth.bytes_per_second()},
                {"nic_efficiency", c.nic_efficiency},
                {"network_latency_s", c.network_latency.to_seconds()},
+               {"nccl_tuner", c.nccl_tuner.empty() ? "none" : c.nccl_tuner},
                {"gpu_hour_price", c.gpu_hour_price},
                {"cpu_vendor", c.cpu_vendor},
                {"host_overhead_factor", c.host_overhead_factor},
