@@ -229,6 +229,26 @@ TEST(RecipeDefaults, KimiK2RunsHybridEpAndRecomputesItsMlaUpProjections) {
   EXPECT_FALSE(recipe_defaults(row).flex_dispatcher);
 }
 
+TEST(RecipeDefaults, DeepSeekV3OnGb300RecomputesItsMlaUpProjectionsAtMicroBatchTwo) {
+  PublishedRow row;
+  row.source = "mbridge_perf";
+  row.model = "DeepSeekV3";
+  row.notes = "container 26.04.01; Pre-Training Performance";
+  row.precision = "MXFP8";
+  row.gpu = "GB300";
+  row.pp = 2;
+  row.micro_batch = 2;
+  row.global_batch = 4096;
+  // deepseek_workload_base_configs.py, the version of the tables' layout (PP 2 x VP 8, EP 32,
+  // micro-batch 2: DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_V2 = GB300_V1 at global batch 4,096)
+  // recomputes mla_up_proj; the later entry (micro-batch 1, full-iteration graphs) nothing.
+  EXPECT_EQ(recipe_defaults(row).recompute_modules,
+            1u << static_cast<int>(RecomputeModule::kMlaUpProj));
+  row.micro_batch = 1;
+  row.notes = "container 26.06; Pre-Training Performance";
+  EXPECT_EQ(recipe_defaults(row).recompute_modules, 0u);
+}
+
 TEST(PublishedCase, RowsThatCannotBeSimulatedSayWhy) {
   StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
   ASSERT_TRUE(rows.ok());

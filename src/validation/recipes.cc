@@ -237,11 +237,14 @@ unsigned bit(RecomputeModule m) { return 1u << static_cast<int>(m); }
 //   NVFP4 entry, TP 2, recomputes nothing);
 //   GPT-OSS 120B on GB200, B200 and H100 in BF16 (V1 and V2): layernorm, moe_act;
 //   DeepSeek-V3 from container 26.02 on GB200, B200 and B300: mla_up_proj, and mlp with it on
-//   B200's PP 8 × VP 2 layout (FP8_MX_V2) and on H100 (H100_V1, 25.09's dropless rows);
+//   B200's PP 8 × VP 2 layout (FP8_MX_V2) and on H100 (H100_V1, 25.09's dropless rows); on GB300
+//   mla_up_proj in the version whose layout the 26.02 to 26.04.01 rows show (GB300_V1: PP 2 ×
+//   VP 8, EP 32, micro-batch 2, no graphs; FP8_MX_V2 is it at global batch 4,096), nothing in
+//   the later entry of micro-batch 1 with full-iteration graphs (the 26.06 rows on);
 //   Kimi-K2 (kimi_workload_base_configs.py): mla_up_proj on every GPU, mlp with it on H100;
 //   GB300's entry with the tables' global batch of 4,096 and micro-batch 2 recomputes
 //   mla_up_proj (its earlier entry, global batch 2,048, moe_act).
-// Every other row's recipe recomputes nothing (GB300's MXFP8 DeepSeek-V3 sets []).
+// Every other row's recipe recomputes nothing.
 unsigned recipe_recompute_modules(const PublishedRow& row) {
   if (row.source != "mbridge_perf") return 0;
   using M = RecomputeModule;
@@ -269,6 +272,7 @@ unsigned recipe_recompute_modules(const PublishedRow& row) {
     if (container_of(row) < 260200) return 0;
     if (g == "B200" && row.pp == 8) return bit(M::kMlaUpProj) | bit(M::kMlp);
     if (g == "GB200" || g == "B200" || g == "B300") return bit(M::kMlaUpProj);
+    if (g == "GB300" && row.micro_batch == 2) return bit(M::kMlaUpProj);
   }
   return 0;
 }
