@@ -1,6 +1,7 @@
 #include "collective/collective_flows.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "base/check.h"
@@ -47,6 +48,12 @@ DecompOp decomp_op(CollectiveKind kind) {
 
 }  // namespace
 
+double protocol_wire_factor(const std::string& protocol) {
+  if (protocol == "LL") return 2.0;
+  if (protocol == "LL128") return 128.0 / 120.0;
+  return 1.0;
+}
+
 CollectiveFlows::CollectiveFlows(int gpus_per_node, int nics_per_node, bool pxn)
     : gpus_per_node_(gpus_per_node), nics_per_node_(nics_per_node), pxn_(pxn) {
   PREFLIGHT_CHECK(gpus_per_node >= 1);
@@ -55,8 +62,10 @@ CollectiveFlows::CollectiveFlows(int gpus_per_node, int nics_per_node, bool pxn)
 void CollectiveFlows::add(const std::vector<int>& members, CollectiveKind kind, Bytes bytes,
                           const CollectivePlan& plan, std::vector<GpuFlow>* flows) {
   if (members.size() < 2) return;
+  const double wire = protocol_wire_factor(plan.protocol);
   for (const PairFlow& f : pair_flows(members, kind, bytes, plan)) {
-    flows->push_back({members[f.src], members[f.dst], f.nic, f.bytes});
+    const int64_t b = wire == 1 ? f.bytes : std::llround(static_cast<double>(f.bytes) * wire);
+    flows->push_back({members[f.src], members[f.dst], f.nic, b});
   }
 }
 

@@ -10,10 +10,17 @@
 // size-independent latency. In-node (NVLink) hops are not carried. NVLS and CollNet have no
 // inter-node decomposition of their own: NVLS Tree and CollNet (in-network reduction) cross
 // nodes as a tree, NVLS and PAT as a ring.
+//
+// A flow carries the bytes the protocol puts on the wire: NCCL's network transport sends its
+// LL and LL128 buffers as they are, flags included (src/device/prims_ll.h, prims_ll128.h: an LL
+// line is 8 data bytes and two 4-byte flags, 16 bytes; an LL128 line is 16 eight-byte words,
+// one of them the flag), so LL doubles the payload and LL128 adds 128/120; Simple sends the
+// payload alone.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -23,6 +30,10 @@
 #include "workload/workload.h"
 
 namespace preflight {
+
+// The wire bytes per payload byte of an NCCL protocol ("LL", "LL128", "Simple"; 1 for "" and
+// any other name).
+double protocol_wire_factor(const std::string& protocol);
 
 class CollectiveFlows {
  public:

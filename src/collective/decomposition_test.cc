@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "collective/collective_flows.h"
+
 namespace preflight {
 namespace {
 
@@ -821,6 +823,36 @@ TEST(Decomposition, IsDeterministic) {
   const GroupLayout g = random_layout(rng, false);
   DecompositionRequest r = random_request(rng, g.size(), DecompOp::kAllToAll, DecompAlgo::kDirect);
   EXPECT_EQ(decompose_ok(g, r), decompose_ok(g, r));
+}
+
+// NCCL's network transport sends LL and LL128 buffers with their flags: an all-reduce's flows
+// under LL carry twice the payload of Simple's, under LL128 128/120 of it, pair by pair.
+TEST(CollectiveFlows, LlAndLl128FlowsCarryTheirFlagsOnTheWire) {
+  EXPECT_EQ(protocol_wire_factor("Simple"), 1.0);
+  EXPECT_EQ(protocol_wire_factor(""), 1.0);
+  EXPECT_EQ(protocol_wire_factor("LL"), 2.0);
+  EXPECT_DOUBLE_EQ(protocol_wire_factor("LL128"), 128.0 / 120.0);
+  std::vector<int> members(16);
+  std::iota(members.begin(), members.end(), 0);  // 2 nodes of 8 GPUs
+  const auto flows = [&](const char* protocol) {
+    CollectiveFlows cf(8, 8, false);
+    CollectivePlan plan;
+    plan.algorithm = Algorithm::kRing;
+    plan.protocol = protocol;
+    plan.channels = 8;
+    std::vector<GpuFlow> out;
+    cf.add(members, CollectiveKind::kAllReduce, Bytes::mib(60), plan, &out);
+    return out;
+  };
+  const std::vector<GpuFlow> simple = flows("Simple"), ll = flows("LL"), ll128 = flows("LL128");
+  ASSERT_FALSE(simple.empty());
+  ASSERT_EQ(ll.size(), simple.size());
+  ASSERT_EQ(ll128.size(), simple.size());
+  for (size_t i = 0; i < simple.size(); ++i) {
+    EXPECT_EQ(ll[i].bytes, 2 * simple[i].bytes);
+    EXPECT_NEAR(static_cast<double>(ll128[i].bytes),
+                static_cast<double>(simple[i].bytes) * 128 / 120, 0.5);
+  }
 }
 
 }  // namespace
