@@ -249,6 +249,31 @@ TEST(RecipeDefaults, DeepSeekV3OnGb300RecomputesItsMlaUpProjectionsAtMicroBatchT
   EXPECT_EQ(recipe_defaults(row).recompute_modules, 0u);
 }
 
+TEST(RecipeDefaults, NemotronThreeUltraRunsMegatronFsdpHybridEpAndRecomputesMoeAct) {
+  PublishedRow row;
+  row.source = "mbridge_perf";
+  row.model = "Nemotron_3_Ultra";
+  row.notes = "container 26.08; Pre-Training Performance";
+  row.precision = "MXFP8";
+  row.gpu = "GB300";
+  row.tp = 1;
+  row.ep = 64;
+  // nemotron_3_workload_base_configs.py, BASE_NEMOTRON_3_ULTRA_CONFIG: use_megatron_fsdp,
+  // hybridep, recompute_modules [moe_act], no graphs (its fused grouped MLP is not applied).
+  const RecipeDefaults r = recipe_defaults(row);
+  EXPECT_EQ(r.zero_stage, 3);
+  EXPECT_TRUE(r.flex_dispatcher);
+  EXPECT_EQ(r.flex_backend, "hybridep");
+  EXPECT_EQ(r.recompute_modules, 1u << static_cast<int>(RecomputeModule::kMoeAct));
+  EXPECT_FALSE(r.fused_grouped_gemm || r.full_cuda_graphs);
+  EXPECT_EQ(r.cuda_graph_scope, 0u);
+  // GB200's TP 2 row has no published entry.
+  row.gpu = "GB200";
+  row.tp = 2;
+  EXPECT_EQ(recipe_defaults(row).zero_stage, 0);
+  EXPECT_FALSE(recipe_defaults(row).flex_dispatcher);
+}
+
 TEST(PublishedCase, RowsThatCannotBeSimulatedSayWhy) {
   StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
   ASSERT_TRUE(rows.ok());
