@@ -244,9 +244,30 @@ TEST(RecipeDefaults, DeepSeekV3OnGb300RecomputesItsMlaUpProjectionsAtMicroBatchT
   // recomputes mla_up_proj; the later entry (micro-batch 1, full-iteration graphs) nothing.
   EXPECT_EQ(recipe_defaults(row).recompute_modules,
             1u << static_cast<int>(RecomputeModule::kMlaUpProj));
+  EXPECT_EQ(recipe_defaults(row).cuda_graph_scope, 0u);  // that entry runs no graphs
   row.micro_batch = 1;
   row.notes = "container 26.06; Pre-Training Performance";
   EXPECT_EQ(recipe_defaults(row).recompute_modules, 0u);
+  // GB200's entry of the same version (PP 4 x VP 4, EP 64) captures attention, the router and
+  // the dispatcher's preprocessing in Transformer Engine's graphs.
+  row.gpu = "GB200";
+  row.pp = 4;
+  row.notes = "container 26.04; Pre-Training Performance";
+  EXPECT_EQ(recipe_defaults(row).cuda_graph_scope,
+            kGraphAttn | kGraphMoeRouter | kGraphMoePreprocess);
+  EXPECT_EQ(recipe_defaults(row).flex_backend, "hybridep");
+  // B200's V2 entry (PP 8 x VP 2, EP 32; the 26.04.01 row): DeepEP, the all-to-alls overlapped,
+  // the same graphs, mla_up_proj and mlp recomputed.
+  row.gpu = "B200";
+  row.pp = 8;
+  row.micro_batch = 1;
+  row.notes = "container 26.04.01; Pre-Training Performance";
+  const RecipeDefaults b200 = recipe_defaults(row);
+  EXPECT_EQ(b200.flex_backend, "deepep");
+  EXPECT_TRUE(b200.overlap_moe_comm);
+  EXPECT_EQ(b200.cuda_graph_scope, kGraphAttn | kGraphMoeRouter | kGraphMoePreprocess);
+  EXPECT_EQ(b200.recompute_modules, (1u << static_cast<int>(RecomputeModule::kMlaUpProj)) |
+                                        (1u << static_cast<int>(RecomputeModule::kMlp)));
 }
 
 TEST(RecipeDefaults, NemotronThreeUltraRunsMegatronFsdpHybridEpAndRecomputesMoeAct) {

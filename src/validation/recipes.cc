@@ -73,6 +73,14 @@ bool dropless_deepep_2509(const PublishedRow& row) {
          contains(row.model, "DeepSeekV3 (dropless)");
 }
 
+// DeepSeek-V3's B200 MXFP8 V2 entry of deepseek_workload_base_configs.py (PP 8 × VP 2, EP 32,
+// the layout of the 26.04.01 row): moe_flex_dispatcher_backend deepep, with moe_a2a_overlap
+// (eager_moe_a2a_overlap below).
+bool deepseek_b200_v2(const PublishedRow& row) {
+  return row.source == "mbridge_perf" && contains(row.model, "DeepSeekV3") && row.gpu == "B200" &&
+         row.precision == "MXFP8" && row.pp == 8 && container_of(row) >= 260401;
+}
+
 // The MXFP8 MoE recipes that run full-iteration CUDA graphs, the CuTe DSL fused grouped MLP
 // and the combined 1F1B all-to-all overlap (moe_a2a_overlap) from container 26.06 (Megatron-
 // Bridge r0.5.0): Qwen3 on GB200 and GB300 (PR #4211, "Enable Qwen3 GB200/GB300 MXFP8 CuTeDSL
@@ -133,7 +141,12 @@ GptOssRecipe gpt_oss_recipe(const PublishedRow& row) {
 // in BF16 (moe_router, moe_preprocess; its FP8 entry none); Qwen3-235B-A22B on GB200 (attn,
 // moe_router, moe_preprocess) and GB300 (moe_router, moe_preprocess; its 256-GPU V2 entry attn
 // too), eager elsewhere (the alltoall dispatcher); GPT-OSS 120B on GB300 and B300 (attn,
-// moe_router, moe_preprocess; B300's MXFP8 entry inherits them from its BF16 one). Nemotron 3's
+// moe_router, moe_preprocess; B300's MXFP8 entry inherits them from its BF16 one); DeepSeek-V3
+// (deepseek_workload_base_configs.py, the versions whose layouts the tables show) on GB200
+// (GB200_V1: PP 4 × VP 4, EP 64), on B200's PP 8 × VP 2 entry (FP8_MX_V2) and on B300's PP 8
+// entry at micro-batch 2 (B300_V2): attn, moe_router, moe_preprocess; eager at PP 16 on B200
+// and B300 and at micro-batch 2 on GB300 (their host time is hidden behind the GPU there: the
+// scopes move those rows by under 0.1 %). Nemotron 3's
 // configurations (nemotron_3_workload_base_configs.py, the version whose layouts the tables show)
 // capture attn, mamba, moe_router and moe_preprocess on Blackwell (not Super on B200 in MXFP8;
 // mamba, with attn in BF16, on H100): the model has the mamba scope, but these recipes leave
@@ -163,6 +176,11 @@ uint32_t recipe_graph_scope(const PublishedRow& row) {
     return 0;
   }
   if (contains(row.model, "GPT OSS 120B")) return g == "GB300" || g == "B300" ? all : 0;
+  if (starts_with(row.model, "DeepSeekV3")) {
+    if (g == "GB200") return all;
+    if ((g == "B200" || g == "B300") && row.pp == 8) return all;
+    return 0;
+  }
   return 0;
 }
 
@@ -414,10 +432,12 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
   r.flex_dispatcher = flex_dispatcher(row) || dropless_deepep_2509(row);
   // The flex rows' backend: HybridEP in every performance config of the tables' models
   // (qwen3_, deepseek_, gpt_oss_ and nemotron_3_workload_base_configs.py:
-  // moe_flex_dispatcher_backend "hybridep"; the later DeepSeek-V3 B200 V2 entries and Nemotron 3
-  // on B300 switch to "deepep", in containers the tables do not name), DeepEP in 25.09's
-  // dropless DeepSeek-V3 run ("enable DeepEP").
-  if (r.flex_dispatcher) r.flex_backend = dropless_deepep_2509(row) ? "deepep" : "hybridep";
+  // moe_flex_dispatcher_backend "hybridep"; Nemotron 3 on B300 switches to "deepep" in a
+  // container the tables do not name), DeepEP in 25.09's dropless DeepSeek-V3 run ("enable
+  // DeepEP") and in DeepSeek-V3's B200 V2 entry (PP 8 × VP 2, the 26.04.01 row).
+  if (r.flex_dispatcher) {
+    r.flex_backend = dropless_deepep_2509(row) || deepseek_b200_v2(row) ? "deepep" : "hybridep";
+  }
   r.recompute_modules = recipe_recompute_modules(row);
   if (eager_moe_a2a_overlap(row)) {
     r.overlap_moe_comm = true;
