@@ -39,6 +39,18 @@ Op scan_op(const char* name, double flops, double bytes) {
   return op;
 }
 
+// Backward bytes per token: the tensors each kernel of mamba_ssm's
+// _mamba_chunk_scan_combined_bwd reads and writes, in its order (mamba_ops.h has the list): x
+// and dout (e·d each) 11 times in all, B, C and their gradients (e·G·N) 15 times, the chunk
+// states and their gradients 6 times in fp32 and 5 times in the activation type (d·N per chunk
+// of Q tokens), C·Bᵀ and its gradient (G·Q per token, fp32) 6 times, dt and dA's cumulative sums
+// (per head) about 30 times in fp32 and 3 times in the activation type.
+double backward_bytes_per_token(const ScanWidths& w, double e) {
+  const double states = w.d * w.n / w.q;
+  return e * (11.0 * w.d + 15.0 * w.gn + 3.0 * w.heads + 5.0 * states) +
+         4.0 * (6.0 * w.groups * w.q + 6.0 * states + 30.0 * w.heads);
+}
+
 }  // namespace
 
 Op mamba_scan_forward_op(const LayerShape& x) {
@@ -52,10 +64,9 @@ Op mamba_scan_forward_op(const LayerShape& x) {
 Op mamba_scan_backward_op(const LayerShape& x) {
   const ScanWidths w = scan_widths(x);
   const double t = static_cast<double>(x.tokens);
-  const double e = x.act_bytes;
   const double recompute = 2.0 * w.q * w.n * w.groups + 2.0 * w.n * w.d;  // C·Bᵀ, chunk states
   return scan_op("mamba.ssd.bwd", t * (2.0 * scan_flops_per_token(w) + recompute),
-                 t * (e * (5.0 * w.d + 6.0 * w.gn + 2.0 * w.heads) + 2.0 * fp32_intermediates(w)));
+                 t * backward_bytes_per_token(w, x.act_bytes));
 }
 
 std::vector<Op> mamba_forward_ops(const LayerShape& x) {

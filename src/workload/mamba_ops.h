@@ -32,10 +32,17 @@
 // the conv output, C·Bᵀ and the chunk states): out_proj dgrad/wgrad, gated-norm backward
 // (reads dy, y, z; writes dy, dz: 5e·T·d), the conv1d forward again (2e·T·c), the SSD backward
 // (FLOPs 2× forward for the two gradient products of each forward product plus the recomputed
-// C·Bᵀ and chunk states 2·T·(Q·N·G + N·d), ≈ 2.4× forward for Nemotron 3 Nano; bytes twice the
-// forward's state and C·Bᵀ traffic, reads x, B, C, dt, dy and writes their gradients:
-// T·(e·(5d + 6GN + 2H) + 16·G·Q + 32·d·N/Q + 16·H)), the conv1d backward (reads x and dout,
-// writes dx: 3e·T·c), in_proj dgrad/wgrad with the column-parallel TP communication.
+// C·Bᵀ and chunk states 2·T·(Q·N·G + N·d), ≈ 2.4× forward for Nemotron 3 Nano; bytes as the
+// kernels of mamba_ssm's _mamba_chunk_scan_combined_bwd read and write them, one by one: the
+// recomputed chunk cumsum, C·Bᵀ, chunk states and state passing (fp32), then
+// _chunk_scan_bwd_dstates (fp32 dstates), _state_passing_bwd (reads states and dstates in fp32,
+// writes both in the activation type), _chunk_scan_chunk_state_bwd_dx (x, C·Bᵀ, dout, B,
+// dstates → dx, ddt), _chunk_state_bwd_db, _chunk_scan_bwd_dC, _chunk_scan_bwd_dcb (fp32 dC·Bᵀ),
+// two _bmm_chunk_bwd (dB, dC), _chunk_scan_bwd_ddAcs_stable and _chunk_cumsum_bwd with the
+// small per-head torch ops between them: T·(e·(11d + 15GN + 3H + 5·d·N/Q) + 24·G·Q +
+// 24·d·N/Q + 120·H), 2.7× the forward's bytes for Nemotron 3 Nano (the z gate's gradient is
+// the gated norm's), the conv1d backward (reads x and dout, writes dx: 3e·T·c), in_proj
+// dgrad/wgrad with the column-parallel TP communication.
 #pragma once
 
 #include <vector>

@@ -88,8 +88,11 @@ TEST(MambaOps, ScanIsOneFusedKernelOfFlopsAndBytes) {
   EXPECT_EQ(fwd.bytes.count(), int64_t{8192} * 107'136);
   const Op bwd = mamba_scan_backward_op(x);
   EXPECT_DOUBLE_EQ(bwd.flops.count(), 8192.0 * 8'126'464);
-  // Backward bytes: e·(5d + 6GN + 2H) = 2·26,752, twice the fp32 intermediates 2·74,240.
-  EXPECT_EQ(bwd.bytes.count(), int64_t{8192} * (2 * 26'752 + 2 * 74'240));
+  // Backward bytes, kernel by kernel of _mamba_chunk_scan_combined_bwd: e·(11d + 15GN + 3H +
+  // 5·d·N/Q) = 2·81,088 in the activation type; fp32 C·Bᵀ and its gradient 24·G·Q = 24,576,
+  // fp32 chunk states and their gradients 24·d·N/Q = 98,304, per-head sums 120·H = 7,680:
+  // 162,176 + 130,560 = 292,736, 2.7× the forward's.
+  EXPECT_EQ(bwd.bytes.count(), int64_t{8192} * 292'736);
 }
 
 TEST(MambaOps, BackwardDoublesTheGemmsAndNamesWeightGradients) {
