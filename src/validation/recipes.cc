@@ -29,7 +29,7 @@ bool contains(const std::string& s, const char* part) { return s.find(part) != s
 // HybridEP, selective recompute of moe_act, no CUDA graphs. Applied: Megatron-FSDP (sharded over
 // the whole DP group; HSDP's replication is not modelled), HybridEP and the recompute. Not
 // applied, as the Nemotron 3 graphs are not (recipe_graph_scope): the fused grouped MLP, which
-// takes its row from −3.8 % to −17.9 % by removing the per-expert launches that stand for the
+// takes its row from −1.4 % to −15.4 % by removing the per-expert launches that stand for the
 // hybrid layers' GPU cost the model lacks; and its offloading of the moe_act tensors over
 // 500 MB (min_offloaded_tensor_size; memory only). GB200's TP 2 row has no published entry.
 bool nemotron3_ultra_gb300(const PublishedRow& row) {
@@ -150,9 +150,10 @@ GptOssRecipe gpt_oss_recipe(const PublishedRow& row) {
 // configurations (nemotron_3_workload_base_configs.py, the version whose layouts the tables show)
 // capture attn, mamba, moe_router and moe_preprocess on Blackwell (not Super on B200 in MXFP8;
 // mamba, with attn in BF16, on H100): the model has the mamba scope, but these recipes leave
-// them out. Applied, the hybrid rows come out 11 % too fast (median; cross-validated MAPE 9.87
-// -> 10.73 %): the host cost they remove was standing for a GPU cost of the hybrid layers that is
-// not modelled, and the graphs wait on it (docs/calibration.md). Assumed from
+// them out. Applied, the hybrid rows come out 8 % too fast (median; their in-sample MAPE 8.6 ->
+// 11.4 %, Super with TP 2 on GB200 from −4 to −20 %): the host cost they remove was standing for
+// a GPU cost of the hybrid layers that is not modelled, and the graphs wait on it
+// (docs/calibration.md). Assumed from
 // container 26.02 on, with the flex dispatcher these entries run (flex_dispatcher() above; the
 // configs' history in the tables' containers is not published with them); never where the
 // whole iteration is one graph.
