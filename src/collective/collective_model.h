@@ -43,7 +43,11 @@ struct CollectivePlan {
   std::string protocol;  // LL, LL128, Simple ("" for the alpha-beta model and p2p)
   int channels = 0;      // channels the call uses (0 when not modelled)
   SimTime time;
-  SimTime latency;        // the size-independent part of `time` (per-call and per-step costs)
+  SimTime latency;  // the size-independent part of `time` (per-call and per-step costs)
+  // The size-dependent part as the protocol's per-channel caps alone allow it, with unbounded
+  // links (nccl::Choice::protocol_bandwidth_gbs): a fabric that carries the links itself takes
+  // at least latency + protocol_time. Zero where no cap binds (ring Simple, the alpha-beta model).
+  SimTime protocol_time;
   double busbw_gbps = 0;  // achieved bus bandwidth (nccl-tests convention, 1e9 B/s)
 };
 

@@ -141,6 +141,16 @@ class NcclPlanner final : public CollectivePlanner {
            k.collective_step_latency.to_microseconds() * steps(kind, g.size) + c->latency_us +
            bandwidth_term * (1 + 4 * k.collective_midsize_penalty * x * (1 - x));
     }
+    // The bandwidth term the protocol's caps alone allow, with the same mid-size excess.
+    double protocol_us = c->protocol_bandwidth_gbs > 0 ? static_cast<double>(bytes.count()) /
+                                                             (1000.0 * c->protocol_bandwidth_gbs)
+                                                       : 0;
+    if (config_.model == "calibrated") {
+      const double s = static_cast<double>(bytes.count());
+      const double x = s / (s + static_cast<double>(k.collective_midsize_bytes.count()));
+      protocol_us *= 1 + 4 * k.collective_midsize_penalty * x * (1 - x);
+    }
+    p.protocol_time = SimTime::microseconds(protocol_us);
     p.time = SimTime::microseconds(us);
     p.latency = SimTime::microseconds(
         config_.model == "calibrated"

@@ -212,6 +212,9 @@ StatusOr<States> parse_override(std::string_view spec, const char* env, const ch
 
 // ---- Tuning tables (§5.5–5.7) ---------------------------------------------------------------
 
+// A search graph's bandwidth when its links are taken as unbounded (GB/s per channel).
+constexpr double kUnbounded = 1e12;
+
 struct Ctx {
   int minor, cc, cc_idx, nodes, ppn, n;
   bool amd;
@@ -485,6 +488,14 @@ StatusOr<TuningModel> TuningModel::create(const Platform& p, const Options& o) {
   const int cc_idx = cc < 80 ? 0 : cc < 90 ? 1 : cc < 100 ? 2 : 3;  // §5.1 compCapIndex
   Ctx x{m, cc, cc_idx, p.nodes, g, t.n_ranks_, p.amd_cpu, constants_for(v), {}};
   x.graph = {&t.tree_, &t.ring_, &t.collnet_direct_, &chain, &t.nvls_, &t.nvls_, &t.tree_};
+  // The same graphs with unbounded links: their channels and types, every bandwidth infinite.
+  std::array<Graph, kNumAlgos> open_graph;
+  Ctx open = x;
+  for (int a = 0; a < kNumAlgos; ++a) {
+    open_graph[a] = *x.graph[a];
+    if (open_graph[a].channels > 0) open_graph[a].bw_intra = open_graph[a].bw_inter = kUnbounded;
+    open.graph[a] = &open_graph[a];
+  }
   for (int ci = 0; ci < kNumColls; ++ci) {
     const Coll c = static_cast<Coll>(ci);
     for (int a = 0; a < kNumAlgos; ++a) {
@@ -493,6 +504,8 @@ StatusOr<TuningModel> TuningModel::create(const Platform& p, const Options& o) {
         if (a != kTree && a != kRing && pr != kSimple) continue;  // Simple-only algorithms
         t.lat_[ci][a][pr] = table_latency(x, c, a, pr);
         double bw = table_bandwidth(x, c, a, pr);
+        const double cap = table_bandwidth(open, c, a, pr);
+        t.protocol_bw_[ci][a][pr] = cap < kUnbounded / 1e3 ? cap : 0;
         const int ps = proto_on[ci][pr];
         if (!(ps == 1 || (ps == 2 && ll128_arch && x.graph[a]->nvlink))) bw = 0;
         if (a == kRing) t.ring_backup_[ci][pr] = bw;
@@ -557,8 +570,14 @@ Choice TuningModel::cost(Coll c, Algo algo, Proto proto, double bw, int64_t byte
   if (a == kRing && p == kSimple && c == Coll::kAllReduce && nodes_ > 1 &&
       bytes / (int64_t{comm_channels_} * n_ranks_) >= 64)
     lat *= cc_ >= 80 ? 1.4 : 1.9;
-  Choice ch{algo, proto, channels_for(c, algo, proto, bytes), lat, bw, 0};
+  Choice ch{algo, proto, channels_for(c, algo, proto, bytes), lat, bw, 0, 0};
   ch.time_us = lat + static_cast<double>(bytes) / (1000.0 * bw);
+  double cap = protocol_bw_[static_cast<int>(c)][a][p];
+  if (cap > 0 && a == kTree) {
+    const int k = log2i(bytes / 64);
+    if (k >= 0 && k <= 22) cap *= kTreeCorrection[p][k];
+  }
+  ch.protocol_bandwidth_gbs = cap;
   return ch;
 }
 

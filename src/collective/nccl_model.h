@@ -110,6 +110,11 @@ struct Choice {
   double latency_us = 0;     // the table latency, ×1.4 (×1.9 pre-Ampere) on the Ring plateau
   double bandwidth_gbs = 0;  // the table bandwidth (algBw-like, §5.6) × tree correction
   double time_us = 0;        // NCCL's model time (§5.8)
+  // The same bandwidth with unbounded links (every search graph's bandwidth infinite): what the
+  // protocol's per-channel caps alone allow (LL's llMaxBw, LL128's and the tree's and the NVLS
+  // tree's per-channel maxima, with the §5.6 ratio and the tree correction); 0 where none binds.
+  // A fabric that carries the links itself (the flow and packet rungs) still takes this long.
+  double protocol_bandwidth_gbs = 0;
 };
 
 class TuningModel {
@@ -156,6 +161,7 @@ class TuningModel {
   Graph ring_, tree_, nvls_, collnet_direct_;
   int comm_channels_ = 0, nvls_channels_ = 0;
   Table lat_{}, bw_{};
+  Table protocol_bw_{};  // bw_ with unbounded links (Choice::protocol_bandwidth_gbs)
   std::array<std::array<double, kNumProtos>, kNumColls> ring_backup_{};  // 2.19–2.23
 };
 

@@ -283,6 +283,23 @@ TEST(NcclTuningTable, MultiNodeDgxH100) {
   EXPECT_NEAR(h4.bandwidth_gbs(ar, Algo::kRing, Proto::kSimple), 198.2, 0.06);
 }
 
+// The bandwidth with unbounded links: the protocol's per-channel caps alone. Ring Simple has
+// none; the tree's LL128 and Simple keep their per-channel maxima, LL its llMaxBw; with the
+// links taken away no cap is below the table bandwidth.
+TEST(NcclChoice, ProtocolBandwidthIsWhatThePerChannelCapsAllow) {
+  const TuningModel h = make(dgx_h100(4));
+  for (const Choice& x : h.candidates(Coll::kAllReduce, 64 * kMiB)) {
+    if (x.algo == Algo::kRing && x.proto == Proto::kSimple) {
+      EXPECT_EQ(x.protocol_bandwidth_gbs, 0);
+    }
+    if (x.algo == Algo::kTree) EXPECT_GT(x.protocol_bandwidth_gbs, 0) << to_string(x.proto);
+    if (x.protocol_bandwidth_gbs > 0) {
+      EXPECT_GE(x.protocol_bandwidth_gbs, x.bandwidth_gbs * (1 - 1e-12))
+          << to_string(x.algo) << "/" << to_string(x.proto);
+    }
+  }
+}
+
 // §5.10 multi-node rows: choice per size band and predicted busBw at 8 GiB.
 TEST(NcclChoice, MultiNodeRows) {
   struct Case {

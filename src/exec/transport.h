@@ -39,9 +39,11 @@ class Transport {
   // of stage `stage` at once (kEmbedding: the first and last stage's pairs, `stage` unused), or
   // on those whose members all lie in `replicas`, as `plan`
   // chose it (algorithm, channels, size-independent latency). The transport carries the
-  // inter-node transfers of the collective's decomposition; `done` fires when the slowest lands.
-  // A transfer pays plan.latency with the shortest network path's hop latencies replaced by
-  // those of its own route, then moves at its max-min fair rate.
+  // inter-node transfers of the collective's decomposition; `done` fires when the slowest lands,
+  // and no earlier than plan.latency + plan.protocol_time after now (what the protocol's
+  // per-channel caps allow whatever the links). A transfer pays plan.latency with the shortest
+  // network path's hop latencies replaced by those of its own route, then moves at its max-min
+  // fair rate.
   virtual void collective(GroupKind group, int stage, CollectiveKind kind, Bytes bytes,
                           const CollectivePlan& plan, Done done, const Replicas& replicas) = 0;
 

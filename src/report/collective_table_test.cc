@@ -41,6 +41,39 @@ TEST(CollectiveTable, TheFabricCarriesTheRingAsTheFlowNetworkDoes) {
   EXPECT_NEAR(analytical.rows[0].time_us, t, 0.10 * t);
 }
 
+TEST(CollectiveTable, TheFabricKeepsTheProtocolsPerChannelCaps) {
+  // The tree's LL128 on 4 x 8 B200s over EFA (the OFI tuner's choice at 4-16 MiB) is held by
+  // NCCL's per-channel LL128 cap of the tree, not by the links: the flow and packet fabrics,
+  // which carry the links, keep that cap and give the analytical time; before they did not
+  // (16 MiB in 203 us against 429). The ring's Simple has no cap: the fabric's links decide.
+  const auto table = [](const std::string& network, const std::string& sizes) {
+    CollectiveRequest r;
+    r.cluster = "aws-p6-b200";
+    r.nodes = 4;
+    r.sizes = sizes;
+    r.network = network;
+    StatusOr<CollectiveTable> t = predict_collective_table(r);
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    return t.ok() ? *t : CollectiveTable{};
+  };
+  const CollectiveTable analytical = table("analytical", "4MiB,16MiB,1GiB");
+  const CollectiveTable flow = table("flow", "4MiB,16MiB,1GiB");
+  const CollectiveTable packet = table("packet", "16MiB");
+  ASSERT_EQ(flow.rows.size(), 3u);
+  ASSERT_EQ(analytical.rows.size(), 3u);
+  ASSERT_EQ(packet.rows.size(), 1u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(flow.rows[i].algorithm, "tree");
+    EXPECT_EQ(flow.rows[i].protocol, "LL128");
+    EXPECT_NEAR(flow.rows[i].time_us, analytical.rows[i].time_us,
+                1e-6 * analytical.rows[i].time_us);
+  }
+  EXPECT_NEAR(packet.rows[0].time_us, analytical.rows[1].time_us,
+              1e-6 * analytical.rows[1].time_us);
+  EXPECT_EQ(flow.rows[2].protocol, "Simple");
+  EXPECT_LT(flow.rows[2].time_us, analytical.rows[2].time_us);  // 5,820 against 5,920 us
+}
+
 TEST(CollectiveTable, ThePacketNetworkTakesItsKeys) {
   // With HPCC the ring's links run at its target utilization η = 0.95: about 1/0.95 of the time
   // without congestion control, which fills them.
