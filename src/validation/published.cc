@@ -430,6 +430,7 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
     if (d.overlap_moe_comm && ep > 1) y << "  overlap_moe_comm: true\n";
   }
   if (vpp > 1) y << "  schedule: interleaved\n";
+  if (!d.nvls) y << "collectives:\n  nvls: false\n";
   StatusOr<Scenario> s = load_scenario_text(y.str(), where(r), {});
   if (!s.ok()) return s.status();
   out.scenario = *std::move(s);

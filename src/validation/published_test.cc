@@ -245,6 +245,11 @@ TEST(RecipeDefaults, DeepSeekV3OnGb300RecomputesItsMlaUpProjectionsAtMicroBatchT
   EXPECT_EQ(recipe_defaults(row).recompute_modules,
             1u << static_cast<int>(RecomputeModule::kMlaUpProj));
   EXPECT_EQ(recipe_defaults(row).cuda_graph_scope, 0u);  // that entry runs no graphs
+  // The performance executors export NCCL_NVLS_ENABLE=0; the Megatron-LM README's runs do not.
+  EXPECT_FALSE(recipe_defaults(row).nvls);
+  PublishedRow readme = row;
+  readme.source = "megatron_readme_h100";
+  EXPECT_TRUE(recipe_defaults(readme).nvls);
   row.micro_batch = 1;
   row.notes = "container 26.06; Pre-Training Performance";
   EXPECT_EQ(recipe_defaults(row).recompute_modules, 0u);

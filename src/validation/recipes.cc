@@ -417,6 +417,13 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
   // fp32 main-gradient reduce), NeMo 24.07's launcher configs and the long-sequence tables
   // (24.03 / 25.04rc2, recipe not published) keep the fp32 reduce.
   r.half_grad_reduce = src == "mbridge_perf" || starts_with(src, "nemofw_");
+  // NVLink SHARP off: Megatron-Bridge's and NeMo 2.0's performance executors
+  // (scripts/performance/utils/executors.py PERF_ENV_VARS, NeMo's scripts/performance
+  // executors) and NeMo-Framework-Launcher's conf/config.yaml (env_vars, 23.11 on) all export
+  // NCCL_NVLS_ENABLE=0, "to save memory"; the long-sequence tables ran on those tools too. NCCL
+  // then picks neither NVLS nor the NVLS tree. The Megatron-LM README's runs name no such setting.
+  r.nvls = !(src == "mbridge_perf" || starts_with(src, "nemofw_") || src == "nemo_2407" ||
+             src == "nemo_longseq");
   // The loss: Megatron-Bridge's performance scripts set cross_entropy_fusion_impl "te" for every
   // workload (utils/overrides.py _set_common_perf_overrides; the dry-run configs show it with
   // cross_entropy_loss_fusion true), and NeMo 2.0's do too (scripts/performance/helpers.py

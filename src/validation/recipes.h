@@ -60,6 +60,9 @@ struct RecipeDefaults {
   // first_last_layers_bf16 with num_layers_at_end_in_bf16: the last layers' linear layers in
   // bf16 (Nemotron 3 Super's NVFP4 recipe).
   int bf16_layers_at_end = 0;
+  // NCCL_NVLS_ENABLE as the launch scripts set it: NeMo 2's and Megatron-Bridge's performance
+  // executors and NeMo 24.07's launcher turn NVLink SHARP off ("to save memory").
+  bool nvls = true;
   std::string note;  // what the recipe fills in that is worth printing
 };
 
