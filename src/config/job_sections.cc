@@ -46,6 +46,8 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
       r.get_choice("scaled_rope", k->fused_scaled_rope ? 0 : 1, {"fused", "unfused"}) == 0;
   k->te_cross_entropy =
       r.get_choice("cross_entropy", k->te_cross_entropy ? 1 : 0, {"unfused", "te"}) == 1;
+  k->mamba_mixer = static_cast<MambaMixer>(
+      r.get_choice("mamba_mixer", static_cast<int>(k->mamba_mixer), {"mamba_ssm", "megatron"}));
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   const SimTime one_second = SimTime::seconds(1.0);
   if (k->launch_overhead > one_second || k->collective_call_overhead > one_second ||

@@ -94,6 +94,10 @@ const char* to_string(MoeRouterOps r) {
   return "none";
 }
 
+const char* to_string(MambaMixer m) {
+  return m == MambaMixer::kMegatron ? "megatron" : "mamba_ssm";
+}
+
 const char* to_string(Activation a) {
   switch (a) {
     case Activation::kGelu:

@@ -23,6 +23,19 @@ const char* to_string(AttentionKernel k);
 enum class MoeRouterOps : uint8_t { kNone, kFused, kUnfused };
 const char* to_string(MoeRouterOps r);
 
+// The Mamba-2 mixer a stack runs (workload/mamba_ops.h). Both call mamba_ssm's memory-efficient
+// mamba_split_conv1d_scan_combined; they differ around it:
+//   kMambaSsm  mamba_ssm's own Mamba2 module (and the Hugging Face port): batch-first tensors,
+//              the gated RMSNorm inside the fused function (rmsnorm_weight passed), so the chunk
+//              scan writes one output and the norm applies the gate;
+//   kMegatron  Megatron-Core's MambaMixer (_ssm_training): sequence-first [s, b, ·] tensors, so
+//              in_proj's output is copied to [b, s, ·] and the scan's output back when a
+//              micro-batch holds several sequences; no rmsnorm_weight, so the chunk scan applies
+//              the gate (reading z, writing the gated and the pre-gate output, which the
+//              backward keeps) and ExtendedRMSNorm normalises the gated output after it.
+enum class MambaMixer : uint8_t { kMambaSsm, kMegatron };
+const char* to_string(MambaMixer m);
+
 struct StackConfig {
   std::string name = "megatron-core";
   std::string description;
@@ -88,6 +101,7 @@ struct StackConfig {
   // gradient over the logits, and a backward pass that scales it in place (10 B per logit,
   // nothing in fp32).
   bool te_cross_entropy = false;
+  MambaMixer mamba_mixer = MambaMixer::kMambaSsm;
 };
 
 }  // namespace preflight

@@ -226,14 +226,18 @@ LayerBytes half_layer_bytes(const Scenario& sc, bool attention, bool moe_layer) 
 }
 
 // A Mamba-2 mixer layer (Megatron-Core's MambaLayer with mamba_ssm's memory-efficient fused
-// path, which saves the in_proj output and the scan's output and recomputes the conv output,
-// C·Bᵀ and the chunk states in backward), per token on one TP rank, with d = d_inner/t,
+// path, which saves the in_proj output and the scan's pre-gate output and recomputes the conv
+// output, C·Bᵀ and the chunk states in backward), per token on one TP rank, with d = d_inner/t,
 // G = groups/t, H = heads/t, i = 2d + 2GN + H:
 //   kept  (4 + mask)·h/whole  the norm's and in_proj's inputs (2 B each; the dropout mask, 1 B)
 //         + 2·i               in_proj's output [z | x | B | C | dt], saved by the fused scan
-//         + 2·d + 2·d         the scan's output y and the gated norm's output (out_proj input)
-//         + 4·G               the gated norm's fp32 rstd, one per group
-//   (Nemotron 3 Nano, TP 1, no dropout: 2·2·2688 + 2·10304 + 4·4096 + 32 = 47.8 kB per token.)
+//         + 2·d               Megatron-Core's mixer only (StackConfig::mamba_mixer): the scan's
+//                             pre-gate output (out_x, for the gate's backward)
+//         + 2·d + 2·d         the norm's saved input (the scan's output) and its output
+//                             (out_proj's input)
+//         + 4·G               the norm's fp32 rstd, one per group
+//   (Nemotron 3 Nano on Megatron-Core, TP 1, no dropout: 2·2·2688 + 2·10304 + 6·4096 + 32 =
+//   56.0 kB per token.)
 // No attention core: selective recompute keeps it all. The backward adds the output and input
 // gradients (4·h/whole) and, alive together in the fused backward, the in_proj output's
 // gradient (2·i), the recomputed conv output (2·c, c = d + 2GN) and the recomputed chunk
@@ -254,8 +258,9 @@ LayerBytes mamba_layer_bytes(const Scenario& sc) {
   LayerBytes l;
   // in_proj's and out_proj's saved inputs, as a linear layer's (layer_pieces).
   const double g = gemm_operand_bytes(sc.training.precision);
+  const double pre_gate = sc.training.stack.mamba_mixer == MambaMixer::kMegatron ? 2.0 : 0.0;
   l.kept = tokens * h * (2.0 + g + (m.dropout ? 1.0 : 0.0)) / whole + 2.0 * tokens * in_proj +
-           (2.0 + g) * tokens * d + 4.0 * tokens * a.groups / t;
+           (pre_gate + 2.0 + g) * tokens * d + 4.0 * tokens * a.groups / t;
   l.checkpoint = 2.0 * tokens * h / whole;
   l.gradients = 4.0 * tokens * h / whole + 2.0 * tokens * in_proj + 2.0 * tokens * (d + 2 * gn) +
                 8.0 * tokens * d * a.state / q;

@@ -35,21 +35,25 @@ std::vector<std::string> nano(std::vector<std::string> extra = {}) {
 
 TEST(HybridMemory, MambaLayerActivationsInClosedForm) {
   // Per token (memory_model.cc, mamba_layer_bytes): the norm's and in_proj's inputs 2·2·2688
-  // = 10,752, in_proj's output 2·10304 = 20,608, the scan's output and the gated norm's output
-  // 2·2·4096 = 16,384, fp32 rstd 4·8 = 32: 47,776 B; × 8192 tokens = 391,380,992. Selective
+  // = 10,752, in_proj's output 2·10304 = 20,608, the scan's pre-gate output, the gated output
+  // (the group norm's input) and the norm's output 3·2·4096 = 24,576, fp32 rstd 4·8 = 32:
+  // 55,968 B; × 8192 tokens = 458,489,856. Selective
   // recompute keeps it all (no attention core).
   const Scenario s = load(nano());
   ASSERT_TRUE(s.model.is_mamba_layer(0));
-  EXPECT_EQ(layer_activation_bytes(s, 0).count(), int64_t{8192} * 47'776);
+  EXPECT_EQ(layer_activation_bytes(s, 0).count(), int64_t{8192} * 55'968);
+  // mamba_ssm's own mixer keeps no pre-gate output (its norm applies the gate): 2·2·4096 less.
+  const Scenario own = load(nano({"training.stack.mamba_mixer=mamba_ssm"}));
+  EXPECT_EQ(layer_activation_bytes(own, 0).count(), int64_t{8192} * 47'776);
   // TP 4 with SP: h-wide tensors split along the sequence, the rest by heads: 2·2·672 +
-  // 2·2576 + 2·2·1024 + 4·2 = 11,944 per token.
+  // 2·2576 + 3·2·1024 + 4·2 = 13,992 per token.
   const Scenario tp4 =
       load(nano({"parallelism.tp=4", "parallelism.sequence_parallel=true", "parallelism.ep=2"}));
-  EXPECT_EQ(layer_activation_bytes(tp4, 0).count(), int64_t{8192} * 11'944);
+  EXPECT_EQ(layer_activation_bytes(tp4, 0).count(), int64_t{8192} * 13'992);
   // An E layer: its norm and router inputs 2·2·2688 = 10,752, the shared expert's FC1 output
   // and FC2 input 4·3712 = 14,848, fp32 router scores 4·128 = 512, and 6 routed copies: their
   // input and output 2·2·6·2688 = 64,512 and FC1 output / FC2 input 4·6·1856 = 44,544 —
-  // 135,168 B per token, 2.8× a Mamba layer.
+  // 135,168 B per token, 2.4× a Mamba layer.
   ASSERT_TRUE(s.model.is_moe_layer(1));
   EXPECT_EQ(layer_activation_bytes(s, 1).count(), int64_t{8192} * 135'168);
   // Full recompute keeps the layer input only: 2·2688 per token.

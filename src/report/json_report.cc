@@ -155,7 +155,8 @@ json scenario_to_json(const Scenario& s) {
                                         : json(nullptr)},
       {"moe_router", to_string(t.stack.moe_router)},
       {"scaled_rope", t.stack.fused_scaled_rope ? "fused" : "unfused"},
-      {"cross_entropy", t.stack.te_cross_entropy ? "te" : "unfused"}};
+      {"cross_entropy", t.stack.te_cross_entropy ? "te" : "unfused"},
+      {"mamba_mixer", to_string(t.stack.mamba_mixer)}};
   json training{{"stack", stack},
                 {"seq_len", t.seq_len},
                 {"global_batch", t.global_batch},

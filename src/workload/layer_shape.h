@@ -35,6 +35,9 @@ struct LayerShape {
   // (StackConfig::fused_scaled_rope false): Megatron-Core's PyTorch fallback.
   bool rope_unfused = false;
   int64_t rope_positions = 0;
+  // Megatron-Core's MambaMixer around the fused scan (StackConfig::mamba_mixer kMegatron):
+  // sequence-first layout copies for b > 1, the gate applied in the chunk scan.
+  bool mamba_megatron = false;
   bool te_cross_entropy = false;  // StackConfig::te_cross_entropy: TE's fused loss kernels  //
                                   // s/cp: the positions whose cos and sin each call recomputes
   bool learned_positions = true;

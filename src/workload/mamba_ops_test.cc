@@ -77,22 +77,93 @@ TEST(MambaOps, ForwardKernelsCarryTheLayersFlops) {
 }
 
 TEST(MambaOps, ScanIsOneFusedKernelOfFlopsAndBytes) {
-  // Per token: FLOPs 2·Q·N·G + 2·d·(Q + 2N) = 3,407,872; bytes e·(3d + 4GN + H) = 2·16,448
-  // for x, B, C (twice) and y, fp32 C·Bᵀ 8·G·Q = 8192, chunk states 16·d·N/Q = 65,536 and
-  // dA 8·H = 512: 107,136. Backward: 2 × 3,407,872 + the recomputed C·Bᵀ 262,144 and chunk
-  // states 1,048,576 = 8,126,464 FLOPs (2.4× forward).
+  // Per token: FLOPs 2·Q·N·G + 2·d·(Q + 2N) = 3,407,872; bytes e·(5d + 4GN + H) = 2·24,640
+  // for x, B, C (twice), z, and the gated and pre-gate y, fp32 C·Bᵀ 8·G·Q = 8192, chunk states
+  // 16·d·N/Q = 65,536 and dA 8·H = 512: 123,520. Backward: 2 × 3,407,872 + the recomputed C·Bᵀ
+  // 262,144 and chunk states 1,048,576 = 8,126,464 FLOPs (2.4× forward).
   const LayerShape x = make_layer_shape(nano(), 0);
   const Op fwd = mamba_scan_forward_op(x);
   EXPECT_EQ(fwd.type, OpType::kAttention);
   EXPECT_DOUBLE_EQ(fwd.flops.count(), 8192.0 * 3'407'872);
-  EXPECT_EQ(fwd.bytes.count(), int64_t{8192} * 107'136);
+  EXPECT_EQ(fwd.bytes.count(), int64_t{8192} * 123'520);
   const Op bwd = mamba_scan_backward_op(x);
   EXPECT_DOUBLE_EQ(bwd.flops.count(), 8192.0 * 8'126'464);
-  // Backward bytes, kernel by kernel of _mamba_chunk_scan_combined_bwd: e·(11d + 15GN + 3H +
-  // 5·d·N/Q) = 2·81,088 in the activation type; fp32 C·Bᵀ and its gradient 24·G·Q = 24,576,
-  // fp32 chunk states and their gradients 24·d·N/Q = 98,304, per-head sums 120·H = 7,680:
-  // 162,176 + 130,560 = 292,736, 2.7× the forward's.
-  EXPECT_EQ(bwd.bytes.count(), int64_t{8192} * 292'736);
+  // Backward bytes, kernel by kernel of _mamba_chunk_scan_combined_bwd, the gate's
+  // _chunk_scan_bwd_dz first: e·(17d + 15GN + 3H + 5·d·N/Q) = 2·105,664 in the activation type;
+  // fp32 C·Bᵀ and its gradient 24·G·Q = 24,576, fp32 chunk states and their gradients
+  // 24·d·N/Q = 98,304, per-head sums 120·H = 7,680: 211,328 + 130,560 = 341,888, 2.8× the
+  // forward's.
+  EXPECT_EQ(bwd.bytes.count(), int64_t{8192} * 341'888);
+}
+
+TEST(MambaOps, SeveralSequencesPerMicroBatchCopyAcrossTheSequenceFirstLayout) {
+  // Megatron-Core's [s, b, ·] against the scan's [b, s, ·] (MambaMixer._ssm_training): with one
+  // sequence the rearranges are views; with b = 2 in_proj's output is copied over (2e·T·i =
+  // 2·2·16384·10304 bytes), the scan's output back (2e·T·d), and in backward the in_proj
+  // output's gradient (2e·T·i).
+  const std::vector<Op> one = mamba_forward_ops(make_layer_shape(nano(), 0));
+  EXPECT_EQ(find(one, "mamba.in_proj.transpose"), nullptr);
+  EXPECT_EQ(find(one, "mamba.ssd.transpose"), nullptr);
+  EXPECT_EQ(find(mamba_backward_ops(make_layer_shape(nano(), 0)), "mamba.in_proj.grad_transpose"),
+            nullptr);
+  const LayerShape two =
+      make_layer_shape(nano({"training.micro_batch=2", "training.global_batch=16"}), 0);
+  ASSERT_EQ(two.b, 2);
+  const std::vector<Op> fwd = mamba_forward_ops(two);
+  const std::vector<Op> bwd = mamba_backward_ops(two);
+  const double t = 2 * 8192;
+  ASSERT_NE(find(fwd, "mamba.in_proj.transpose"), nullptr);
+  EXPECT_EQ(find(fwd, "mamba.in_proj.transpose")->bytes.count(),
+            static_cast<int64_t>(4 * t * 10304));
+  ASSERT_NE(find(fwd, "mamba.ssd.transpose"), nullptr);
+  EXPECT_EQ(find(fwd, "mamba.ssd.transpose")->bytes.count(), static_cast<int64_t>(4 * t * 4096));
+  ASSERT_NE(find(bwd, "mamba.in_proj.grad_transpose"), nullptr);
+  EXPECT_EQ(find(bwd, "mamba.in_proj.grad_transpose")->bytes.count(),
+            static_cast<int64_t>(4 * t * 10304));
+  // The copies sit where the layouts change: after in_proj, after the scan, before in_proj's
+  // backward GEMMs.
+  auto index = [](const std::vector<Op>& ops, const std::string& name) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].name == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  EXPECT_LT(index(fwd, "mamba.in_proj.fwd"), index(fwd, "mamba.in_proj.transpose"));
+  EXPECT_LT(index(fwd, "mamba.ssd.fwd"), index(fwd, "mamba.ssd.transpose"));
+  EXPECT_LT(index(fwd, "mamba.ssd.transpose"), index(fwd, "mamba.group_norm.fwd"));
+  EXPECT_LT(index(bwd, "mamba.in_proj.grad_transpose"), index(bwd, "mamba.in_proj.dgrad"));
+}
+
+TEST(MambaOps, MambaSsmsOwnMixerGatesInTheNormAndKeepsBatchFirstTensors) {
+  // mamba_ssm's Mamba2 module passes its norm's weight to the fused function: the chunk scan
+  // writes one output (e·(3d + 4GN + H) = 2·16,448 per token with x, B, C read twice; 107,136
+  // in all), the gated norm reads y and z (3e·T·d; backward 5e·T·d), the backward has no
+  // _chunk_scan_bwd_dz (e·(11d + ...): 292,736), and batch-first tensors need no copies.
+  const LayerShape x =
+      make_layer_shape(nano({"training.stack.mamba_mixer=mamba_ssm", "training.micro_batch=2",
+                             "training.global_batch=16"}),
+                       0);
+  EXPECT_FALSE(x.mamba_megatron);
+  const double t = 2 * 8192;
+  EXPECT_EQ(mamba_scan_forward_op(x).bytes.count(), static_cast<int64_t>(t * 107'136));
+  EXPECT_EQ(mamba_scan_backward_op(x).bytes.count(), static_cast<int64_t>(t * 292'736));
+  const std::vector<Op> fwd = mamba_forward_ops(x);
+  const std::vector<Op> bwd = mamba_backward_ops(x);
+  EXPECT_EQ(find(fwd, "mamba.in_proj.transpose"), nullptr);
+  EXPECT_EQ(find(fwd, "mamba.ssd.transpose"), nullptr);
+  EXPECT_EQ(find(bwd, "mamba.in_proj.grad_transpose"), nullptr);
+  ASSERT_NE(find(fwd, "mamba.gated_norm.fwd"), nullptr);
+  EXPECT_EQ(find(fwd, "mamba.gated_norm.fwd")->bytes.count(), static_cast<int64_t>(6 * t * 4096));
+  ASSERT_NE(find(bwd, "mamba.gated_norm.bwd"), nullptr);
+  EXPECT_EQ(find(bwd, "mamba.gated_norm.bwd")->bytes.count(), static_cast<int64_t>(10 * t * 4096));
+  // Megatron-Core's mixer on the same shape: the norm without a gate, 2e·T·d and 3e·T·d.
+  const LayerShape m =
+      make_layer_shape(nano({"training.micro_batch=2", "training.global_batch=16"}), 0);
+  EXPECT_TRUE(m.mamba_megatron);
+  EXPECT_EQ(find(mamba_forward_ops(m), "mamba.group_norm.fwd")->bytes.count(),
+            static_cast<int64_t>(4 * t * 4096));
+  EXPECT_EQ(find(mamba_backward_ops(m), "mamba.group_norm.bwd")->bytes.count(),
+            static_cast<int64_t>(6 * t * 4096));
 }
 
 TEST(MambaOps, BackwardDoublesTheGemmsAndNamesWeightGradients) {
