@@ -46,6 +46,8 @@ Status read_stack(const YAML::Node& training, const std::string& source, StackCo
       r.get_choice("scaled_rope", k->fused_scaled_rope ? 0 : 1, {"fused", "unfused"}) == 0;
   k->te_cross_entropy =
       r.get_choice("cross_entropy", k->te_cross_entropy ? 1 : 0, {"unfused", "te"}) == 1;
+  k->moe_probs_in_activation =
+      r.get_choice("moe_probs", k->moe_probs_in_activation ? 1 : 0, {"combine", "activation"}) == 1;
   k->mamba_mixer = static_cast<MambaMixer>(
       r.get_choice("mamba_mixer", static_cast<int>(k->mamba_mixer), {"mamba_ssm", "megatron"}));
   PREFLIGHT_RETURN_IF_ERROR(r.finish());

@@ -174,6 +174,7 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   m->sliding_window = r.get_int("sliding_window", 0, 0);
   m->sliding_window_pattern = r.get_int("sliding_window_pattern", 0, 0);
   m->attention_sinks = r.get_bool("attention_sinks", false);
+  m->qk_layernorm = r.get_bool("qk_layernorm", false);
   m->rope_mscale = r.get_double("rope_mscale", 1.0, 0.1, 10.0);
   if (m->rope_mscale != 1.0 && m->position_embedding != PositionEmbedding::kRope) {
     r.fail("rope_mscale",
@@ -198,6 +199,11 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   PREFLIGHT_RETURN_IF_ERROR(read_moe(node["moe"], source, m));
   PREFLIGHT_RETURN_IF_ERROR(read_mla(node["mla"], source, m));
+  if (m->qk_layernorm && m->mla.enabled()) {
+    return invalid_argument(source +
+                            ": model.qk_layernorm: true: MLA normalises its query and key/value "
+                            "latents (model.mla) instead; expected no qk_layernorm with model.mla");
+  }
   PREFLIGHT_RETURN_IF_ERROR(read_mamba(node["mamba"], source, m));
   PREFLIGHT_RETURN_IF_ERROR(validate_hybrid_model(*m).with_prefix(source + ": "));
   if (m->head_dim_override == 0 && m->hidden % m->heads != 0) {

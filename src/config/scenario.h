@@ -175,6 +175,10 @@ struct ModelConfig {
   int sliding_window = 0;
   int sliding_window_pattern = 0;
   bool attention_sinks = false;  // learned per-head sink logits (GPT-OSS); a softmax term
+  // QK-norm (Qwen3; Megatron-Core's qk_layernorm): a norm of model.norm's kind over each query
+  // and each key head (head_dim wide, one weight vector each for Q and K per layer) after the
+  // QKV projection, before RoPE. Two norm kernels each way; no FLOPs (docs/workload.md).
+  bool qk_layernorm = false;
   // YaRN's attention scaling of RoPE's cos and sin (Hugging Face's rope_scaling
   // attention_factor, Megatron-Core's mscale): 0.1·ln(factor) + 1 when the config gives none
   // (GPT-OSS: factor 32, 1.3466); 1 = none. No FLOPs; a stack whose fused RoPE kernel takes no

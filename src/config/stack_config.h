@@ -102,6 +102,13 @@ struct StackConfig {
   // nothing in fp32).
   bool te_cross_entropy = false;
   MambaMixer mamba_mixer = MambaMixer::kMambaSsm;
+  // Where the MoE layer applies the router's probabilities: in the experts' activation
+  // (Megatron-Core's TEGroupedMLP hands permuted_probs to weighted_bias_swiglu_impl, so the
+  // probabilities' gradient comes from the activation's saved input), or at the combine (the
+  // unpermute weights each expert output by its probability and keeps the expert outputs for
+  // that gradient: 2 B per routed copy and hidden element; Megatron-Core before the weighted
+  // activation, and the form most MoE code outside it takes). memory/layer_activations.cc.
+  bool moe_probs_in_activation = false;
 };
 
 }  // namespace preflight

@@ -92,6 +92,9 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
   // latents: c_Q before and after its norm (2·r_q), c_KV with the RoPE key before its norm
   // (r_kv + d_rope) and c_KV after it (r_kv).
   double attention = 2.0 * tokens * q + 4.0 * tokens * kv + g * tokens * q;
+  // QK-norm (model.qk_layernorm) keeps its inputs, the QKV output's Q and K (2 B), and an fp32
+  // rstd per head and token.
+  if (m.qk_layernorm) attention += (2.0 * (q + kv) + 4.0 * (q + kv) / d_h) * tokens;
   double latents = 0;
   double flash_grad = 4.0 * tokens * q + 2.0 * tokens * (q + 2.0 * kv);
   if (m.mla.enabled()) {
@@ -134,8 +137,11 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
     mlp = l.shared                            // shared experts, split by TP
           + 4.0 * tokens * e.experts / whole  // fp32 router logits / scores
           + g * dispatched * w                // dispatched tokens: the experts' FC1 input
-          + (act_in + moe_clamp + g) * dispatched * f_e  // FC1 outputs (clamped copy), FC2 input
-          + 2.0 * dispatched * w;  // expert outputs the combine weights (for the scores' grad)
+          + (act_in + moe_clamp + g) * dispatched * f_e;  // FC1 outputs (clamped copy), FC2 input
+    // Probabilities applied at the combine: the expert outputs it weights, kept for the
+    // probabilities' gradient (StackConfig::moe_probs_in_activation; in the activation they
+    // need only its saved input, counted above).
+    if (!sc.training.stack.moe_probs_in_activation) mlp += 2.0 * dispatched * w;
     if (e.latent_size > 0) mlp += g * tokens / t * w;
     mlp_grad = std::max((swiglu ? 4.0 : 2.0) * tokens * f_s,
                         (swiglu ? 4.0 : 2.0) * dispatched * f_e + 4.0 * dispatched * w);

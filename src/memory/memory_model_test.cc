@@ -573,18 +573,39 @@ TEST(EstimateMemory, EveryVtrainDevSetConfigurationFits) {
 //   fp32 router logits 4·T·E                        131,072
 //   dispatched tokens 2·(k·T)·h                  67,108,864
 //   expert gate, up, FC2 input 6·(k·T)·F        704,643,072
-//   expert outputs for the combine 2·(k·T)·h     67,108,864
 //   log-sum-exp 4·a·T                               524,288
-//   total                                     1,057,619,968
+//   total                                       990,511,104
+// Megatron-Core weights FC2's input by the routing probabilities (the weighted SwiGLU), so no
+// expert output is kept for their gradient; a stack that weights at the combine
+// (training.stack.moe_probs: combine) keeps the expert outputs, 2·(k·T)·h = 67,108,864 more.
 TEST(LayerActivationBytes, MixtralMoeLayerHandDerived) {
-  const Scenario s = load(R"(
+  const char* kMixtral = R"(
 model: {preset: mixtral-8x7b, moe: {routing: uniform}}
 cluster: {preset: dgx-h100, nodes: 1}
 training: {seq_len: 4096, global_batch: 8, micro_batch: 1}
 parallelism: {tp: 1, pp: 1, dp: 8, ep: 8}
-)");
-  EXPECT_EQ(layer_activation_bytes(s, 0).count(), 1'057'619'968);
-  EXPECT_EQ(layer_activation_bytes(s).count(), 1'057'619'968);  // every layer is MoE
+)";
+  const Scenario s = load(kMixtral);
+  EXPECT_EQ(layer_activation_bytes(s, 0).count(), 990'511'104);
+  EXPECT_EQ(layer_activation_bytes(s).count(), 990'511'104);  // every layer is MoE
+  const Scenario combine = load(kMixtral, {"training.stack.moe_probs=combine"});
+  EXPECT_EQ(layer_activation_bytes(combine, 0).count(), 1'057'619'968);
+}
+
+TEST(LayerActivationBytes, QkNormKeepsItsInputsAndOneRstdPerHead) {
+  // Qwen3-30B at TP 1, s 4096, b 1: q_layernorm and k_layernorm keep their inputs, 32 query and
+  // 4 KV heads of 128 (2 B each), and an fp32 rstd per head: T·(2·4608 + 4·36) = 4096·9360.
+  const char* kQwen = R"(
+model: {preset: qwen3-30b-a3b, moe: {routing: uniform}}
+cluster: {preset: dgx-h100, nodes: 1}
+training: {seq_len: 4096, global_batch: 8, micro_batch: 1}
+parallelism: {tp: 1, pp: 1, dp: 8, ep: 8}
+)";
+  const Scenario with = load(kQwen);
+  ASSERT_TRUE(with.model.qk_layernorm);
+  const Scenario without = load(kQwen, {"model.qk_layernorm=false"});
+  EXPECT_EQ(layer_activation_bytes(with, 0).count() - layer_activation_bytes(without, 0).count(),
+            int64_t{4096} * 9360);
 }
 
 // DeepSeek-V2-Lite's first (dense) layer at TP 1, s 4096, b 1: MLA with a = 16, d_qk 192,

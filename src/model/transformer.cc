@@ -127,6 +127,8 @@ int64_t attention_parameters(const ModelConfig& m) {
   const int64_t kv = static_cast<int64_t>(m.kv_heads) * dh;
   int64_t p = h * (q + 2 * kv) + q * h;
   if (m.linear_bias) p += (q + 2 * kv) + h;
+  // QK-norm: one head_dim-wide norm for the queries, one for the keys.
+  if (m.qk_layernorm) p += 2 * norm_parameters(m, dh);
   return p + sinks;
 }
 
@@ -377,8 +379,7 @@ double causal_model_flops_per_iteration(const Scenario& s) {
     saved += attention_core_forward_flops(m, tokens, seq, window) * (1 - causal_share(window));
   }
   if (m.mtp_layers > 0) {
-    saved += attention_core_forward_flops(m, tokens, seq, 0) * (1 - causal_share(0)) *
-             m.mtp_layers;
+    saved += attention_core_forward_flops(m, tokens, seq, 0) * (1 - causal_share(0)) * m.mtp_layers;
   }
   return model_flops_per_iteration(s) - 3.0 * saved;
 }

@@ -255,13 +255,14 @@ TEST(TotalParameters, Mixtral8x7bIs46_7BillionWith12_9BillionActive) {
 
 TEST(TotalParameters, Qwen3MoeModelsMatchTheirNames) {
   // Qwen3 report Table 2 and model cards: 30.5B/3.3B and 235B/22B activated (embeddings
-  // included). QK-norm (2·128 per layer) is not in the schema: −12,288 and −24,064 in all.
+  // included), QK-norm's 2·128 per layer among them (12,288 and 24,064 in all).
   const ModelConfig small = preset("qwen3-30b-a3b");
-  EXPECT_EQ(total_parameters(small, 1, 4096), 30'532'110'336);
+  EXPECT_TRUE(small.qk_layernorm);
+  EXPECT_EQ(total_parameters(small, 1, 4096), 30'532'122'624);
   EXPECT_NEAR(billions(total_parameters(small, 1, 4096)) / 30.5, 1.0, 0.002);
   EXPECT_NEAR(billions(active_parameters(small, 1, 4096)) / 3.3, 1.0, 0.02);
   const ModelConfig large = preset("qwen3-235b-a22b");
-  EXPECT_EQ(total_parameters(large, 1, 4096), 235'093'610'496);
+  EXPECT_EQ(total_parameters(large, 1, 4096), 235'093'634'560);
   EXPECT_NEAR(billions(total_parameters(large, 1, 4096)) / 235.0, 1.0, 0.001);
   EXPECT_NEAR(billions(active_parameters(large, 1, 4096)) / 22.0, 1.0, 0.01);
 }

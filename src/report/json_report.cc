@@ -59,6 +59,7 @@ json scenario_to_json(const Scenario& s) {
              {"sliding_window", m.sliding_window},
              {"sliding_window_pattern", m.sliding_window_pattern},
              {"attention_sinks", m.attention_sinks},
+             {"qk_layernorm", m.qk_layernorm},
              {"rope_mscale", m.rope_mscale},
              {"activation_clamp", m.activation_clamp},
              {"mtp_layers", m.mtp_layers}};
@@ -156,7 +157,8 @@ json scenario_to_json(const Scenario& s) {
       {"moe_router", to_string(t.stack.moe_router)},
       {"scaled_rope", t.stack.fused_scaled_rope ? "fused" : "unfused"},
       {"cross_entropy", t.stack.te_cross_entropy ? "te" : "unfused"},
-      {"mamba_mixer", to_string(t.stack.mamba_mixer)}};
+      {"mamba_mixer", to_string(t.stack.mamba_mixer)},
+      {"moe_probs", t.stack.moe_probs_in_activation ? "activation" : "combine"}};
   json training{{"stack", stack},
                 {"seq_len", t.seq_len},
                 {"global_batch", t.global_batch},

@@ -389,6 +389,13 @@ std::vector<Op> attention_forward_ops(const LayerShape& x) {
   } else {
     ops.push_back(gemm_op("qkv.fwd", x.tokens, x.qkv_out, x.h, 1, x.gemm_bytes));
     if (x.bias) ops.push_back(memory_op("qkv.bias", 2 * e * t * x.qkv_out));
+    // QK-norm (Megatron-Core's q_layernorm and k_layernorm, two norm modules): each reads its
+    // heads and writes them normalised.
+    const double qk = static_cast<double>((x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim);
+    if (x.qk_norm) {
+      ops.push_back(memory_op("attn.qk_norm.fwd", 2 * e * t * qk));
+      ops.back().launches = 2;
+    }
     if (x.rope_unfused) {
       unfused_rope(x, /*backward=*/false, ops);
     } else if (x.rope) {
@@ -552,6 +559,11 @@ std::vector<Op> attention_backward_ops(const LayerShape& x) {
   } else if (x.rope) {
     ops.push_back(
         memory_op("rope.bwd", 2 * e * t * (x.heads_per_rank + x.kv_heads_per_rank) * x.head_dim));
+  }
+  // QK-norm's backward: reads the gradient and the saved input, writes the input gradient.
+  if (x.qk_norm) {
+    ops.push_back(memory_op("attn.qk_norm.bwd", 3 * e * t * (q_width + kv_width)));
+    ops.back().launches = 2;
   }
   if (x.bias) ops.push_back(memory_op("qkv.bias.bwd", e * t * x.qkv_out));
   column_parallel_backward(x, gemm_op("qkv.dgrad", x.tokens, x.h, x.qkv_out, 1, x.gemm_bytes),

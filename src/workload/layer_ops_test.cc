@@ -328,6 +328,49 @@ parallelism: {tp: 1, pp: 1}
   }
 }
 
+TEST(LayerOps, QkNormReadsAndWritesEachQueryAndKeyHeadBeforeRope) {
+  // Qwen3-like attention: 32 query and 4 KV heads of 128 on TP 2 (16 and 2 per rank), b = 2,
+  // s = 4096: N = 8192·(16 + 2)·128 = 18,874,368 elements of Q and K per rank. Megatron-Core's
+  // q_layernorm and k_layernorm read and write them (2·e·N) in two kernels, after QKV and
+  // before RoPE; backward reads the gradient and the input and writes the gradient (3·e·N).
+  const char* kQwen = R"(
+model: {layers: 2, hidden: 2048, heads: 32, kv_heads: 4, head_dim: 128, ffn_hidden: 6144,
+        vocab: 151936, position_embedding: rope, norm: rmsnorm, activation: swiglu,
+        linear_bias: false, qk_layernorm: true}
+cluster: {preset: dgx-h100, nodes: 1}
+training: {seq_len: 4096, global_batch: 8, micro_batch: 2}
+parallelism: {tp: 2, pp: 1, sequence_parallel: true}
+)";
+  const double n = 8192.0 * 18 * 128;
+  const LayerShape x = make_layer_shape(load(kQwen));
+  EXPECT_TRUE(x.qk_norm);
+  const std::vector<Op> fwd = attention_forward_ops(x);
+  const std::vector<Op> bwd = attention_backward_ops(x);
+  const Op* f = find(fwd, "attn.qk_norm.fwd");
+  const Op* b = find(bwd, "attn.qk_norm.bwd");
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(f->type, OpType::kMemory);
+  EXPECT_EQ(f->bytes.count(), static_cast<int64_t>(2 * 2 * n));
+  EXPECT_EQ(b->bytes.count(), static_cast<int64_t>(3 * 2 * n));
+  EXPECT_EQ(f->launches, 2);
+  EXPECT_EQ(b->launches, 2);
+  auto index = [](const std::vector<Op>& ops, const std::string& name) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].name == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  EXPECT_LT(index(fwd, "qkv.fwd"), index(fwd, "attn.qk_norm.fwd"));
+  EXPECT_LT(index(fwd, "attn.qk_norm.fwd"), index(fwd, "rope.fwd"));
+  EXPECT_LT(index(bwd, "rope.bwd"), index(bwd, "attn.qk_norm.bwd"));
+  EXPECT_LT(index(bwd, "attn.qk_norm.bwd"), index(bwd, "qkv.dgrad"));
+  // Without it, neither kernel; no FLOPs either way.
+  const LayerShape plain = make_layer_shape(load(kQwen, {"model.qk_layernorm=false"}));
+  EXPECT_EQ(find(attention_forward_ops(plain), "attn.qk_norm.fwd"), nullptr);
+  EXPECT_DOUBLE_EQ(all_flops(fwd), all_flops(attention_forward_ops(plain)));
+}
+
 TEST(HeadForwardOps, LogitsGemmIsTokensByVocabShardByHidden) {
   const Scenario s = load(kGpt, {"parallelism.tp=8", "training.stack.cross_entropy=unfused"});
   const std::vector<Op> ops = head_forward_ops(make_layer_shape(s));

@@ -96,6 +96,7 @@ LayerShape make_layer_shape(const Scenario& sc) {
   x.rope = m.position_embedding == PositionEmbedding::kRope;
   x.rope_unfused = x.rope && m.rope_mscale != 1.0 && !sc.training.stack.fused_scaled_rope;
   x.mamba_megatron = sc.training.stack.mamba_mixer == MambaMixer::kMegatron;
+  x.qk_norm = m.qk_layernorm;
   x.te_cross_entropy = sc.training.stack.te_cross_entropy;
   x.learned_positions = m.position_embedding == PositionEmbedding::kLearned;
   x.layernorm = m.norm == Norm::kLayerNorm;

@@ -31,6 +31,7 @@ struct LayerShape {
   bool swiglu = false;
   bool clamped_glu = false;  // model.activation_clamp > 0: clamp and concatenate before the GLU
   bool rope = false;
+  bool qk_norm = false;  // model.qk_layernorm: a norm over each query and key head
   // RoPE with scaled cos/sin (model.rope_mscale != 1) on a stack that applies it unfused
   // (StackConfig::fused_scaled_rope false): Megatron-Core's PyTorch fallback.
   bool rope_unfused = false;
