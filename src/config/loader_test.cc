@@ -1143,17 +1143,20 @@ parallelism:
                     {"test.yaml: parallelism.tp: 'eight\\nsixteen\\n': expected an integer"});
 }
 
-TEST(LoadScenarioText, QkLayernormIsForPlainAttentionAndTheMambaMixerAStackChoice) {
+TEST(LoadScenarioText, QkLayernormIsForPlainAttentionAndMambaMixerAndMoeProbsAreStackChoices) {
   expect_user_error(
       load_error(kSmall, {"model.preset=deepseek-v2-lite", "model.qk_layernorm=true"}),
       {"test.yaml: model.qk_layernorm", "model.mla"});
   expect_user_error(load_error(kSmall, {"model.qk_layernorm=maybe"}), {"model.qk_layernorm"});
   expect_user_error(load_error(kSmall, {"training.stack.mamba_mixer=torch"}),
                     {"training.stack.mamba_mixer", "mamba_ssm", "megatron"});
+  expect_user_error(load_error(kSmall, {"training.stack.moe_probs=maybe"}),
+                    {"training.stack.moe_probs", "combine", "activation"});
   StatusOr<Scenario> s = load(kSmall, {"model.qk_layernorm=true"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_TRUE(s->model.qk_layernorm);
   EXPECT_EQ(s->training.stack.mamba_mixer, MambaMixer::kMegatron);  // megatron-core's preset
+  EXPECT_TRUE(s->training.stack.moe_probs_in_activation);
   StatusOr<Scenario> fsdp = load(kSmall, {"training.stack=pytorch-fsdp"});
   ASSERT_TRUE(fsdp.ok()) << fsdp.status().message();
   EXPECT_EQ(fsdp->training.stack.mamba_mixer, MambaMixer::kMambaSsm);
