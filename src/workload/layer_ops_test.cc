@@ -8,6 +8,7 @@
 #include "config/loader.h"
 #include "model/transformer.h"
 #include "tests/load_scenario.h"
+#include "tests/op_index.h"
 
 namespace preflight {
 namespace {
@@ -355,16 +356,10 @@ parallelism: {tp: 2, pp: 1, sequence_parallel: true}
   EXPECT_EQ(b->bytes.count(), static_cast<int64_t>(3 * 2 * n));
   EXPECT_EQ(f->launches, 2);
   EXPECT_EQ(b->launches, 2);
-  auto index = [](const std::vector<Op>& ops, const std::string& name) {
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].name == name) return static_cast<int>(i);
-    }
-    return -1;
-  };
-  EXPECT_LT(index(fwd, "qkv.fwd"), index(fwd, "attn.qk_norm.fwd"));
-  EXPECT_LT(index(fwd, "attn.qk_norm.fwd"), index(fwd, "rope.fwd"));
-  EXPECT_LT(index(bwd, "rope.bwd"), index(bwd, "attn.qk_norm.bwd"));
-  EXPECT_LT(index(bwd, "attn.qk_norm.bwd"), index(bwd, "qkv.dgrad"));
+  EXPECT_LT(op_index(fwd, "qkv.fwd"), op_index(fwd, "attn.qk_norm.fwd"));
+  EXPECT_LT(op_index(fwd, "attn.qk_norm.fwd"), op_index(fwd, "rope.fwd"));
+  EXPECT_LT(op_index(bwd, "rope.bwd"), op_index(bwd, "attn.qk_norm.bwd"));
+  EXPECT_LT(op_index(bwd, "attn.qk_norm.bwd"), op_index(bwd, "qkv.dgrad"));
   // Without it, neither kernel; no FLOPs either way.
   const LayerShape plain = make_layer_shape(load(kQwen, {"model.qk_layernorm=false"}));
   EXPECT_EQ(find(attention_forward_ops(plain), "attn.qk_norm.fwd"), nullptr);

@@ -7,6 +7,7 @@
 
 #include "config/loader.h"
 #include "model/transformer.h"
+#include "tests/op_index.h"
 #include "workload/overlap_ops.h"
 
 namespace preflight {
@@ -122,16 +123,10 @@ TEST(MambaOps, SeveralSequencesPerMicroBatchCopyAcrossTheSequenceFirstLayout) {
             static_cast<int64_t>(4 * t * 10304));
   // The copies sit where the layouts change: after in_proj, after the scan, before in_proj's
   // backward GEMMs.
-  auto index = [](const std::vector<Op>& ops, const std::string& name) {
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].name == name) return static_cast<int>(i);
-    }
-    return -1;
-  };
-  EXPECT_LT(index(fwd, "mamba.in_proj.fwd"), index(fwd, "mamba.in_proj.transpose"));
-  EXPECT_LT(index(fwd, "mamba.ssd.fwd"), index(fwd, "mamba.ssd.transpose"));
-  EXPECT_LT(index(fwd, "mamba.ssd.transpose"), index(fwd, "mamba.group_norm.fwd"));
-  EXPECT_LT(index(bwd, "mamba.in_proj.grad_transpose"), index(bwd, "mamba.in_proj.dgrad"));
+  EXPECT_LT(op_index(fwd, "mamba.in_proj.fwd"), op_index(fwd, "mamba.in_proj.transpose"));
+  EXPECT_LT(op_index(fwd, "mamba.ssd.fwd"), op_index(fwd, "mamba.ssd.transpose"));
+  EXPECT_LT(op_index(fwd, "mamba.ssd.transpose"), op_index(fwd, "mamba.group_norm.fwd"));
+  EXPECT_LT(op_index(bwd, "mamba.in_proj.grad_transpose"), op_index(bwd, "mamba.in_proj.dgrad"));
 }
 
 TEST(MambaOps, MambaSsmsOwnMixerGatesInTheNormAndKeepsBatchFirstTensors) {
