@@ -351,7 +351,11 @@ void PacketNetwork::on_event(int64_t payload) {
 
 void PacketNetwork::try_send(int channel) {
   Port& p = ports_[channel];
-  if (p.busy || p.paused) return;
+  if (p.paused) return;
+  if (busy(p)) {
+    arm_port(channel);
+    return;
+  }
   if (!p.queue.empty()) {
     const int id = p.queue.front();
     if (!has_credit(channel, wire_bytes(packets_[id]))) return;
@@ -477,27 +481,55 @@ void PacketNetwork::rotate(int flow) {
 
 void PacketNetwork::transmit(int channel, int packet) {
   Port& p = ports_[channel];
-  p.busy = true;
-  p.current = packet;
-  const int64_t wire = wire_bytes(packets_[packet]);
+  Packet& pk = packets_[packet];
+  const int64_t wire = wire_bytes(pk);
   p.tx_bytes += wire;
   if (credit_mode_) credits_[channel] -= wire;
-  schedule(sim_->now() + wire_time(wire, p.rate), kTxDone, channel);
-}
-
-void PacketNetwork::tx_done(int channel) {
-  Port& p = ports_[channel];
-  const int id = p.current;
-  p.busy = false;
-  p.current = -1;
-  Packet& pk = packets_[id];
+  const SimTime end = sim_->now() + wire_time(wire, p.rate);
+  p.free_at = end;
+  p.current_wire = wire;
+  // The end of its serialization, whose time is known now: nothing reads the packet while it is
+  // on the wire, so it takes its next hop (or, with quiet receivers, is delivered) here, and
+  // the end costs an event only where the port has more to send (arm_port). A train of packets
+  // through idle switch ports then costs one event a packet at each switch (its arrival) and one
+  // at the sending NIC (its next send), where it had cost two each.
   pk.in_channel = channel;
   pk.hop++;
   if (quiet_receivers_ && pk.hop > flows_[pk.flow].end) {
-    deliver(id, sim_->now() + p.latency);  // its arrival at the receiver, known now
+    deliver(packet, end + p.latency);  // its arrival at the receiver
   } else {
-    schedule(sim_->now() + p.latency, kArrive, id);
+    schedule(end + p.latency, kArrive, packet);
   }
+  arm_port(channel);
+}
+
+void PacketNetwork::arm_port(int channel) {
+  Port& p = ports_[channel];
+  if (!busy(p)) return;
+  if (!p.queue.empty()) {
+    if (!p.done_pending) {
+      p.done_pending = true;
+      schedule(p.free_at, kTxDone, channel);
+    }
+    return;
+  }
+  // A NIC's egress: its next send comes when the wire is free and a flow's pacing allows it
+  // (send_from_flows then serves them round-robin as at any other moment). A flow whose window
+  // is closed is looked at when the wire frees, as send_from_flows arms its timeout then.
+  SimTime next = SimTime::max();
+  for (int flow : p.senders) {
+    const Flow& f = flows_[flow];
+    if (f.next_seq >= f.packets || f.finished) continue;
+    next = std::min(next, window_open(f) ? std::max(f.next_avail, p.free_at) : p.free_at);
+  }
+  if (next != SimTime::max() && next < p.wake_at) {
+    p.wake_at = next;
+    schedule(next, kWake, channel);
+  }
+}
+
+void PacketNetwork::tx_done(int channel) {
+  ports_[channel].done_pending = false;
   try_send(channel);
 }
 
@@ -588,7 +620,7 @@ int PacketNetwork::next_hop(int node, const Packet& packet) {
   for (size_t k = 0; k < choices.size(); ++k) {
     const int c = choices[(first + k) % choices.size()];
     const Port& p = ports_[c];
-    const int64_t load = p.queue_bytes + (p.busy ? wire_bytes(packets_[p.current]) : 0);
+    const int64_t load = p.queue_bytes + (busy(p) ? p.current_wire : 0);
     if (best < 0 || load < least) {
       best = c;
       least = load;

@@ -182,14 +182,19 @@ class PacketNetwork final : private EventHandler {
     int64_t kmin = 0, kmax = 0;
     std::deque<int> queue;  // packet ids
     int64_t queue_bytes = 0, max_queue = 0, tx_bytes = 0;
-    bool busy = false, paused = false;
+    // The packet on the wire ends its serialization at free_at (busy while now < free_at). An
+    // event marks that end only when something waits for the port (done_pending): a queued
+    // packet, or a NIC's flows (a wake-up when the wire is free and a flow's pacing allows).
+    SimTime free_at;
+    bool done_pending = false;
+    bool paused = false;
     bool starved = false;                // InfiniBand: waiting for the downstream port's credits
     SimTime paused_since, paused_total;  // paused or starved
     // A NIC's egress: the flows it sends, served round-robin.
     std::vector<int> senders;
     size_t next_sender = 0;
     SimTime wake_at = SimTime::max();  // a pending wake-up for paced senders
-    int current = -1;                  // the packet on the wire
+    int64_t current_wire = 0;          // the wire bytes of the packet on the wire
     // InfiniBand: credits on their way back up the link (when they arrive, bytes), in arrival
     // order. They are taken in when the port next looks for credits, so a credit costs no
     // event; a port starved of credits gets one wake-up, at the return that feeds it.
@@ -283,8 +288,16 @@ class PacketNetwork final : private EventHandler {
   void take_returns(int channel);
   void arm_credit_wake(int channel);
   void try_send(int channel);
+  // Puts `packet` on `channel`'s wire now. What the end of its serialization does to it is done
+  // here, at times then known: its arrival at the next hop is scheduled, or (quiet receivers,
+  // its last hop) it is delivered; the port gets an event at the end only if something waits.
   void transmit(int channel, int packet);
   void tx_done(int channel);
+  bool busy(const Port& p) const { return sim_->now() < p.free_at; }
+  // Makes sure a busy port is served when its wire is free: a kTxDone at free_at for a queued
+  // packet, or a NIC's wake-up at the first moment both its wire and one of its flows' pacing
+  // allow a send.
+  void arm_port(int channel);
   void arrive(int packet);
   // The receiver takes `packet`, arrived at `now` (in order: advances its flow, sends what the
   // congestion control asks for, finishes the flow with its last packet).

@@ -390,12 +390,14 @@ TEST(PacketNetwork, InfinibandCreditLoopBoundsAFlowWithASmallBuffer) {
 // Credits returned up a link cost no event of their own: a port takes them in when it next looks
 // for credits, and only a port starved of them is woken, once, at the return that feeds it. And
 // an InfiniBand receiver sends nothing back, so a packet is delivered when its last hop's
-// serialization ends, at its arrival time then known. A lone flow through one switch then takes
-// three events a packet (two serializations, its arrival at the switch): one fewer than the
-// same flow without link-level flow control (RoCE without congestion control, its PFC never
-// triggered), whose receiver takes each arrival as an event, and the same completion time.
-// With a one-packet credit buffer the sender starves after every packet, and each starved wait
-// costs exactly one wake-up.
+// serialization ends, at its arrival time then known. The end of a serialization costs an event
+// only where the port has something waiting: a lone flow's packets find the switch's port idle,
+// so the flow takes two events a packet (the sender's next send, its arrival at the switch),
+// where an event at the end of each serialization had made four; one fewer than the same flow
+// without link-level flow control (RoCE without congestion control, its PFC never triggered),
+// whose receiver takes each arrival as an event, and the same completion time. With a
+// one-packet credit buffer the sender starves after every packet, and each starved wait costs
+// exactly one wake-up.
 TEST(PacketNetwork, InfinibandCreditsAndDeliveriesCostNoEventOfTheirOwn) {
   const int64_t packets = 512;
   SimTime done;
@@ -420,12 +422,59 @@ TEST(PacketNetwork, InfinibandCreditsAndDeliveriesCostNoEventOfTheirOwn) {
   EXPECT_EQ(ib.credit_stalls, 0);
   EXPECT_EQ(ib.delivered, packets);
   EXPECT_EQ(ib.events, plain.events - packets);
-  EXPECT_LE(ib.events, 3 * packets + 8);
+  EXPECT_LE(ib.events, 2 * packets + 8);
+  EXPECT_LE(plain.events, 3 * packets + 8);
   PacketConfig tight = infiniband();
   tight.credit_buffer = tight.mtu + PacketConfig::kIbHeader;
   const PacketStats starved = events(tight);
   EXPECT_EQ(starved.credit_stalls, packets - 1);
   EXPECT_EQ(starved.events, ib.events + starved.credit_stalls);
+}
+
+// A NIC paced below its line rate (cluster.nic_efficiency, as every preset runs): a lone flow's
+// packets leave every 1/0.9 serializations, so each finds the switch's output idle and its end
+// of serialization costs no event; the NIC's next send is one wake-up when both its wire and the
+// pacing allow. The k-th packet leaves at k·t_s/0.9 and the last reaches the receiver two
+// serializations and two latencies later: the closed form, at two events a packet.
+TEST(PacketNetwork, APacedTrainCostsTwoEventsAPacketAtItsClosedFormTime) {
+  Fabric f = star(1);
+  Simulator sim;
+  PacketConfig config = infiniband();
+  config.nic_pacing = 0.9;
+  PacketNetwork net(f.t, config, &sim);
+  const int64_t packets = 1000;
+  SimTime done;
+  net.start_flow(packets * config.mtu, f.path({"s0", "sw", "r"}), SimTime(),
+                 [&](SimTime t) { done = t; });
+  sim.run();
+  const double ts = (4096.0 + PacketConfig::kIbHeader) / kRate;
+  const double expected =
+      static_cast<double>(packets - 1) * ts / 0.9 + 2 * ts + 2 * kLatency.to_seconds();
+  EXPECT_NEAR(done.to_seconds(), expected, 1e-12 * static_cast<double>(packets));
+  EXPECT_EQ(net.stats().delivered, packets);
+  EXPECT_LE(net.stats().events, 2 * packets + 8);
+}
+
+// Two senders into one output: the packets that queue behind the one on the wire are served
+// back to back, each end of serialization with a packet waiting costing its event; the
+// bottleneck runs at line rate (both flows done at twice one flow's wire time) and shares it.
+TEST(PacketNetwork, APortWithPacketsWaitingServesThemBackToBack) {
+  Fabric f = star(2);
+  Simulator sim;
+  PacketConfig config = infiniband();
+  PacketNetwork net(f.t, config, &sim);
+  const int64_t packets = 2000;
+  std::vector<SimTime> done(2);
+  for (int i = 0; i < 2; ++i) {
+    net.start_flow(packets * config.mtu, f.path({"s" + std::to_string(i), "sw", "r"}), SimTime(),
+                   [&done, i](SimTime t) { done[i] = t; });
+  }
+  sim.run();
+  const double ts = (4096.0 + PacketConfig::kIbHeader) / kRate;
+  const double last = std::max(done[0], done[1]).to_seconds();
+  EXPECT_NEAR(last, 2.0 * static_cast<double>(packets) * ts, 0.01 * last);
+  EXPECT_NEAR(done[0].to_seconds(), done[1].to_seconds(), 0.01 * last);
+  EXPECT_EQ(net.stats().delivered, 2 * packets);
 }
 
 // A 4:1 incast over InfiniBand without congestion control: lossless without PFC, the port at
