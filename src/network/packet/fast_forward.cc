@@ -138,6 +138,7 @@ void PacketNetwork::jump(SimTime delta, const std::vector<int64_t>& credit) {
   for (Port& p : ports_) {
     if (p.wake_at != SimTime::max()) p.wake_at += delta;
     if (p.free_at > sim_->now()) p.free_at += delta;  // the packet on the wire, with its events
+    p.prune = true;  // a flow credited its last packets leaves its rotation
     // Credits on their way back move with the events, as their wake-ups do.
     for (auto& r : p.returns) r.first += delta;
   }

@@ -47,6 +47,7 @@ PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simu
       p.from = dir == 0 ? link.a : link.b;
       p.to = dir == 0 ? link.b : link.a;
       p.rate = link.bandwidth.bytes_per_second();
+      p.full_time = wire_time(config_.mtu + header_, p.rate);
       p.latency = link.latency;
       const double scale = p.rate / kRate40G;
       p.kmin = static_cast<int64_t>(static_cast<double>(config_.kmin) * scale);
@@ -95,6 +96,7 @@ SimTime PacketNetwork::wire_time(int64_t wire, double rate) const {
 void PacketNetwork::set_rate(int channel, double bytes_per_second) {
   PREFLIGHT_CHECK(bytes_per_second > 0);
   ports_[channel].rate = bytes_per_second;
+  ports_[channel].full_time = wire_time(config_.mtu + header_, bytes_per_second);
 }
 
 SimTime PacketNetwork::paused_time(int channel, SimTime now) const {
@@ -407,24 +409,32 @@ bool PacketNetwork::send_from_flows(int channel) {
   Port& p = ports_[channel];
   const SimTime now = sim_->now();
   // Flows with nothing left to send leave the rotation (a NACK or a timeout puts them back).
-  size_t kept = 0, next = 0;
-  for (size_t i = 0; i < p.senders.size(); ++i) {
-    Flow& f = flows_[p.senders[i]];
-    if (f.next_seq >= f.packets || f.finished) {
-      f.in_rotation = false;
-      continue;
+  if (p.prune) {
+    p.prune = false;
+    size_t kept = 0, next = 0;
+    for (size_t i = 0; i < p.senders.size(); ++i) {
+      Flow& f = flows_[p.senders[i]];
+      if (f.next_seq >= f.packets || f.finished) {
+        f.in_rotation = false;
+        continue;
+      }
+      if (i < p.next_sender) ++next;
+      p.senders[kept++] = p.senders[i];
     }
-    if (i < p.next_sender) ++next;
-    p.senders[kept++] = p.senders[i];
+    p.senders.resize(kept);
+    p.next_sender = next;
   }
-  p.senders.resize(kept);
-  const size_t n = kept;
-  p.next_sender = n == 0 ? 0 : next % n;
+  const size_t n = p.senders.size();
+  p.next_sender = n == 0 ? 0 : p.next_sender % n;
   SimTime earliest = SimTime::max();
   for (size_t k = 0; k < n; ++k) {
     const size_t i = (p.next_sender + k) % n;
     const int flow = p.senders[i];
     Flow& f = flows_[flow];
+    if (f.next_seq >= f.packets || f.finished) {  // leaves at the next prune
+      p.prune = true;
+      continue;
+    }
     if (!window_open(f)) {
       // An ACK reopens it; without one (a lost packet and no later arrival) a timeout resends.
       arm_timeout(flow, now + config_.nack_interval);
@@ -446,8 +456,12 @@ bool PacketNetwork::send_from_flows(int channel) {
     const int64_t wire = wire_bytes(pk);
     // Paced at its rate, and at most at the NIC's pacing of its port's rate now (a degraded port
     // slows its NIC's pacing with it).
-    f.next_avail =
-        now + wire_time(wire, std::min(f.rc, p.rate * std::min(1.0, config_.nic_pacing)));
+    const double pace = std::min(f.rc, p.rate * std::min(1.0, config_.nic_pacing));
+    if (pace != f.pace_rate) {
+      f.pace_rate = pace;
+      f.pace_full = wire_time(config_.mtu + header_, pace);
+    }
+    f.next_avail = now + (wire == config_.mtu + header_ ? f.pace_full : wire_time(wire, pace));
     stats_.packets++;
     if (config_.cc == CongestionControl::kDcqcn && f.reacting) {
       f.byte_count += wire;
@@ -458,7 +472,10 @@ bool PacketNetwork::send_from_flows(int channel) {
       }
     }
     // Its last packet: if it is lost, no later packet makes the receiver NACK it.
-    if (f.next_seq == f.packets) arm_timeout(flow, now + config_.nack_interval);
+    if (f.next_seq == f.packets) {
+      p.prune = true;
+      arm_timeout(flow, now + config_.nack_interval);
+    }
     transmit(channel, id);
     return true;
   }
@@ -475,6 +492,9 @@ void PacketNetwork::rotate(int flow) {
   if (!f.in_rotation) {
     f.in_rotation = true;
     ports_[c].senders.push_back(flow);
+    // A flow with nothing to send (an ACK reopening a finished flow's window) leaves again at
+    // the port's next look.
+    if (f.next_seq >= f.packets || f.finished) ports_[c].prune = true;
   }
   try_send(c);
 }
@@ -485,7 +505,8 @@ void PacketNetwork::transmit(int channel, int packet) {
   const int64_t wire = wire_bytes(pk);
   p.tx_bytes += wire;
   if (credit_mode_) credits_[channel] -= wire;
-  const SimTime end = sim_->now() + wire_time(wire, p.rate);
+  const SimTime end =
+      sim_->now() + (wire == config_.mtu + header_ ? p.full_time : wire_time(wire, p.rate));
   p.free_at = end;
   p.current_wire = wire;
   // The end of its serialization, whose time is known now: nothing reads the packet while it is
@@ -517,8 +538,9 @@ void PacketNetwork::arm_port(int channel) {
   // (send_from_flows then serves them round-robin as at any other moment). A flow whose window
   // is closed is looked at when the wire frees, as send_from_flows arms its timeout then.
   SimTime next = SimTime::max();
-  for (int flow : p.senders) {
-    const Flow& f = flows_[flow];
+  const size_t n = p.senders.size();
+  for (size_t k = 0; k < n && next > p.free_at; ++k) {  // from the next in turn: likely ready
+    const Flow& f = flows_[p.senders[(p.next_sender + k) % n]];
     if (f.next_seq >= f.packets || f.finished) continue;
     next = std::min(next, window_open(f) ? std::max(f.next_avail, p.free_at) : p.free_at);
   }
@@ -679,7 +701,9 @@ void PacketNetwork::deliver(int packet, SimTime now) {
 }
 
 void PacketNetwork::finish_at(int flow, SimTime at) {
-  flows_[flow].finished = true;
+  Flow& f = flows_[flow];
+  f.finished = true;
+  if (f.in_rotation) ports_[f.path[f.begin]].prune = true;
   pending_finishes_++;
   flow_epoch_++;
   schedule(at, kFinish, flow);

@@ -193,6 +193,10 @@ class PacketNetwork final : private EventHandler {
     // A NIC's egress: the flows it sends, served round-robin.
     std::vector<int> senders;
     size_t next_sender = 0;
+    // A flow among `senders` may have nothing left to send (its last packet sent, or it
+    // finished): send_from_flows prunes the rotation only then, its scan being O(senders).
+    bool prune = false;
+    SimTime full_time;  // the serialization of a full packet (mtu + header) at `rate`
     SimTime wake_at = SimTime::max();  // a pending wake-up for paced senders
     int64_t current_wire = 0;          // the wire bytes of the packet on the wire
     // InfiniBand: credits on their way back up the link (when they arrive, bytes), in arrival
@@ -220,6 +224,8 @@ class PacketNetwork final : private EventHandler {
     // Congestion control (bytes/s).
     double line = 0, rc = 0, rt = 0, alpha = 1;
     SimTime next_avail;
+    double pace_rate = -1;  // the rate its pacing last used, and a full packet's time at it
+    SimTime pace_full;
     int64_t byte_count = 0;
     int time_stage = 0, byte_stage = 0;
     bool reacting = false;  // a CNP has come: the timers run
