@@ -64,6 +64,11 @@
 //    (out of order, as RDMA NICs with adaptive routing do), sends no NACK for a gap, and a lost
 //    packet is resent after the sender's timeout (the scenario allows these on lossless fabrics
 //    only).
+// Events: a packet's next hop is known when it goes on a wire, so its arrival there (or its
+// delivery, with quiet receivers) is scheduled then; the end of a serialization costs an event
+// only where the port has a packet queued, and a NIC is woken once per send, when its wire and a
+// flow's pacing both allow it. A paced train through idle switch ports costs one event a packet
+// at the NIC and one at each switch it crosses.
 // Hops before the first NIC and after the last (PCIe inside the hosts) add their latency only.
 // Deterministic: marking draws come from a generator seeded by `seed`, in event order.
 #pragma once
