@@ -14,15 +14,14 @@ namespace {
 constexpr int kEventShift = 56;
 constexpr int64_t kIndexMask = (int64_t{1} << 32) - 1;
 
-// splitmix64: a small, fast, well-mixed generator; one stream per network, drawn in event order.
-uint64_t next_random(uint64_t* state) {
+}  // namespace
+
+uint64_t PacketNetwork::next_random(uint64_t* state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
-
-}  // namespace
 
 PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simulator* sim)
     : topo_(topology),
@@ -553,167 +552,6 @@ void PacketNetwork::arm_port(int channel) {
 void PacketNetwork::tx_done(int channel) {
   ports_[channel].done_pending = false;
   try_send(channel);
-}
-
-void PacketNetwork::account(int channel, int64_t delta) {
-  SwitchState& s = switches_[ports_[channel].to];
-  const int64_t before = std::max<int64_t>(0, ingress_[channel] - config_.reserve);
-  ingress_[channel] += delta;
-  const int64_t after = std::max<int64_t>(0, ingress_[channel] - config_.reserve);
-  s.shared += after - before;
-  s.used += delta;
-}
-
-int64_t PacketNetwork::pfc_threshold(int sw) const {
-  const SwitchState& s = switches_[sw];
-  const int64_t free = config_.switch_buffer - s.headroom - s.reserve - s.shared;
-  return static_cast<int64_t>(config_.pfc_alpha * static_cast<double>(std::max<int64_t>(0, free)));
-}
-
-void PacketNetwork::check_pause(int channel) {
-  if (!config_.pfc || paused_up_[channel]) return;
-  const int sw = ports_[channel].to;
-  if (ingress_[channel] - config_.reserve < std::max<int64_t>(1, pfc_threshold(sw))) return;
-  paused_up_[channel] = 1;
-  stats_.pauses++;
-  schedule(sim_->now() + ports_[channel].latency, kPause, channel);
-}
-
-void PacketNetwork::check_resume(int channel) {
-  if (!paused_up_[channel]) return;
-  const int sw = ports_[channel].to;
-  const int64_t shared = ingress_[channel] - config_.reserve;
-  if (shared > 0 && shared + config_.resume_offset > pfc_threshold(sw)) return;
-  paused_up_[channel] = 0;
-  schedule(sim_->now() + ports_[channel].latency, kResume, channel);
-}
-
-void PacketNetwork::arrive(int packet) {
-  Packet& pk = packets_[packet];
-  Flow& f = flows_[pk.flow];
-  if (pk.hop > f.end) {
-    deliver(packet, sim_->now());
-    return;
-  }
-  const int in = pk.in_channel;
-  const int node = ports_[in].to;
-  const int out = config_.routing != PacketRouting::kEcmp && is_switch(node) ? next_hop(node, pk)
-                                                                             : f.path[pk.hop];
-  Port& q = ports_[out];
-  const int64_t wire = wire_bytes(pk);
-  if (is_switch(node)) {
-    SwitchState& s = switches_[node];
-    // Credits keep InfiniBand lossless: the packet was sent into buffer held for it.
-    bool drop = !credit_mode_ && s.used + wire > config_.switch_buffer;  // headroom included
-    if (!config_.pfc && !credit_mode_) {
-      const double room = config_.dt_alpha * static_cast<double>(config_.switch_buffer - s.used);
-      drop = drop || static_cast<double>(q.queue_bytes + wire) > room;
-    }
-    if (drop) {
-      stats_.drops++;
-      f.drops++;
-      free_packets_.push_back(packet);
-      return;
-    }
-    account(in, wire);
-    check_pause(in);
-  } else {
-    pk.in_channel = -1;  // not a switch: nothing to account
-  }
-  q.queue.push_back(packet);
-  change_queue(out, wire);
-  q.max_queue = std::max(q.max_queue, q.queue_bytes);
-  try_send(out);
-}
-
-int PacketNetwork::next_hop(int node, const Packet& packet) {
-  const std::vector<int>& choices = router_.next_hops(node, flows_[packet.flow].dst_nic);
-  PREFLIGHT_CHECK(!choices.empty());
-  if (choices.size() == 1) return choices[0];
-  uint64_t h = config_.seed ^ 0x5bd1e995ull;
-  h = next_random(&h) ^ static_cast<uint64_t>(packet.flow);
-  h = next_random(&h) ^ static_cast<uint64_t>(packet.seq);
-  h = next_random(&h) ^ static_cast<uint64_t>(node);
-  const size_t first = next_random(&h) % choices.size();
-  if (config_.routing == PacketRouting::kSpray) return choices[first];
-  // Adaptive: the least bytes waiting at the output, the packet on the wire counted.
-  int best = -1;
-  int64_t least = 0;
-  for (size_t k = 0; k < choices.size(); ++k) {
-    const int c = choices[(first + k) % choices.size()];
-    const Port& p = ports_[c];
-    const int64_t load = p.queue_bytes + (busy(p) ? p.current_wire : 0);
-    if (best < 0 || load < least) {
-      best = c;
-      least = load;
-    }
-  }
-  return best;
-}
-
-void PacketNetwork::deliver_unordered(int packet) {
-  const Packet pk = packets_[packet];
-  free_packets_.push_back(packet);
-  Flow& f = flows_[pk.flow];
-  if (f.finished) return;
-  if (f.got.empty()) f.got.assign(static_cast<size_t>(f.packets), 0);
-  if (f.got[pk.seq]) return;  // a duplicate: resent after a timeout that a late packet beat
-  f.got[pk.seq] = 1;
-  f.received++;
-  stats_.delivered++;
-  while (f.expected < f.packets && f.got[f.expected]) f.expected++;
-  const SimTime now = sim_->now();
-  if (pk.ecn) notify_congestion(pk.flow);
-  if (f.received == f.packets) finish_at(pk.flow, now + f.tail);
-}
-
-void PacketNetwork::deliver(int packet, SimTime now) {
-  if (config_.routing != PacketRouting::kEcmp) {
-    deliver_unordered(packet);
-    return;
-  }
-  const Packet pk = packets_[packet];
-  Flow& f = flows_[pk.flow];
-  const bool acks = config_.cc == CongestionControl::kHpcc;
-  if (f.finished || pk.seq != f.expected || !acks) free_packets_.push_back(packet);
-  if (f.finished) return;
-  if (pk.seq != f.expected) {
-    // A gap: a packet before it was dropped. Go-back-N: NACK the expected one.
-    if (pk.seq > f.expected &&
-        (f.nacked != f.expected || now - f.last_nack >= config_.nack_interval)) {
-      f.nacked = f.expected;
-      f.last_nack = now;
-      f.nack_seq = f.expected;
-      schedule(now + f.back, kNack, pk.flow);
-    }
-    return;
-  }
-  f.expected++;
-  f.last_delivery = now;
-  stats_.delivered++;
-  if (acks) {
-    // The ACK carries the packet's telemetry back: the packet's slot holds it until then.
-    stats_.acks++;
-    schedule(now + f.back, kAck, packet);
-  }
-  if (pk.ecn) notify_congestion(pk.flow);
-  if (f.expected == f.packets) finish_at(pk.flow, now + f.tail);
-}
-
-void PacketNetwork::finish_at(int flow, SimTime at) {
-  Flow& f = flows_[flow];
-  f.finished = true;
-  if (f.in_rotation) ports_[f.path[f.begin]].prune = true;
-  pending_finishes_++;
-  flow_epoch_++;
-  schedule(at, kFinish, flow);
-}
-
-void PacketNetwork::arm_timeout(int flow, SimTime at) {
-  Flow& f = flows_[flow];
-  if (f.timeout_pending) return;
-  f.timeout_pending = true;
-  schedule(at, kTimeout, flow);
 }
 
 }  // namespace packet

@@ -287,6 +287,9 @@ class PacketNetwork final : private EventHandler {
     kCheck,   // fast-forward: the end of a measuring window
   };
   void schedule(SimTime at, Event e, int64_t index, uint32_t gen = 0);
+  // splitmix64: a small, fast, well-mixed generator; one stream per network, drawn in event
+  // order (ECN marks), or hashed per packet (per-packet routing).
+  static uint64_t next_random(uint64_t* state);
   void on_event(int64_t payload) override;
 
   bool is_switch(int node) const { return topo_.nodes[node].kind == NodeKind::kSwitch; }

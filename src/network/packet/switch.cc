@@ -1,0 +1,110 @@
+// The switch side of the packet network (docs/packet_network.md): the shared buffer's
+// accounting per ingress port, PFC's dynamic threshold and its PAUSE/RESUME frames, a packet's
+// arrival at a port (drop or queue), and the next hop of per-packet routing.
+#include <algorithm>
+#include <vector>
+
+#include "base/check.h"
+#include "network/packet/packet_network.h"
+
+namespace preflight {
+namespace packet {
+
+void PacketNetwork::account(int channel, int64_t delta) {
+  SwitchState& s = switches_[ports_[channel].to];
+  const int64_t before = std::max<int64_t>(0, ingress_[channel] - config_.reserve);
+  ingress_[channel] += delta;
+  const int64_t after = std::max<int64_t>(0, ingress_[channel] - config_.reserve);
+  s.shared += after - before;
+  s.used += delta;
+}
+
+int64_t PacketNetwork::pfc_threshold(int sw) const {
+  const SwitchState& s = switches_[sw];
+  const int64_t free = config_.switch_buffer - s.headroom - s.reserve - s.shared;
+  return static_cast<int64_t>(config_.pfc_alpha * static_cast<double>(std::max<int64_t>(0, free)));
+}
+
+void PacketNetwork::check_pause(int channel) {
+  if (!config_.pfc || paused_up_[channel]) return;
+  const int sw = ports_[channel].to;
+  if (ingress_[channel] - config_.reserve < std::max<int64_t>(1, pfc_threshold(sw))) return;
+  paused_up_[channel] = 1;
+  stats_.pauses++;
+  schedule(sim_->now() + ports_[channel].latency, kPause, channel);
+}
+
+void PacketNetwork::check_resume(int channel) {
+  if (!paused_up_[channel]) return;
+  const int sw = ports_[channel].to;
+  const int64_t shared = ingress_[channel] - config_.reserve;
+  if (shared > 0 && shared + config_.resume_offset > pfc_threshold(sw)) return;
+  paused_up_[channel] = 0;
+  schedule(sim_->now() + ports_[channel].latency, kResume, channel);
+}
+
+void PacketNetwork::arrive(int packet) {
+  Packet& pk = packets_[packet];
+  Flow& f = flows_[pk.flow];
+  if (pk.hop > f.end) {
+    deliver(packet, sim_->now());
+    return;
+  }
+  const int in = pk.in_channel;
+  const int node = ports_[in].to;
+  const int out = config_.routing != PacketRouting::kEcmp && is_switch(node) ? next_hop(node, pk)
+                                                                             : f.path[pk.hop];
+  Port& q = ports_[out];
+  const int64_t wire = wire_bytes(pk);
+  if (is_switch(node)) {
+    SwitchState& s = switches_[node];
+    // Credits keep InfiniBand lossless: the packet was sent into buffer held for it.
+    bool drop = !credit_mode_ && s.used + wire > config_.switch_buffer;  // headroom included
+    if (!config_.pfc && !credit_mode_) {
+      const double room = config_.dt_alpha * static_cast<double>(config_.switch_buffer - s.used);
+      drop = drop || static_cast<double>(q.queue_bytes + wire) > room;
+    }
+    if (drop) {
+      stats_.drops++;
+      f.drops++;
+      free_packets_.push_back(packet);
+      return;
+    }
+    account(in, wire);
+    check_pause(in);
+  } else {
+    pk.in_channel = -1;  // not a switch: nothing to account
+  }
+  q.queue.push_back(packet);
+  change_queue(out, wire);
+  q.max_queue = std::max(q.max_queue, q.queue_bytes);
+  try_send(out);
+}
+
+int PacketNetwork::next_hop(int node, const Packet& packet) {
+  const std::vector<int>& choices = router_.next_hops(node, flows_[packet.flow].dst_nic);
+  PREFLIGHT_CHECK(!choices.empty());
+  if (choices.size() == 1) return choices[0];
+  uint64_t h = config_.seed ^ 0x5bd1e995ull;
+  h = next_random(&h) ^ static_cast<uint64_t>(packet.flow);
+  h = next_random(&h) ^ static_cast<uint64_t>(packet.seq);
+  h = next_random(&h) ^ static_cast<uint64_t>(node);
+  const size_t first = next_random(&h) % choices.size();
+  if (config_.routing == PacketRouting::kSpray) return choices[first];
+  // Adaptive: the least bytes waiting at the output, the packet on the wire counted.
+  int best = -1;
+  int64_t least = 0;
+  for (size_t k = 0; k < choices.size(); ++k) {
+    const int c = choices[(first + k) % choices.size()];
+    const Port& p = ports_[c];
+    const int64_t load = p.queue_bytes + (busy(p) ? p.current_wire : 0);
+    if (best < 0 || load < least) {
+      best = c;
+      least = load;
+    }
+  }
+  return best;
+}
+
+}  // namespace packet
+}  // namespace preflight
