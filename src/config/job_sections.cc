@@ -557,7 +557,22 @@ Status read_simulation(const YAML::Node& node, const std::string& source, LinkLa
   r.skip("slow_ranks");
   r.skip("degraded_links");
   r.skip("packet");
+  r.skip("flow");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  // simulation.flow: {routing: ecmp | adaptive}, the flow-level network's; the fabric's default.
+  s->flow_routing = default_flow_routing(fabric);
+  const bool flow_keys = node && node.IsMap() && node["flow"];
+  if (flow_keys && s->network != "flow") {
+    return invalid_argument(source + ": simulation.flow: expected simulation.network: flow (the " +
+                            s->network + " network does not route flows)");
+  }
+  if (flow_keys) {
+    YamlReader f(node["flow"], source, "simulation.flow");
+    static const std::vector<std::string> kFlowRouting = {"ecmp", "adaptive"};
+    s->flow_routing = static_cast<FlowRouting>(
+        f.get_choice("routing", static_cast<int>(s->flow_routing), kFlowRouting));
+    PREFLIGHT_RETURN_IF_ERROR(f.finish());
+  }
   const bool packet_keys = node && node.IsMap() && node["packet"];
   if (packet_keys && s->network != "packet") {
     return invalid_argument(source +

@@ -50,6 +50,21 @@ enum class LinkLayer : uint8_t { kRoce, kInfiniband };
 // (adaptive routing, as InfiniBand AR and Spectrum-X do); the last two deliver out of order.
 enum class PacketRouting : uint8_t { kEcmp, kSpray, kAdaptive };
 
+// How the flow-level network routes a flow among equal-cost paths: on one path by ECMP's
+// per-flow hash, or spread evenly over all of them (adaptive routing at its ideal: every
+// equal-cost link of a hop shares the load, so each hop is one resource of their summed
+// capacity). InfiniBand fabrics take adaptive by default: the subnet manager enables adaptive
+// routing with AR groups of all minimal-hop ports in fat trees (NVIDIA InfiniBand Cluster
+// Bring-up Procedure, "Adaptive Routing": enabled by default in opensm.conf, TREE algorithm),
+// and NCCL requests it on InfiniBand (NCCL_IB_ADAPTIVE_ROUTING: 1 on InfiniBand, 0 on RoCE).
+// Ethernet switches ship with it off, so RoCE fabrics take ECMP.
+enum class FlowRouting : uint8_t { kEcmp, kAdaptive };
+
+// The flow-level network's routing where the scenario names none: by the fabric's link layer.
+inline FlowRouting default_flow_routing(LinkLayer fabric) {
+  return fabric == LinkLayer::kInfiniband ? FlowRouting::kAdaptive : FlowRouting::kEcmp;
+}
+
 // simulation.packet: the packet-level network's packets, switch buffers, flow control and
 // congestion control (network/packet/packet_network.h, docs/packet_network.md).
 struct PacketNetworkConfig {

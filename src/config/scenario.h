@@ -599,9 +599,10 @@ struct ComputeConfig {
 struct SimulationConfig {
   std::string network = "analytical";
   uint64_t seed = 0;
-  std::vector<SlowRank> slow_ranks;          // simulation.slow_ranks
-  std::vector<DegradedLink> degraded_links;  // simulation.degraded_links (flow network only)
-  PacketNetworkConfig packet;                // simulation.packet (packet network only)
+  std::vector<SlowRank> slow_ranks;               // simulation.slow_ranks
+  std::vector<DegradedLink> degraded_links;       // simulation.degraded_links (flow network only)
+  PacketNetworkConfig packet;                     // simulation.packet (packet network only)
+  FlowRouting flow_routing = FlowRouting::kEcmp;  // simulation.flow.routing (flow network only)
 };
 
 struct Scenario {

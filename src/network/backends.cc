@@ -33,7 +33,8 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
     packet.seed = seed;
     return make_packet_network(std::move(analytical), std::move(t), cluster, packet);
   }
-  return make_flow_network(std::move(analytical), std::move(t), cluster, seed);
+  return make_flow_network(std::move(analytical), std::move(t), cluster, seed,
+                           default_flow_routing(cluster.fabric));
 }
 
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
@@ -64,7 +65,7 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string
                             ": simulation.degraded_links: expected simulation.network: flow or "
                             "packet (the analytical network has no links to degrade)");
   }
-  if (kind != NetworkKind::kPacket && degraded.empty()) {
+  if (kind == NetworkKind::kAnalytical) {
     return make_network_backend(kind, s.cluster, s.collectives.nccl_version, s.simulation.seed);
   }
   PREFLIGHT_ASSIGN_OR_RETURN(Topology t, build_topology(s.cluster));
@@ -85,7 +86,7 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(const std::string
   }
   return make_flow_network(
       make_analytical_network(s.cluster, nccl_minor_version(s.collectives.nccl_version)),
-      std::move(t), s.cluster, s.simulation.seed, std::move(windows));
+      std::move(t), s.cluster, s.simulation.seed, s.simulation.flow_routing, std::move(windows));
 }
 
 }  // namespace preflight

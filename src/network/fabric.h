@@ -96,7 +96,10 @@ struct PacketCounters {
 
 struct NetworkStats {
   int64_t flows = 0;
-  int64_t solves = 0;             // max-min rate recomputations (flow network)
+  int64_t solves = 0;  // max-min rate recomputations (flow network)
+  // Flow network under adaptive routing: hops whose equal-cost channels overlap another hop's
+  // set and so ran on one channel (0 on the fabrics Preflight builds).
+  int64_t spread_conflicts = 0;
   std::vector<LinkLoad> links;    // every channel that carried bytes
   std::vector<TierSeries> tiers;  // every tier that carried bytes, bottom (scale_up) first
   bool packet_level = false;      // `packet` holds the packet network's counters

@@ -1,5 +1,6 @@
 #include "network/routing.h"
 
+#include <algorithm>
 #include <deque>
 #include <utility>
 
@@ -120,6 +121,33 @@ const std::vector<int>& Router::next_hops(int v, int target) {
   return next_hop_cache_.emplace(std::make_pair(v, target), std::move(out)).first->second;
 }
 
+bool Router::endpoints(int src, int dst, uint64_t flow_key, int nic, int* send_nic, int* recv_nic) {
+  const int a = t_.gpus[src];
+  const int b = t_.gpus[dst];
+  if (t_.nodes[a].host == t_.nodes[b].host && scale_up_switch_[a] == scale_up_switch_[b]) {
+    return false;
+  }
+  // Sending NIC: the one asked for, else one of src's own NICs.
+  const std::vector<int>& own = t_.nic_of_gpu[src];
+  *send_nic = nic >= 0 ? nic : own[flow_key % own.size()];
+  // Receiving NIC: the destination host's NIC on the same rail (same local index) when it has
+  // one, else one of dst's own NICs.
+  *recv_nic = -1;
+  const int rail = t_.nodes[*send_nic].local;
+  for (int candidate : t_.nic_of_gpu[dst]) {
+    if (t_.nodes[candidate].local == rail) *recv_nic = candidate;
+  }
+  const int dst_host = t_.nodes[b].host;
+  if (*recv_nic < 0 && dst_host >= 0 && dst_host < static_cast<int>(host_nics_.size()) &&
+      rail >= 0 && rail < static_cast<int>(host_nics_[dst_host].size())) {
+    *recv_nic = host_nics_[dst_host][rail];  // PXN on receive is not NCCL's: relay after the NIC
+  }
+  if (*recv_nic < 0) *recv_nic = t_.nic_of_gpu[dst][flow_key % t_.nic_of_gpu[dst].size()];
+  const std::vector<int>& dist = distances_to(*recv_nic);
+  PREFLIGHT_CHECK_MSG(dist[*send_nic] > 0, "no network path between the NICs");
+  return true;
+}
+
 std::vector<int> Router::route(int src, int dst, uint64_t flow_key, int nic) {
   PREFLIGHT_CHECK(src >= 0 && dst >= 0 && src < static_cast<int>(t_.gpus.size()) &&
                   dst < static_cast<int>(t_.gpus.size()));
@@ -127,30 +155,13 @@ std::vector<int> Router::route(int src, int dst, uint64_t flow_key, int nic) {
   if (src == dst) return out;
   const int a = t_.gpus[src];
   const int b = t_.gpus[dst];
-  if (t_.nodes[a].host == t_.nodes[b].host && scale_up_switch_[a] == scale_up_switch_[b]) {
+  int send_nic = -1, recv_nic = -1;
+  if (!endpoints(src, dst, flow_key, nic, &send_nic, &recv_nic)) {
     scale_up(a, b, &out);
     return out;
   }
-  // Sending NIC: the one asked for, else one of src's own NICs.
-  const std::vector<int>& own = t_.nic_of_gpu[src];
-  const int send_nic = nic >= 0 ? nic : own[flow_key % own.size()];
-  // Receiving NIC: the destination host's NIC on the same rail (same local index) when it has
-  // one, else one of dst's own NICs.
-  int recv_nic = -1;
-  const int rail = t_.nodes[send_nic].local;
-  for (int candidate : t_.nic_of_gpu[dst]) {
-    if (t_.nodes[candidate].local == rail) recv_nic = candidate;
-  }
-  const int dst_host = t_.nodes[b].host;
-  if (recv_nic < 0 && dst_host >= 0 && dst_host < static_cast<int>(host_nics_.size()) &&
-      rail >= 0 && rail < static_cast<int>(host_nics_[dst_host].size())) {
-    recv_nic = host_nics_[dst_host][rail];  // PXN on receive is not NCCL's: relay after the NIC
-  }
-  if (recv_nic < 0) recv_nic = t_.nic_of_gpu[dst][flow_key % t_.nic_of_gpu[dst].size()];
   gpu_to_nic(a, send_nic, &out);
   // Shortest path NIC -> NIC through switches, ECMP among equal-cost next hops.
-  const std::vector<int>& dist = distances_to(recv_nic);
-  PREFLIGHT_CHECK_MSG(dist[send_nic] > 0, "no network path between the NICs");
   int v = send_nic;
   while (v != recv_nic) {
     const std::vector<int>& choices = next_hops(v, recv_nic);
@@ -159,6 +170,48 @@ std::vector<int> Router::route(int src, int dst, uint64_t flow_key, int nic) {
     v = c % 2 == 0 ? t_.links[c / 2].b : t_.links[c / 2].a;
   }
   nic_to_gpu(recv_nic, b, &out);
+  return out;
+}
+
+std::vector<std::vector<int>> Router::route_sets(int src, int dst, uint64_t flow_key, int nic) {
+  PREFLIGHT_CHECK(src >= 0 && dst >= 0 && src < static_cast<int>(t_.gpus.size()) &&
+                  dst < static_cast<int>(t_.gpus.size()));
+  std::vector<std::vector<int>> out;
+  if (src == dst) return out;
+  const int a = t_.gpus[src];
+  const int b = t_.gpus[dst];
+  std::vector<int> fixed;
+  auto flush = [&out, &fixed] {
+    for (int c : fixed) out.push_back({c});
+    fixed.clear();
+  };
+  int send_nic = -1, recv_nic = -1;
+  if (!endpoints(src, dst, flow_key, nic, &send_nic, &recv_nic)) {
+    scale_up(a, b, &fixed);
+    flush();
+    return out;
+  }
+  gpu_to_nic(a, send_nic, &fixed);
+  flush();
+  // Layer by layer along the minimal paths: the nodes one hop nearer the receiving NIC.
+  std::vector<int> layer{send_nic};
+  while (!(layer.size() == 1 && layer[0] == recv_nic)) {
+    std::vector<int> channels, next;
+    for (int v : layer) {
+      for (int c : next_hops(v, recv_nic)) {
+        channels.push_back(c);
+        next.push_back(c % 2 == 0 ? t_.links[c / 2].b : t_.links[c / 2].a);
+      }
+    }
+    PREFLIGHT_CHECK(!channels.empty());
+    std::sort(channels.begin(), channels.end());
+    std::sort(next.begin(), next.end());
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    out.push_back(std::move(channels));
+    layer = std::move(next);
+  }
+  nic_to_gpu(recv_nic, b, &fixed);
+  flush();
   return out;
 }
 

@@ -26,6 +26,13 @@ class Router {
   // REQUIRES: 0 <= src, dst < gpus.
   std::vector<int> route(int src, int dst, uint64_t flow_key, int nic = -1);
 
+  // The hops from GPU `src` to GPU `dst` as adaptive routing at its ideal spreads a flow: for
+  // each hop, every directed channel a minimal path can take there (the channels out of the
+  // previous hop's nodes that lead one hop nearer the receiving NIC), sorted. Hops with one
+  // channel (GPU, PCIe and scale-up hops, a NIC's own link) are sets of one. The NICs are
+  // route()'s for the same arguments. Empty when src == dst.
+  std::vector<std::vector<int>> route_sets(int src, int dst, uint64_t flow_key, int nic = -1);
+
   // Number of hops (links) of route(src, dst, key).
   int hops(int src, int dst, uint64_t flow_key) {
     return static_cast<int>(route(src, dst, flow_key).size());
@@ -46,6 +53,9 @@ class Router {
   // Appends the channels from GPU node `gpu` to NIC node `nic` of the same host.
   void gpu_to_nic(int gpu, int nic, std::vector<int>* out) const;
   void nic_to_gpu(int nic, int gpu, std::vector<int>* out) const;
+  // The sending and receiving NIC nodes of a flow between hosts (route()'s choice); false when
+  // src and dst share a scale-up fabric and the flow crosses no NIC.
+  bool endpoints(int src, int dst, uint64_t flow_key, int nic, int* send_nic, int* recv_nic);
   // Distances (in hops over NIC and switch nodes only) to `target`.
   const std::vector<int>& distances_to(int target);
   uint64_t hash(uint64_t flow_key, int node) const;

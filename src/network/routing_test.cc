@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <vector>
 
 namespace preflight {
 namespace {
@@ -132,6 +134,48 @@ TEST(Router, DifferentSeedsPickDifferentPaths) {
   int differ = 0;
   for (uint64_t key = 0; key < 64; ++key) differ += a.route(0, 4, key) != b.route(0, 4, key);
   EXPECT_GT(differ, 0);
+}
+
+TEST(Router, RouteSetsSpreadTheSpineHopsOverEveryEqualCostChannel) {
+  // Across SUs on rail 0: GPU>NIC, NIC>leaf and the leaf's two uplinks (one to each spine),
+  // then both spines' links down to the far leaf, leaf>NIC, NIC>GPU. Every ECMP path takes one
+  // channel of each hop.
+  Fixture f = build();
+  Router r(f.t, 42);
+  const std::vector<std::vector<int>> sets = r.route_sets(0, 4, 5);
+  ASSERT_EQ(sets.size(), 6u);
+  const std::vector<size_t> widths = {1, 1, 2, 2, 1, 1};
+  for (size_t i = 0; i < sets.size(); ++i) {
+    EXPECT_EQ(sets[i].size(), widths[i]) << "hop " << i;
+    EXPECT_TRUE(std::is_sorted(sets[i].begin(), sets[i].end()));
+  }
+  for (uint64_t key = 0; key < 16; ++key) {
+    const std::vector<int> p = r.route(0, 4, key);
+    ASSERT_EQ(p.size(), sets.size());
+    for (size_t i = 0; i < p.size(); ++i) {
+      EXPECT_TRUE(std::binary_search(sets[i].begin(), sets[i].end(), p[i])) << "hop " << i;
+    }
+  }
+  // The uplinks lead to the two spines; the downlinks come from them into the far leaf.
+  std::set<int> spines;
+  for (int c : sets[2]) spines.insert(nodes_of(f.t, f.leaves[0], {c})[1]);
+  EXPECT_EQ(spines, std::set<int>(f.spines.begin(), f.spines.end()));
+  for (int c : sets[3]) {
+    const TopoLink& l = f.t.links[c / 2];
+    EXPECT_EQ(c % 2 == 0 ? l.b : l.a, f.leaves[2]);
+  }
+}
+
+TEST(Router, RouteSetsUnderOneLeafAndInsideAHostAreSingleChannels) {
+  Fixture f = build();
+  Router r(f.t, 1);
+  std::vector<std::vector<int>> expected;
+  for (int c : r.route(0, 2, 3)) expected.push_back({c});
+  EXPECT_EQ(r.route_sets(0, 2, 3), expected);  // one leaf: no choice anywhere
+  expected.clear();
+  for (int c : r.route(0, 1, 3)) expected.push_back({c});
+  EXPECT_EQ(r.route_sets(0, 1, 3), expected);  // NVSwitch
+  EXPECT_TRUE(r.route_sets(5, 5, 0).empty());
 }
 
 TEST(Router, SelfRouteIsEmpty) {

@@ -208,6 +208,10 @@ json scenario_to_json(const Scenario& s) {
             {"nvls", k2.nvls},
             {"model", k2.model}};
   json sim{{"network", s.simulation.network}, {"seed", s.simulation.seed}};
+  if (s.simulation.network == "flow") {
+    sim["flow"] = {
+        {"routing", s.simulation.flow_routing == FlowRouting::kAdaptive ? "adaptive" : "ecmp"}};
+  }
   // The windowed lists, only where set: {fields..., from_s, until_s (when it ends)} each.
   auto windowed = [](json e, SimTime from, SimTime until) {
     e["from_s"] = from.to_seconds();

@@ -297,11 +297,13 @@ std::string format_summary(const SimulationReport& r) {
                 : 0.0);
       }
     } else {
+      const bool adaptive = r.scenario.simulation.flow_routing == FlowRouting::kAdaptive;
       out += line(
-          "flow-level network: %lld flows, %lld rate solves; hottest link %s at %.1f %% of "
+          "flow-level network: %lld flows, %lld rate solves, %s; hottest link %s at %.1f %% of "
           "the iteration",
           static_cast<long long>(n.flows), static_cast<long long>(n.solves),
-          hottest.empty() ? "-" : hottest.c_str(), max_util * 100);
+          adaptive ? "adaptive routing" : "ECMP", hottest.empty() ? "-" : hottest.c_str(),
+          max_util * 100);
     }
   }
   bool any = false;

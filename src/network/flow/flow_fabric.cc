@@ -55,12 +55,13 @@ void merge_pairs(std::vector<Sample>* samples) {
 class FlowFabric final : public Fabric {
  public:
   FlowFabric(std::shared_ptr<const Topology> topology, double nic_efficiency, int gpus_per_node,
-             uint64_t seed, std::shared_ptr<const std::vector<ChannelWindow>> windows,
-             Simulator* sim)
+             uint64_t seed, FlowRouting routing,
+             std::shared_ptr<const std::vector<ChannelWindow>> windows, Simulator* sim)
       : topo_(std::move(topology)),
         net_(sim),
         router_(*topo_, seed),
-        gpus_per_node_(gpus_per_node) {
+        gpus_per_node_(gpus_per_node),
+        adaptive_(routing == FlowRouting::kAdaptive) {
     // One resource per link direction, id = 2·link + dir (the router's channel ids), grouped by
     // tier. Network links run at the measured fraction of line rate (nic_efficiency).
     for (const TopoLink& l : topo_->links) {
@@ -69,6 +70,7 @@ class FlowFabric final : public Fabric {
       for (int dir = 0; dir < 2; ++dir) net_.add_resource(l.bandwidth * eff, tier);
       tier_capacity_[tier] += 2 * l.bandwidth.bytes_per_second();
     }
+    spread_of_.assign(2 * topo_->links.size(), -1);
     // NIC node ids by (host, local index), and the hop latencies of a shortest network path
     // (GPU, its NIC, leaf, NIC, GPU), which the planners' inter-node latency stands for.
     host_nics_ = host_nic_nodes(*topo_);
@@ -80,6 +82,8 @@ class FlowFabric final : public Fabric {
         std::move(windows), sim, [this](int channel, double factor) {
           const double nominal = nominal_.emplace(channel, net_.capacity(channel)).first->second;
           net_.set_capacity(channel, Bandwidth::bytes_per_second(nominal * factor));
+          // A hop spread over this channel keeps the sum of its channels' capacities.
+          if (spread_of_[channel] >= 0) update_spread(spread_of_[channel]);
         });
   }
 
@@ -94,8 +98,21 @@ class FlowFabric final : public Fabric {
     const SimTime base = std::max(SimTime(), latency - shortest_network_path_);
     for (const GpuFlow& f : flows) {
       if (f.src == f.dst || f.bytes < 0) continue;
-      std::vector<int> path = router_.route(f.src, f.dst, next_key_++, nic_node(f));
-      const SimTime delay = base + path_latency(*topo_, path);
+      std::vector<int> path;
+      SimTime delay;
+      if (adaptive_) {
+        // Each hop's channels as one resource (one channel: the channel itself); the latency is
+        // a minimal path's (equal-cost links have equal latencies).
+        std::vector<int> one;
+        for (std::vector<int>& hop : router_.route_sets(f.src, f.dst, next_key_++, nic_node(f))) {
+          one.push_back(hop[0]);
+          path.push_back(hop.size() == 1 ? hop[0] : spread_resource(std::move(hop)));
+        }
+        delay = base + path_latency(*topo_, one);
+      } else {
+        path = router_.route(f.src, f.dst, next_key_++, nic_node(f));
+        delay = base + path_latency(*topo_, path);
+      }
       ++*pending;
       net_.start_flow(Bytes(f.bytes), std::move(path), delay, flow::FlowNetwork::kNoCap, on_done);
     }
@@ -110,13 +127,22 @@ class FlowFabric final : public Fabric {
     NetworkStats s;
     s.flows = net_.flows_started();
     s.solves = net_.solves();
+    s.spread_conflicts = spread_conflicts_;
     const double seconds = end.to_seconds();
     std::array<double, kTiers> tier_bytes{};
+    // A spread hop's bytes are its channels', each carrying its share of the capacity.
+    std::vector<double> spread_bytes(spread_of_.size(), 0.0);
+    for (const auto& [resource, channels] : spreads_) {
+      const double total = net_.bytes_carried(resource);
+      double capacity = 0;
+      for (int c : channels) capacity += net_.capacity(c);
+      for (int c : channels) spread_bytes[c] += total * net_.capacity(c) / capacity;
+    }
     for (size_t l = 0; l < topo_->links.size(); ++l) {
       const TopoLink& link = topo_->links[l];
       for (int dir = 0; dir < 2; ++dir) {
         const int r = static_cast<int>(2 * l) + dir;
-        const double bytes = net_.bytes_carried(r);
+        const double bytes = net_.bytes_carried(r) + spread_bytes[r];
         if (bytes <= 0) continue;
         tier_bytes[static_cast<int>(link.tier)] += bytes;
         const int from = dir == 0 ? link.a : link.b;
@@ -153,6 +179,38 @@ class FlowFabric final : public Fabric {
   // The NIC node `f` leaves through: its node's NIC of index f.nic, or -1 (routing's choice).
   int nic_node(const GpuFlow& f) const {
     return preflight::nic_node(host_nics_, gpus_per_node_, f.src, f.nic);
+  }
+
+  // The resource of a hop spread over `channels` (two or more, sorted): one per distinct set,
+  // of their summed capacity, in their tier's group. In the fat trees and rail-optimized fabrics
+  // the builders make, two hops' sets are equal or disjoint (a leaf's uplinks, the spines' links
+  // down to one leaf); a set that overlaps another would count a channel's capacity twice, so
+  // such a hop takes one of its channels instead (NetworkStats::spread_conflicts, 0 on every
+  // builder's fabric by test).
+  int spread_resource(std::vector<int> channels) {
+    auto it = spread_ids_.find(channels);
+    if (it != spread_ids_.end()) return it->second;
+    for (int c : channels) {
+      if (spread_of_[c] >= 0) {
+        ++spread_conflicts_;
+        return channels[static_cast<size_t>(next_key_) % channels.size()];
+      }
+    }
+    double capacity = 0;
+    for (int c : channels) capacity += net_.capacity(c);
+    const int tier = static_cast<int>(topo_->links[channels[0] / 2].tier);
+    const int id = net_.add_resource(Bandwidth::bytes_per_second(capacity), tier);
+    for (int c : channels) spread_of_[c] = id;
+    spread_ids_.emplace(channels, id);
+    spreads_.emplace(id, std::move(channels));
+    return id;
+  }
+
+  // Sets a spread hop's capacity to its channels' current sum (after a window degraded one).
+  void update_spread(int id) {
+    double capacity = 0;
+    for (int c : spreads_.at(id)) capacity += net_.capacity(c);
+    net_.set_capacity(id, Bandwidth::bytes_per_second(capacity));
   }
 
   // Records every tier's load at `now` (called after each re-solve).
@@ -202,6 +260,11 @@ class FlowFabric final : public Fabric {
   std::vector<std::vector<int>> host_nics_;  // [host][local NIC index] -> NIC node id
   SimTime shortest_network_path_;
   uint64_t next_key_ = 0;
+  bool adaptive_;  // FlowRouting::kAdaptive: hops spread over their equal-cost channels
+  std::vector<int> spread_of_;                  // channel -> its spread hop's resource, or -1
+  std::map<std::vector<int>, int> spread_ids_;  // channel set -> resource
+  std::map<int, std::vector<int>> spreads_;     // resource -> its channels
+  int64_t spread_conflicts_ = 0;
   std::array<double, kTiers> tier_capacity_{};  // bytes/s, line rate, both directions
   std::array<double, kTiers> peak_{};
   std::vector<Sample> samples_;
@@ -213,13 +276,14 @@ class FlowFabric final : public Fabric {
 class FlowBackend final : public PlannedBackend {
  public:
   FlowBackend(std::unique_ptr<NetworkBackend> planning, std::shared_ptr<const Topology> topology,
-              const ClusterConfig& cluster, uint64_t seed,
+              const ClusterConfig& cluster, uint64_t seed, FlowRouting routing,
               std::shared_ptr<const std::vector<ChannelWindow>> windows)
       : PlannedBackend(std::move(planning)),
         topology_(std::move(topology)),
         nic_efficiency_(cluster.nic_efficiency),
         gpus_per_node_(cluster.gpus_per_node),
         seed_(seed),
+        routing_(routing),
         windows_(std::move(windows)) {}
 
   NetworkKind kind() const override { return NetworkKind::kFlow; }
@@ -228,9 +292,10 @@ class FlowBackend final : public PlannedBackend {
     const double eff = nic_efficiency_;
     const int gpn = gpus_per_node_;
     const uint64_t seed = seed_;
+    const FlowRouting routing = routing_;
     std::shared_ptr<const std::vector<ChannelWindow>> windows = windows_;
-    return [topology, eff, gpn, seed, windows](Simulator* sim) -> std::unique_ptr<Fabric> {
-      return std::make_unique<FlowFabric>(topology, eff, gpn, seed, windows, sim);
+    return [topology, eff, gpn, seed, routing, windows](Simulator* sim) -> std::unique_ptr<Fabric> {
+      return std::make_unique<FlowFabric>(topology, eff, gpn, seed, routing, windows, sim);
     };
   }
 
@@ -239,6 +304,7 @@ class FlowBackend final : public PlannedBackend {
   double nic_efficiency_;
   int gpus_per_node_;
   uint64_t seed_;
+  FlowRouting routing_;
   std::shared_ptr<const std::vector<ChannelWindow>> windows_;
 };
 
@@ -246,11 +312,11 @@ class FlowBackend final : public PlannedBackend {
 
 std::unique_ptr<NetworkBackend> make_flow_network(std::unique_ptr<NetworkBackend> planning,
                                                   Topology topology, const ClusterConfig& cluster,
-                                                  uint64_t seed,
+                                                  uint64_t seed, FlowRouting routing,
                                                   std::vector<ChannelWindow> windows) {
   auto t = std::make_shared<const Topology>(std::move(topology));
   auto w = std::make_shared<const std::vector<ChannelWindow>>(std::move(windows));
-  return std::make_unique<FlowBackend>(std::move(planning), std::move(t), cluster, seed,
+  return std::make_unique<FlowBackend>(std::move(planning), std::move(t), cluster, seed, routing,
                                        std::move(w));
 }
 
