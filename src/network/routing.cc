@@ -193,23 +193,29 @@ std::vector<std::vector<int>> Router::route_sets(int src, int dst, uint64_t flow
   }
   gpu_to_nic(a, send_nic, &fixed);
   flush();
-  // Layer by layer along the minimal paths: the nodes one hop nearer the receiving NIC.
-  std::vector<int> layer{send_nic};
-  while (!(layer.size() == 1 && layer[0] == recv_nic)) {
-    std::vector<int> channels, next;
-    for (int v : layer) {
-      for (int c : next_hops(v, recv_nic)) {
-        channels.push_back(c);
-        next.push_back(c % 2 == 0 ? t_.links[c / 2].b : t_.links[c / 2].a);
+  auto cached = layer_cache_.find({send_nic, recv_nic});
+  if (cached == layer_cache_.end()) {
+    // Layer by layer along the minimal paths: the nodes one hop nearer the receiving NIC.
+    std::vector<std::vector<int>> hops;
+    std::vector<int> layer{send_nic};
+    while (!(layer.size() == 1 && layer[0] == recv_nic)) {
+      std::vector<int> channels, next;
+      for (int v : layer) {
+        for (int c : next_hops(v, recv_nic)) {
+          channels.push_back(c);
+          next.push_back(c % 2 == 0 ? t_.links[c / 2].b : t_.links[c / 2].a);
+        }
       }
+      PREFLIGHT_CHECK(!channels.empty());
+      std::sort(channels.begin(), channels.end());
+      std::sort(next.begin(), next.end());
+      next.erase(std::unique(next.begin(), next.end()), next.end());
+      hops.push_back(std::move(channels));
+      layer = std::move(next);
     }
-    PREFLIGHT_CHECK(!channels.empty());
-    std::sort(channels.begin(), channels.end());
-    std::sort(next.begin(), next.end());
-    next.erase(std::unique(next.begin(), next.end()), next.end());
-    out.push_back(std::move(channels));
-    layer = std::move(next);
+    cached = layer_cache_.emplace(std::make_pair(send_nic, recv_nic), std::move(hops)).first;
   }
+  out.insert(out.end(), cached->second.begin(), cached->second.end());
   nic_to_gpu(recv_nic, b, &fixed);
   flush();
   return out;

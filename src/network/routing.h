@@ -66,6 +66,8 @@ class Router {
   std::vector<std::vector<int>> host_nics_;  // [host][local NIC index] -> NIC node id
   std::map<int, std::vector<int>> distance_cache_;
   std::map<std::pair<int, int>, std::vector<int>> next_hop_cache_;  // (v, target) -> channels
+  // (sending NIC, receiving NIC) -> route_sets' hops between them
+  std::map<std::pair<int, int>, std::vector<std::vector<int>>> layer_cache_;
 };
 
 // NIC node ids by (host, local NIC index); -1 where a host has no NIC of that index.

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -78,6 +81,7 @@ class FlowFabric final : public Fabric {
     samples_.push_back(Sample{sim->now(), {}});
     net_.set_on_resolve([this, sim] { sample(sim->now()); });
     // Degraded channels: their capacity without windows, times the windows open.
+    degradable_ = windows != nullptr && !windows->empty();
     schedule_ = std::make_unique<WindowSchedule>(
         std::move(windows), sim, [this](int channel, double factor) {
           const double nominal = nominal_.emplace(channel, net_.capacity(channel)).first->second;
@@ -100,13 +104,20 @@ class FlowFabric final : public Fabric {
       if (f.src == f.dst || f.bytes < 0) continue;
       std::vector<int> path;
       SimTime delay;
+      std::vector<int> tally;
       if (adaptive_) {
-        // Each hop's channels as one resource (one channel: the channel itself); the latency is
-        // a minimal path's (equal-cost links have equal latencies).
+        // Each hop's channels as one resource (one channel: the channel itself); a spread hop
+        // that can never be the bottleneck only counts the flow's bytes. The latency is a
+        // minimal path's (equal-cost links have equal latencies).
         std::vector<int> one;
         for (std::vector<int>& hop : router_.route_sets(f.src, f.dst, next_key_++, nic_node(f))) {
           one.push_back(hop[0]);
-          path.push_back(hop.size() == 1 ? hop[0] : spread_resource(std::move(hop)));
+          if (hop.size() == 1) {
+            path.push_back(hop[0]);
+            continue;
+          }
+          const int r = spread_resource(std::move(hop));
+          (passive_.count(r) ? tally : path).push_back(r);
         }
         delay = base + path_latency(*topo_, one);
       } else {
@@ -114,7 +125,8 @@ class FlowFabric final : public Fabric {
         delay = base + path_latency(*topo_, path);
       }
       ++*pending;
-      net_.start_flow(Bytes(f.bytes), std::move(path), delay, flow::FlowNetwork::kNoCap, on_done);
+      net_.start_flow(Bytes(f.bytes), std::move(path), delay, flow::FlowNetwork::kNoCap, on_done,
+                      std::move(tally));
     }
     if (*pending == 0) {
       // Nothing crosses the network: a zero-byte flow keeps the completion on an event.
@@ -188,8 +200,9 @@ class FlowFabric final : public Fabric {
   // such a hop takes one of its channels instead (NetworkStats::spread_conflicts, 0 on every
   // builder's fabric by test).
   int spread_resource(std::vector<int> channels) {
-    auto it = spread_ids_.find(channels);
-    if (it != spread_ids_.end()) return it->second;
+    // Sets are equal or disjoint, so a channel names its set's resource.
+    const int known = spread_of_[channels[0]];
+    if (known >= 0 && spreads_.at(known) == channels) return known;
     for (int c : channels) {
       if (spread_of_[c] >= 0) {
         ++spread_conflicts_;
@@ -200,10 +213,52 @@ class FlowFabric final : public Fabric {
     for (int c : channels) capacity += net_.capacity(c);
     const int tier = static_cast<int>(topo_->links[channels[0] / 2].tier);
     const int id = net_.add_resource(Bandwidth::bytes_per_second(capacity), tier);
+    if (!degradable_ && capacity >= feed_bound(channels) * (1 - 1e-9)) passive_.insert(id);
     for (int c : channels) spread_of_[c] = id;
-    spread_ids_.emplace(channels, id);
     spreads_.emplace(id, std::move(channels));
     return id;
+  }
+
+  // An upper bound on what a spread hop's channels (from switches A to switches B) can carry at
+  // once, from links that are always in the solve: on minimal routes everything they carry
+  // entered A from elsewhere than B, and leaves B other than back to A. Where all of A's other
+  // neighbours are NICs with one network port (a leaf's hosts), those NIC links, each a hop of
+  // its own on every route and so never above its capacity, bound the hop by their sum; the
+  // same for B's other neighbours. The bound never rests on another spread hop, so no two
+  // tallies vouch for each other (two hops in series, each bounded by the other, would both
+  // pass). Infinite where neither side is fed by NICs alone (a spine's uplinks to the cores).
+  double feed_bound(const std::vector<int>& channels) const {
+    std::set<int> from, to;
+    for (int c : channels) {
+      const TopoLink& l = topo_->links[c / 2];
+      from.insert(c % 2 == 0 ? l.a : l.b);
+      to.insert(c % 2 == 0 ? l.b : l.a);
+    }
+    // Sum over the NIC links of `side`'s neighbours outside `skip`, into (toward) the side or
+    // out of it; infinite if one of them is not a single-homed NIC.
+    auto nic_sum = [this](const std::set<int>& side, const std::set<int>& skip,
+                          bool inbound) -> double {
+      double sum = 0;
+      for (int v : side) {
+        for (const auto& [w, link] : topo_->adjacency[v]) {
+          if (skip.count(w)) continue;
+          if (!single_homed_nic(w)) return std::numeric_limits<double>::infinity();
+          sum += net_.capacity(Router::channel(link, inbound ? w : v, *topo_));
+        }
+      }
+      return sum;
+    };
+    return std::min(nic_sum(from, to, true), nic_sum(to, from, false));
+  }
+
+  // A NIC with one link into the network (its other links go to GPUs).
+  bool single_homed_nic(int v) const {
+    if (topo_->nodes[v].kind != NodeKind::kNic) return false;
+    int ports = 0;
+    for (const auto& [w, link] : topo_->adjacency[v]) {
+      ports += topo_->nodes[w].kind == NodeKind::kSwitch;
+    }
+    return ports == 1;
   }
 
   // Sets a spread hop's capacity to its channels' current sum (after a window degraded one).
@@ -260,10 +315,11 @@ class FlowFabric final : public Fabric {
   std::vector<std::vector<int>> host_nics_;  // [host][local NIC index] -> NIC node id
   SimTime shortest_network_path_;
   uint64_t next_key_ = 0;
-  bool adaptive_;  // FlowRouting::kAdaptive: hops spread over their equal-cost channels
-  std::vector<int> spread_of_;                  // channel -> its spread hop's resource, or -1
-  std::map<std::vector<int>, int> spread_ids_;  // channel set -> resource
-  std::map<int, std::vector<int>> spreads_;     // resource -> its channels
+  bool adaptive_;            // FlowRouting::kAdaptive: hops spread over their equal-cost channels
+  bool degradable_ = false;  // windows change capacities: every spread hop stays in the solve
+  std::set<int> passive_;    // spread hops that can never bind (feed_bound)
+  std::vector<int> spread_of_;               // channel -> its spread hop's resource, or -1
+  std::map<int, std::vector<int>> spreads_;  // resource -> its channels
   int64_t spread_conflicts_ = 0;
   std::array<double, kTiers> tier_capacity_{};  // bytes/s, line rate, both directions
   std::array<double, kTiers> peak_{};

@@ -75,6 +75,20 @@ TEST(FlowFabric, AdaptiveRoutingCarriesAPermutationAcrossTheSpinesAtLineRate) {
   EXPECT_EQ(uplinks, 16);
 }
 
+TEST(FlowFabric, AnOversubscribedLeafHoldsTheSpreadPermutationToItsUplinks) {
+  // 2:1 leaves of 24 ports: 16 NICs down, 8 uplinks. The spread hop (and the spines' 8 links
+  // down to leaf 1) has half of what the 16 flows would send, so they take twice as long as one
+  // flow alone: the hop is in the solve, not a tally, though each side of it is fed by the
+  // other (each bounded by the other, both would pass for never binding).
+  std::vector<std::string> o = {
+      "cluster.nodes=4", "cluster.topology.kind=spine_leaf", "cluster.topology.leaf_radix=24",
+      "cluster.topology.oversubscription=2:1", "simulation.flow.routing=adaptive"};
+  const Scenario s = load(o);
+  const Carried alone = carry(s, across_the_spines(1));
+  const Carried all = carry(s, across_the_spines(16));
+  EXPECT_NEAR(all.finish.to_seconds() / alone.finish.to_seconds(), 2.0, 0.01);
+}
+
 TEST(FlowFabric, EcmpHashCollisionsSlowTheSamePermutation) {
   // One path per flow by hash: with 16 flows on 16 uplinks some share one (all distinct has
   // probability 16!/16^16 ≈ 1e-6 for any seed), and the last finishes at half rate or less.

@@ -58,12 +58,18 @@ void FlowNetwork::set_capacity(int resource, Bandwidth capacity) {
 }
 
 int64_t FlowNetwork::start_flow(Bytes bytes, std::vector<int> path, SimTime latency, Bandwidth cap,
-                                Callback on_done) {
+                                Callback on_done, std::vector<int> tally) {
   PREFLIGHT_CHECK(bytes.count() >= 0);
   PREFLIGHT_CHECK(latency >= SimTime::zero());
   PREFLIGHT_CHECK(cap.bytes_per_second() > 0);
   for (int r : path) PREFLIGHT_CHECK(r >= 0 && r < num_resources());
+  for (int r : tally) PREFLIGHT_CHECK(r >= 0 && r < num_resources());
   PREFLIGHT_CHECK_MSG(distinct(path), "a flow's path crosses a resource twice");
+  {
+    std::vector<int> all = path;
+    all.insert(all.end(), tally.begin(), tally.end());
+    PREFLIGHT_CHECK_MSG(distinct(all), "a flow's tally repeats a resource or one of its path");
+  }
 
   int slot;
   if (!free_slots_.empty()) {
@@ -82,6 +88,7 @@ int64_t FlowNetwork::start_flow(Bytes bytes, std::vector<int> path, SimTime late
   f.settled_at = sim_->now();
   f.path = std::move(path);
   f.position.assign(f.path.size(), -1);
+  f.tally = std::move(tally);
   f.on_done = std::move(on_done);
   ++flows_started_;
   const int64_t id = f.id;
@@ -116,6 +123,8 @@ void FlowNetwork::begin_transfer(int slot) {
   f.settled_at = sim_->now();
   if (f.path.empty()) {
     // Its own cap is its only constraint: no other flow is affected, nothing to re-solve.
+    f.rate = 0;
+    retally(f, f.cap, true);
     f.rate = f.cap;
     predict_finish(slot);
     schedule_wake_up();
@@ -127,7 +136,18 @@ void FlowNetwork::begin_transfer(int slot) {
     r.flows.push_back(slot);
     mark_dirty(f.path[i]);
   }
+  retally(f, 0, true);
   request_resolve();
+}
+
+void FlowNetwork::retally(Flow& f, double rate, bool joining) {
+  for (int t : f.tally) {
+    Resource& r = resources_[t];
+    settle_resource(r);
+    if (joining) ++r.tallied;
+    // The last flow to leave sets it to exactly zero, so rounding does not accumulate.
+    set_load(r, r.tallied == 0 ? 0.0 : std::max(0.0, r.load + (rate - f.rate)));
+  }
 }
 
 void FlowNetwork::mark_dirty(int resource) {
@@ -183,6 +203,13 @@ void FlowNetwork::detach(int slot) {
     }
     set_load(r, r.flows.empty() ? 0.0 : std::max(0.0, r.load - f.rate));
   }
+  for (int t : f.tally) {
+    Resource& r = resources_[t];
+    settle_resource(r);
+    r.carried -= excess;
+    --r.tallied;
+    set_load(r, r.tallied == 0 ? 0.0 : std::max(0.0, r.load - f.rate));
+  }
 }
 
 void FlowNetwork::retire(int slot, std::vector<std::pair<int64_t, Callback>>* done) {
@@ -198,8 +225,8 @@ void FlowNetwork::retire(int slot, std::vector<std::pair<int64_t, Callback>>* do
 
 void FlowNetwork::finish(int slot, std::vector<std::pair<int64_t, Callback>>* done) {
   Flow& f = flows_[slot];
+  if (!f.path.empty() || !f.tally.empty()) detach(slot);
   if (!f.path.empty()) {
-    detach(slot);
     for (int r : f.path) mark_dirty(r);
     request_resolve();
   }
@@ -320,6 +347,7 @@ void FlowNetwork::solve_component(int seed, std::vector<std::pair<int64_t, Callb
     const double rate = solver_.rate(static_cast<int>(k));
     PREFLIGHT_CHECK(rate > 0);
     if (rate == f.rate) continue;  // its predicted finish still holds
+    retally(f, rate, false);
     f.rate = rate;
     predict_finish(comp_flows_[k]);
   }

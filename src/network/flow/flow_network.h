@@ -59,9 +59,12 @@ class FlowNetwork final : public EventHandler {
   // a simulator event (never from inside this call).
   // A zero-byte flow, or one with an empty path and no cap, finishes at now + latency.
   // Returns the flow's id (0, 1, 2, ... in call order). on_done may start new flows, or be empty.
+  // `tally` (resource ids, none on `path`) are loaded by the flow's rate and carry its bytes in
+  // the statistics, but neither limit it nor join it to other flows in a solve: resources the
+  // caller knows can never be a bottleneck.
   // REQUIRES: bytes >= 0, latency >= 0, cap > 0, valid distinct resource ids.
   int64_t start_flow(Bytes bytes, std::vector<int> path, SimTime latency, Bandwidth cap,
-                     Callback on_done);
+                     Callback on_done, std::vector<int> tally = {});
 
   // Statistics, all as of sim->now().
   // Bytes carried by `resource` so far (flows' bytes integrated over their rates).
@@ -100,6 +103,7 @@ class FlowNetwork final : public EventHandler {
     SimTime settled_at;         // when `remaining` was last brought up to date
     std::vector<int> path;      // resource ids
     std::vector<int> position;  // index of this flow in resources_[path[i]].flows
+    std::vector<int> tally;     // resource ids loaded by its rate, outside the solve
     Callback on_done;
     uint32_t visit = 0;  // solve epoch that last collected this flow
   };
@@ -113,6 +117,7 @@ class FlowNetwork final : public EventHandler {
     uint32_t visit = 0;      // solve epoch that last collected this resource
     int local = 0;           // index in the solver during a solve
     int group = -1;          // add_resource's group
+    int tallied = 0;         // transferring flows that count it in their `tally`
   };
   struct Completion {
     SimTime at;
@@ -130,6 +135,8 @@ class FlowNetwork final : public EventHandler {
   void solve_component(int seed, std::vector<std::pair<int64_t, Callback>>* done);
   void settle_resource(Resource& r);
   void settle_flow(Flow& f);
+  // Moves flow `f`'s tally resources from its current rate to `rate` (joining: from 0).
+  void retally(Flow& f, double rate, bool joining);
   void predict_finish(int slot);
   void wake_up();
   // Removes a transferring flow from its resources' lists, charging them its bytes up to now.

@@ -124,6 +124,31 @@ TEST(FlowNetwork, TwoFlowsStartedTogetherGetHalfEach) {
   EXPECT_EQ(fin.order, (std::vector<int64_t>{f0, f1}));  // equal times: by flow id
 }
 
+TEST(FlowNetwork, ATallyCountsAFlowsBytesWithoutLimitingIt) {
+  // Two 1 MB flows share link a (100 GB/s); both tally t, of 1 GB/s, which would hold them to
+  // 0.5 GB/s each were it on their paths. They run at 50 GB/s and finish at 20 us; t's load is
+  // their 100 GB/s while they run (group 0) and it carries their 2 MB.
+  Simulator sim;
+  FlowNetwork net(&sim);
+  const int a = net.add_resource(gbs(100));
+  const int t = net.add_resource(gbs(1), 0);
+  Finishes fin;
+  std::vector<double> loads;
+  net.set_on_resolve([&] { loads.push_back(net.group_load(0)); });
+  const int64_t f0 =
+      net.start_flow(Bytes(1'000'000), {a}, SimTime::zero(), kNoCap, fin.record(), {t});
+  const int64_t f1 =
+      net.start_flow(Bytes(1'000'000), {a}, SimTime::zero(), kNoCap, fin.record(), {t});
+  sim.run();
+  EXPECT_EQ(fin.at.at(f0), us(20));
+  EXPECT_EQ(fin.at.at(f1), us(20));
+  ASSERT_FALSE(loads.empty());
+  EXPECT_DOUBLE_EQ(loads.front(), 100e9);
+  EXPECT_EQ(net.load(t), 0.0);
+  EXPECT_NEAR(net.bytes_carried(t), 2e6, 1e-6);
+  EXPECT_NEAR(net.bytes_carried(a), 2e6, 1e-6);
+}
+
 TEST(FlowNetwork, GroupLoadFollowsTheRatesAtEveryResolve) {
   // Links 0 and 1 (10 GB/s each) in group 0, link 2 (5 GB/s) in group 1. Flow A crosses 0 and 2
   // (5 GB/s, bottleneck 2), flow B link 1 alone (10 GB/s): group 0 carries 15 GB/s, group 1
