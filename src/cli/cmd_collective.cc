@@ -68,9 +68,11 @@ void add_collective_command(CLI::App& app, int* exit_code) {
                   "MIN:MAX (doubling, as nccl-tests -b MIN -e MAX -f 2) or a list: 1MiB,1GiB");
   cmd->add_option(
          "--set", args->overrides,
-         "Override a cluster.*, collectives.* or simulation.packet.* key (the last with --network "
-         "packet: link_layer, routing, mtu, header, switch_buffer, pfc, credit_buffer, ecn, kmin, "
-         "kmax, pmax, cc, hpcc_eta, hpcc_max_stage, fast_forward)")
+         "Override a cluster.*, collectives.*, simulation.packet.* or simulation.flow.* key "
+         "(simulation.packet with --network packet: link_layer, routing, mtu, header, "
+         "switch_buffer, pfc, credit_buffer, ecn, kmin, kmax, pmax, cc, hpcc_eta, hpcc_max_stage, "
+         "fast_forward; simulation.flow.routing with --network flow: adaptive (InfiniBand's "
+         "default) or ecmp (RoCE's))")
       ->take_all();
   cmd->add_option("--network", args->network,
                   "analytical (the collective model's time; default), flow or packet (the planned "

@@ -595,10 +595,10 @@ StatusOr<CollectiveSetup> collective_setup(const std::string& cluster_preset,
   for (const std::string& o : overrides) {
     const std::string key = o.substr(0, o.find('='));
     if (key.rfind("cluster.", 0) != 0 && key.rfind("collectives.", 0) != 0 &&
-        key.rfind("simulation.packet.", 0) != 0) {
+        key.rfind("simulation.packet.", 0) != 0 && key.rfind("simulation.flow.", 0) != 0) {
       return invalid_argument("--set " + o +
-                              ": expected a cluster.*, collectives.* or simulation.packet.* key "
-                              "here");
+                              ": expected a cluster.*, collectives.*, simulation.packet.* or "
+                              "simulation.flow.* key here");
     }
     PREFLIGHT_RETURN_IF_ERROR(apply_override(root, o));
   }
@@ -606,11 +606,19 @@ StatusOr<CollectiveSetup> collective_setup(const std::string& cluster_preset,
   PREFLIGHT_ASSIGN_OR_RETURN(YAML::Node cluster, resolve_cluster(root["cluster"], "<flags>"));
   PREFLIGHT_RETURN_IF_ERROR(read_cluster(cluster, "<flags>", &setup.cluster));
   PREFLIGHT_RETURN_IF_ERROR(read_collectives(root["collectives"], "<flags>", &setup.collectives));
-  // The packet keys given, or the defaults of the cluster's fabric.
-  setup.has_packet = static_cast<bool>(root["simulation"]);
-  PREFLIGHT_RETURN_IF_ERROR(
-      read_packet(setup.has_packet ? root["simulation"]["packet"] : YAML::Node(), "<flags>",
-                  setup.cluster.fabric, &setup.packet));
+  // The packet and flow keys given, or the defaults of the cluster's fabric.
+  const YAML::Node sim = root["simulation"];
+  setup.has_packet = sim && sim["packet"];
+  PREFLIGHT_RETURN_IF_ERROR(read_packet(setup.has_packet ? sim["packet"] : YAML::Node(), "<flags>",
+                                        setup.cluster.fabric, &setup.packet));
+  setup.has_flow = sim && sim["flow"];
+  setup.flow_routing = default_flow_routing(setup.cluster.fabric);
+  if (setup.has_flow) {
+    YamlReader f(sim["flow"], "<flags>", "simulation.flow");
+    setup.flow_routing = static_cast<FlowRouting>(
+        f.get_choice("routing", static_cast<int>(setup.flow_routing), {"ecmp", "adaptive"}));
+    PREFLIGHT_RETURN_IF_ERROR(f.finish());
+  }
   return setup;
 }
 

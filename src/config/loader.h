@@ -64,12 +64,15 @@ StatusOr<ModelConfig> load_model_preset(const std::string& name);
 StatusOr<ClusterConfig> load_cluster_preset(const std::string& name,
                                             const std::vector<std::string>& overrides);
 
-// A cluster preset with `cluster.*` and `collectives.*` overrides (for `preflight collective`).
+// A cluster preset with `cluster.*`, `collectives.*`, `simulation.packet.*` and
+// `simulation.flow.*` overrides (for `preflight collective`).
 struct CollectiveSetup {
   ClusterConfig cluster;
   CollectivesConfig collectives;
-  PacketNetworkConfig packet;  // simulation.packet.* (the packet network's keys)
-  bool has_packet = false;     // some simulation.packet.* key was given
+  PacketNetworkConfig packet;                     // simulation.packet.* (the packet network's keys)
+  bool has_packet = false;                        // some simulation.packet.* key was given
+  FlowRouting flow_routing = FlowRouting::kEcmp;  // simulation.flow.routing, or the fabric's
+  bool has_flow = false;                          // some simulation.flow.* key was given
 };
 StatusOr<CollectiveSetup> load_collective_setup(const std::string& cluster_preset,
                                                 const std::vector<std::string>& overrides);

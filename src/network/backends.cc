@@ -40,7 +40,13 @@ StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
                                                                const ClusterConfig& cluster,
                                                                const std::string& nccl_version,
-                                                               const PacketNetworkConfig& packet) {
+                                                               const PacketNetworkConfig& packet,
+                                                               FlowRouting flow_routing) {
+  if (kind == NetworkKind::kFlow) {
+    PREFLIGHT_ASSIGN_OR_RETURN(Topology t, build_topology(cluster));
+    return make_flow_network(make_analytical_network(cluster, nccl_minor_version(nccl_version)),
+                             std::move(t), cluster, packet.seed, flow_routing);
+  }
   if (kind != NetworkKind::kPacket) {
     return make_network_backend(kind, cluster, nccl_version, packet.seed);
   }

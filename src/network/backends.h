@@ -16,18 +16,19 @@ StatusOr<NetworkKind> parse_network_kind(const std::string& name);
 
 // The backend of kind `kind` for `cluster`: in-node figures at `nccl_version`'s per-link NVLink
 // speed; the flow backend builds the cluster's topology (an invalid topology is an error here)
-// and routes with ECMP seeded by `seed`.
+// and routes by the fabric's default (config/packet_config.h FlowRouting; ECMP seeded by `seed`).
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
                                                                const ClusterConfig& cluster,
                                                                const std::string& nccl_version,
                                                                uint64_t seed);
 
 // The same, the packet backend with `packet` (simulation.packet) for its packets, buffers and
-// congestion control.
+// congestion control, the flow backend routing by `flow_routing` (simulation.flow.routing).
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(NetworkKind kind,
                                                                const ClusterConfig& cluster,
                                                                const std::string& nccl_version,
-                                                               const PacketNetworkConfig& packet);
+                                                               const PacketNetworkConfig& packet,
+                                                               FlowRouting flow_routing);
 
 // The backend named `name` for `cluster` (seed 0).
 StatusOr<std::unique_ptr<NetworkBackend>> make_network_backend(

@@ -101,9 +101,13 @@ StatusOr<CollectiveTable> predict_collective_table(const CollectiveRequest& requ
     return invalid_argument("--set simulation.packet.*: expected --network packet (the " +
                             request.network + " network carries no packets)");
   }
-  PREFLIGHT_ASSIGN_OR_RETURN(
-      std::unique_ptr<NetworkBackend> network,
-      make_network_backend(*kind, c, table.setup.collectives.nccl_version, table.setup.packet));
+  if (table.setup.has_flow && *kind != NetworkKind::kFlow) {
+    return invalid_argument("--set simulation.flow.*: expected --network flow (the " +
+                            request.network + " network does not route flows)");
+  }
+  PREFLIGHT_ASSIGN_OR_RETURN(std::unique_ptr<NetworkBackend> network,
+                             make_network_backend(*kind, c, table.setup.collectives.nccl_version,
+                                                  table.setup.packet, table.setup.flow_routing));
   const bool fabric = *kind != NetworkKind::kAnalytical;
   // The whole cluster is one communicator, as nccl-tests runs it: every GPU of every node.
   GroupPlacement g;

@@ -100,6 +100,39 @@ TEST(CollectiveTable, ThePacketNetworkTakesItsKeys) {
   EXPECT_NE(t.status().message().find("simulation.packet"), std::string::npos);
 }
 
+TEST(CollectiveTable, TheFlowNetworkTakesItsRouting) {
+  // A 256 MiB all-reduce over 16 DGX H100s on 32-port spine-leaf (two nodes per leaf): NCCL's
+  // NVLS tree crosses the spines. Spread over every uplink (InfiniBand's adaptive routing, the
+  // preset fabric's default) it is measured at 232 GB/s busBw, hashed onto one path per flow at
+  // 178 GB/s.
+  auto busbw = [](const std::vector<std::string>& routing) {
+    CollectiveRequest r;
+    r.cluster = "dgx-h100";
+    r.nodes = 16;
+    r.sizes = "256MiB";
+    r.network = "flow";
+    r.overrides = {"cluster.topology.kind=spine_leaf", "cluster.topology.leaf_radix=32"};
+    r.overrides.insert(r.overrides.end(), routing.begin(), routing.end());
+    StatusOr<CollectiveTable> t = predict_collective_table(r);
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    return t.ok() ? t->rows.at(0).busbw_gbps : 0.0;
+  };
+  const double spread = busbw({"simulation.flow.routing=adaptive"});
+  EXPECT_EQ(busbw({}), spread);
+  EXPECT_GT(spread, 1.2 * busbw({"simulation.flow.routing=ecmp"}));
+  CollectiveRequest r;
+  r.sizes = "1MiB";
+  r.overrides = {"simulation.flow.routing=ecmp"};
+  StatusOr<CollectiveTable> t = predict_collective_table(r);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("expected --network flow"), std::string::npos);
+  r.network = "flow";
+  r.overrides = {"simulation.flow.routing=valiant"};
+  t = predict_collective_table(r);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("simulation.flow.routing"), std::string::npos);
+}
+
 TEST(CollectiveTable, TheFabricsSizesRunOnThreadsWithTheSameTable) {
   // Each size is a simulation of its own: one thread or three, the same rows in the same order.
   for (const char* network : {"flow", "packet"}) {
