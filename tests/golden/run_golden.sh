@@ -164,7 +164,7 @@ expect_bad collective-bad-sizes "--sizes" "$bin" collective --sizes 8:16GiB
 expect_bad collective-unknown-algo "zigzag" "$bin" collective --set collectives.algo=zigzag
 expect_bad collective-nvls-on-a100 "collectives" "$bin" collective --cluster dgx-a100 --set collectives.nvls=true
 expect_bad collective-one-gpu "at least 2 GPUs" "$bin" collective --nodes 1 --gpus-per-node 1
-expect_bad collective-scenario-key "cluster.*, collectives.* or simulation.packet.*" "$bin" collective --set model.layers=2
+expect_bad collective-scenario-key "cluster.*, collectives.*, simulation.packet.* or simulation.flow.*" "$bin" collective --set model.layers=2
 "$bin" collective --cluster dgx-h100 --sizes 1MiB,1GiB --json - >"$tmp/coll.json"
 if grep -q '"busbw_gbps"' "$tmp/coll.json" && grep -q '"algorithm": "nvls"' "$tmp/coll.json"; then
   passed=$((passed + 1)); else echo "FAIL collective --json: expected busbw_gbps and an NVLS row"; failed=$((failed + 1)); fi
