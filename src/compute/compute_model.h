@@ -46,6 +46,11 @@ class ComputeModel {
   }
 };
 
+// Kernels `op` runs as on the device, each paying the GPU's kernel_gap: a GEMM of `batch`
+// matrices launched `gemm_streams` at a time runs ⌈batch / gemm_streams⌉ groups, other ops
+// Op::device_kernels; at least 1.
+int64_t device_kernel_count(const Op& op);
+
 // The roofline model with tile/wave quantisation (docs/compute.md):
 //   GEMM: for each CUTLASS-like tile (tm×tn, efficiency η_tile) —
 //     tiles = ⌈m/tm⌉·⌈n/tn⌉·batch; split-K s = max(1, ⌊SMs/tiles⌋) capped so K/s >= 256;

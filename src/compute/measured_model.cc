@@ -178,7 +178,7 @@ struct MeasuredModel::Impl {
 
   // The roofline's time of `op` without its kernel gaps.
   double roofline_seconds(const Op& op) const {
-    return (roofline->duration(op) - gap * kernel_groups(op)).to_seconds();
+    return (roofline->duration(op) - gap * device_kernel_count(op)).to_seconds();
   }
 
   // Measured (or interpolated) seconds of the kernel `s`, or nullopt outside the table.
@@ -292,7 +292,7 @@ MeasuredModel::~MeasuredModel() = default;
 SimTime MeasuredModel::duration(const Op& op) const {
   KernelSource source;
   const double s = impl_->seconds(op, &source);
-  return SimTime::seconds(s) + impl_->gap * kernel_groups(op);
+  return SimTime::seconds(s) + impl_->gap * device_kernel_count(op);
 }
 
 KernelSource MeasuredModel::source(const Op& op) const {

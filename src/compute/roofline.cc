@@ -101,9 +101,9 @@ class RooflineModel final : public ComputeModel {
       case OpType::kCollective:
         PREFLIGHT_CHECK_MSG(false, "collectives are timed by the collective model");
     }
-    // Separately launched matrices of a GEMM: one dependent-kernel gap per group of streams.
-    const int64_t groups = separate_groups(op);
-    return SimTime::seconds(seconds) + gap_ * std::max<int64_t>(1, groups);
+    // One dependent-kernel gap per kernel: per group of a GEMM's separately launched matrices,
+    // per kernel of an element-wise loop.
+    return SimTime::seconds(seconds) + gap_ * device_kernel_count(op);
   }
 
  private:
@@ -156,6 +156,13 @@ class RooflineModel final : public ComputeModel {
 };
 
 }  // namespace
+
+int64_t device_kernel_count(const Op& op) {
+  if (op.type == OpType::kGemm && op.gemm_streams > 0 && op.batch > 1) {
+    return (op.batch + op.gemm_streams - 1) / op.gemm_streams;
+  }
+  return std::max(1, op.device_kernels);
+}
 
 double gemm_rate(const GpuConfig& gpu, Precision p) {
   const double base = gpu.peak_for(p).flops_per_second() * gpu.calibration.gemm_efficiency;

@@ -160,10 +160,15 @@ std::vector<Op> moe_forward_ops(const LayerShape& x, const ExpertLoad& load) {
   // each copy's routing probability, as the activation scaled the rest, outside the GEMM
   // (Megatron-Core TEGroupedMLP._apply_bias: per local expert `t + b * p` on its split of the
   // output, then torch.cat): b·p written, t and b·p read and the sum written, the sum read and
-  // written by the cat, 6·e per element of the rt × w output. The fused MLP takes it in its
-  // epilogue.
+  // written by the cat, 6·e per element of the rt × w output. The loop is Python's, over the
+  // local experts: two kernels each (b·p, t + b·p) and the cat, each launched by the host and
+  // each with its gap on the device. The fused MLP takes it in its epilogue.
   const bool fc2_bias = x.bias && !x.fused_expert_mlp;
-  if (fc2_bias) ops.push_back(memory_op("moe.experts.fc2.bias.fwd", 6 * e * rt * w));
+  if (fc2_bias) {
+    ops.push_back(memory_op("moe.experts.fc2.bias.fwd", 6 * e * rt * w));
+    ops.back().launches = static_cast<int>(2 * x.local_experts + 1);
+    ops.back().device_kernels = ops.back().launches;
+  }
   if (x.etp > 1) {
     ops.push_back(collective_op("etp.reducescatter", CollectiveKind::kReduceScatter,
                                 GroupKind::kExpertTensor, t.etp_gather));
@@ -223,9 +228,12 @@ std::vector<Op> moe_backward_ops(const LayerShape& x, const ExpertLoad& load) {
   }
   // FC2's bias (forward above) backward: the gradients of b (Σ over rows of grad · p: a product
   // written and read) and of p (Σ over the width of grad · b), each reading the output gradient:
-  // 7·e per element.
+  // 7·e per element. Autograd runs them per local expert (a product and a reduction for each
+  // gradient: four kernels), then the splits' backward concatenates the gradients (two).
   if (x.bias && !x.fused_expert_mlp) {
     ops.push_back(memory_op("moe.experts.fc2.bias.bwd", 7 * e * rt * w));
+    ops.back().launches = static_cast<int>(4 * x.local_experts + 2);
+    ops.back().device_kernels = ops.back().launches;
   }
   ops.push_back(expert_gemm("moe.experts.fc2.dgrad", t.per_expert, x.expert_ffn_per_rank,
                             x.expert_h, x, load));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compute/compute_model.h"
 #include "config/loader.h"
 #include "workload/precision_ops.h"
 
@@ -371,6 +372,32 @@ TEST(MoeOps, ClampedActivationAndExpertBiasCostTheirMemoryPasses) {
                                        "training.stack.grouped_gemm=fused"});
   const std::vector<Op> ff = moe_forward_ops(make_layer_shape(fused, 0), load);
   EXPECT_EQ(sum(ff, "moe.experts.act.c") + sum(ff, "moe.experts.fc2.bias"), 0);
+}
+
+TEST(MoeOps, ExpertBiasLoopsOverTheLocalExperts) {
+  // TEGroupedMLP._apply_bias is a Python list comprehension over the local experts' splits
+  // (`t + b * p` each, then torch.cat): 2·L + 1 kernels forward; autograd runs a product and a
+  // reduction for each of b's and p's gradients per expert and concatenates the splits'
+  // gradients, 4·L + 2 backward. Each is a host launch and a device-side kernel gap.
+  const Scenario s = moe_scenario({"model.activation_clamp=7", "model.linear_bias=true"});
+  const LayerShape x = make_layer_shape(s, 0);
+  ASSERT_EQ(x.local_experts, 8);  // 64 experts over EP 8
+  const ExpertLoad load = draw_expert_load(s.model.moe, 8, 0, 0);
+  const std::vector<Op> fwd = moe_forward_ops(x, load), bwd = moe_backward_ops(x, load);
+  const Op* f = find(fwd, "moe.experts.fc2.bias.fwd");
+  const Op* b = find(bwd, "moe.experts.fc2.bias.bwd");
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(f->launches, 17);
+  EXPECT_EQ(f->device_kernels, 17);
+  EXPECT_EQ(b->launches, 34);
+  EXPECT_EQ(b->device_kernels, 34);
+  // On the device: the bytes at the HBM rate plus one gap per kernel.
+  const std::unique_ptr<ComputeModel> roof =
+      make_roofline_model(s.cluster.gpu, s.training.precision);
+  Op one = *f;
+  one.device_kernels = 1;
+  EXPECT_EQ(roof->duration(*f) - roof->duration(one), s.cluster.gpu.calibration.kernel_gap * 16);
 }
 
 TEST(MoeOps, ActivationClampNeedsAGatedActivation) {

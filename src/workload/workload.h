@@ -94,6 +94,10 @@ struct Op {
   // for the GPU to finish it (a device-to-host copy such as the MoE dispatcher's token counts).
   int launches = 1;
   bool host_sync = false;
+  // Device side: element-wise kernels the op runs back to back on the compute stream (a Python
+  // loop over the local experts launches one set per expert), each with the GPU's kernel_gap;
+  // GEMMs count their separately launched groups instead (Op::gemm_streams).
+  int device_kernels = 1;
   // Low-precision GEMMs: the A operand arrives quantized from the previous GEMM's epilogue (the
   // fused grouped MLP of a MoE layer), so no cast of it precedes this GEMM (precision_ops.h).
   bool quantized_input = false;
