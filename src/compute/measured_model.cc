@@ -100,8 +100,7 @@ Op canonical_op(const KernelShape& s) {
 
 // Kernels a GEMM runs as: ⌈batch / gemm_streams⌉ groups of separate kernels, else 1.
 int64_t kernel_groups(const Op& op) {
-  if (op.type != OpType::kGemm || op.gemm_streams <= 0 || op.batch <= 1) return 1;
-  return (op.batch + op.gemm_streams - 1) / op.gemm_streams;
+  return op.type == OpType::kGemm ? device_kernel_count(op) : 1;
 }
 
 struct Row {

@@ -111,7 +111,7 @@ class RooflineModel final : public ComputeModel {
   // of such groups; 0 for one batched kernel.
   static int64_t separate_groups(const Op& op) {
     if (op.type != OpType::kGemm || op.gemm_streams <= 0 || op.batch <= 1) return 0;
-    return (op.batch + op.gemm_streams - 1) / op.gemm_streams;
+    return device_kernel_count(op);
   }
 
   double gemm_seconds(const Op& op) const {
