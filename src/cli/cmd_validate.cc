@@ -196,7 +196,8 @@ void add_validate_command(CLI::App& app, int* exit_code) {
       "Compare predictions with measured training runs: the vTrain A100 set (MAPE per set and "
       "Spearman's rank correlation within each model/GPU-count group) or the published set "
       "(NeMo/Megatron-Bridge runs on H100 to GB300: coverage, MAPE, MdAPE, p90 and bias per "
-      "GPU, kind, precision, family, stack and source).\n"
+      "GPU, kind, precision, family, stack, expert-parallel placement (ep: none, nvlink, "
+      "nics) and source).\n"
       "--cv K reports k-fold cross-validated figures (the constants are re-fitted without "
       "each fold); --calibrate fits them on all rows.");
   cmd->add_option("--dataset", args->datasets,

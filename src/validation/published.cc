@@ -259,6 +259,13 @@ StatusOr<std::vector<PublishedRow>> load_published_csv(const std::string& path) 
   return rows;
 }
 
+std::string expert_parallel_span(const Scenario& s) {
+  const ParallelismConfig& p = s.parallelism;
+  if (!s.model.moe.enabled() || p.ep <= 1) return "none";
+  const int64_t group = int64_t{p.ep} * (p.etp > 0 ? p.etp : p.tp);
+  return group <= s.cluster.gpus_per_node ? "nvlink" : "nics";
+}
+
 StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   const ModelMatch match = match_model(r.model);
   if (!match.why.empty()) return invalid_argument(match.why);
@@ -434,6 +441,7 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   StatusOr<Scenario> s = load_scenario_text(y.str(), where(r), {});
   if (!s.ok()) return s.status();
   out.scenario = *std::move(s);
+  out.expert_parallel = expert_parallel_span(out.scenario);
   out.yaml = y.str();
   if (layer_row) {
     if (r.metric != "layer_fwd_ms" && r.metric != "layer_bwd_ms" &&

@@ -48,12 +48,21 @@ struct PublishedCase {
   std::string kind;       // dense | moe | hybrid
   std::string precision;  // bf16, fp16, fp8, mxfp8, nvfp4, ...
   std::string stack;      // the training stack the row ran on
-  std::string notes;      // what validate assumed beyond the row (e.g. the pipeline split)
+  // Where the expert-parallel group's all-to-alls run: "none" (no expert parallelism), "nvlink"
+  // (the ep·etp ranks of a group lie in one node, the part of an NVLink domain the job uses) or
+  // "nics" (the group spans nodes, its all-to-alls cross the NICs): expert_parallel_span().
+  std::string expert_parallel;
+  std::string notes;  // what validate assumed beyond the row (e.g. the pipeline split)
   // Per-layer rows (Korthikanti Table 4: one layer's forward, backward or both): the blocks
   // whose times are summed instead of the iteration. Empty for iteration rows.
   std::string layer_metric;
   std::string yaml;  // the scenario's text: rows of one run share it (and one simulation)
 };
+
+// Where `s`'s expert-parallel groups run (PublishedCase::expert_parallel). Megatron-Core lays a
+// stage's expert layers out as etp × ep × edp over its consecutive ranks (pipeline stages
+// outermost), so a group of ep·etp ranks stays in one node exactly when it fits in one.
+std::string expert_parallel_span(const Scenario& s);
 
 // The case for `row`, or an error whose message says why it cannot be simulated: a fact the
 // source does not give (no parallel configuration, no architecture), a metric with no time in

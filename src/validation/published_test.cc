@@ -80,6 +80,32 @@ TEST(PublishedCase, Nvl72JobAndMegatronFsdp) {
   EXPECT_EQ(c->scenario.parallelism.zero_stage, 3);
 }
 
+TEST(PublishedCase, SaysWhetherTheExpertAllToAllsCrossTheNics) {
+  StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
+  ASSERT_TRUE(rows.ok());
+  const auto span = [&](int line) {
+    StatusOr<PublishedCase> c = published_case(row_at_line(*rows, line));
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    return c.ok() ? c->expert_parallel : std::string();
+  };
+  EXPECT_EQ(span(2), "none");     // LLaMA-3 8B: dense
+  EXPECT_EQ(span(6), "nvlink");   // Nemotron 3 Nano, EP 8 on 8 GB300s of one rack
+  EXPECT_EQ(span(11), "nvlink");  // Nemotron 3 Nano, EP 8 in each DGX H100 of two
+  EXPECT_EQ(span(12), "nics");    // Qwen3-235B, EP 32 (ETP 1) over four DGX H100s
+  // The rule itself: a group of ep·etp ranks (etp 0 = tp) stays in a node when it fits.
+  StatusOr<PublishedCase> c = published_case(row_at_line(*rows, 12));
+  ASSERT_TRUE(c.ok());
+  Scenario s = c->scenario;
+  s.parallelism.ep = 4;
+  s.parallelism.etp = 2;
+  EXPECT_EQ(expert_parallel_span(s), "nvlink");  // 8 ranks in an 8-GPU node
+  s.parallelism.etp = 0;                         // etp = tp = 2
+  s.parallelism.ep = 8;
+  EXPECT_EQ(expert_parallel_span(s), "nics");  // 16 ranks
+  s.parallelism.ep = 1;
+  EXPECT_EQ(expert_parallel_span(s), "none");
+}
+
 TEST(PublishedCase, NemotronRecipesRunTheFlexDispatcherAndTheirRecomputeModules) {
   StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
   ASSERT_TRUE(rows.ok());
@@ -400,6 +426,12 @@ TEST(PublishedValidation, CoverageAndGroups) {
   ASSERT_FALSE(r->groups.empty());
   EXPECT_EQ(r->groups[0].by, "all");
   EXPECT_EQ(r->groups[0].rows, 11);
+  // The expert-parallel placements split the simulated rows between them.
+  int by_ep = 0;
+  for (const GroupError& g : r->groups) {
+    if (g.by == "ep") by_ep += g.rows;
+  }
+  EXPECT_EQ(by_ep, 11);
   for (const PublishedPrediction& p : r->rows) {
     if (p.simulated) {
       EXPECT_GT(p.predicted_ms, 0) << p.row.line;

@@ -64,7 +64,8 @@ std::vector<GroupError> published_group_errors(const std::vector<PublishedPredic
       {"kind", &PublishedCase::kind},
       {"precision", &PublishedCase::precision},
       {"family", &PublishedCase::family},
-      {"stack", &PublishedCase::stack}};
+      {"stack", &PublishedCase::stack},
+      {"ep", &PublishedCase::expert_parallel}};
   for (const auto& [by, field] : dims) {
     std::map<std::string, std::vector<const PublishedPrediction*>> groups;
     for (const PublishedPrediction* p : all) groups[p->run.*field].push_back(p);
