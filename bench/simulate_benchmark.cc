@@ -71,7 +71,7 @@ BENCHMARK(BM_SimulateLlama3_405B_16384xH100_Flow)->Unit(benchmark::kMillisecond)
 
 // The packet-level network (issue 16) on GPT-3 13B over 4 DGX A100 nodes (TP 4, PP 4, DP 2), with
 // the flow network's time for the same job beside it. The issue's target case, GPT-3 13B on 128
-// H100s (<= 10 min), is measured by hand (docs/packet_network.md "Speed"): about 43 s, too long
+// H100s (<= 10 min), is measured by hand (docs/packet_network.md "Speed"): about 34 s, too long
 // for `make bench`.
 const std::vector<std::string> kGpt13bPacket = {"model.preset=gpt3-13b",
                                                 "cluster.preset=dgx-a100",
@@ -131,7 +131,7 @@ BENCHMARK(BM_SimulateGpt3_13B_32xA100_Packet)->Unit(benchmark::kMillisecond)->It
 // (simulation.packet.fast_forward): GPT-3 13B on 128 H100s (16 DGX nodes, rail-optimized; TP 8,
 // DP 16, global batch 256) on the preset's InfiniBand, 284 M packets of which about 97 % are
 // credited across jumps. The exact run, measured by hand (docs/packet_network.md "Speed"), takes
-// about 43 s for an iteration time within 0.00002 % of this one.
+// about 34 s for an iteration time within 0.00002 % of this one.
 void BM_SimulateGpt3_13B_128xH100_PacketFastForward(benchmark::State& state) {
   run_packet(
       state,
@@ -139,7 +139,7 @@ void BM_SimulateGpt3_13B_128xH100_PacketFastForward(benchmark::State& state) {
        "parallelism.pp=1", "parallelism.dp=16", "training.global_batch=256"},
       {"simulation.packet.fast_forward=true"});
   state.SetLabel(
-      "target (issue 16): <= 10 min on 2 cores (exact: about 43 s); flow network time beside");
+      "target (issue 16): <= 10 min on 2 cores (exact: about 34 s); flow network time beside");
 }
 BENCHMARK(BM_SimulateGpt3_13B_128xH100_PacketFastForward)
     ->Unit(benchmark::kMillisecond)

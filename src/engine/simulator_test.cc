@@ -11,6 +11,7 @@ namespace preflight {
 namespace {
 
 SimTime us(double v) { return SimTime::microseconds(v); }
+SimTime ns(int64_t v) { return SimTime::picoseconds(1000 * v); }
 
 // Records (time, payload) of every event it receives.
 class Recorder final : public EventHandler {
@@ -92,11 +93,14 @@ TEST(Simulator, TimeNeverGoesBackwards) {
   EXPECT_EQ(sim.now(), s.times.back());
 }
 
-// Each event schedules 0–2 more at now + a delay of 0–7 ps (many ties), and records (time, id).
-// The ids are handed out in scheduling order, so the firing order must be (time, id) sorted.
+// Each event schedules 0–2 more at now + a pseudo-random delay (`wide` false: 0–7 ps, many ties;
+// true: 0 ps to about 17 ms, log-uniform, so the events fall in the ring's buckets (16 ns wide,
+// 67 us in all), crowd some of them out of order, wrap around the ring and lie beyond it in the
+// heap), and records (time, id). The ids are handed out in scheduling order, so the firing order
+// must be (time, id) sorted.
 class Brancher final : public EventHandler {
  public:
-  explicit Brancher(Simulator* sim) : sim_(sim) {}
+  Brancher(Simulator* sim, bool wide) : sim_(sim), wide_(wide) {}
   void add(SimTime at) { sim_->schedule(at, this, next_id_++); }
   void on_event(int64_t id) override {
     fired.emplace_back(sim_->now(), id);
@@ -104,29 +108,44 @@ class Brancher final : public EventHandler {
     state_ = state_ * 6364136223846793005ULL + 1442695040888963407ULL;
     const int n = static_cast<int>((state_ >> 40) % 3);
     for (int i = 0; i < n; ++i) {
-      add(sim_->now() + SimTime::picoseconds(static_cast<int64_t>((state_ >> (20 + 3 * i)) % 8)));
+      int64_t delay = static_cast<int64_t>((state_ >> (20 + 3 * i)) % 8);
+      if (wide_) {
+        const int bits = static_cast<int>((state_ >> (7 * i)) % 35);  // up to 2^34 ps
+        delay = static_cast<int64_t>((state_ >> (27 + i)) & ((uint64_t{1} << bits) - 1));
+      }
+      add(sim_->now() + SimTime::picoseconds(delay));
     }
   }
   std::vector<std::pair<SimTime, int64_t>> fired;
 
  private:
   Simulator* sim_;
+  bool wide_;
   uint64_t state_ = 7;
   int64_t next_id_ = 0;
 };
 
-TEST(Simulator, FiresInTimeThenScheduleOrderUnderAnyInterleaving) {
-  // An oracle for the heap: every event fired, and in (time, schedule order): the order the
+void ExpectTimeThenScheduleOrder(bool wide, int64_t spread_ps) {
+  // An oracle for the queue: every event fired, and in (time, schedule order): the order the
   // events were scheduled in, sorted by time with ties kept, is the order they fire in.
   Simulator sim;
-  Brancher b(&sim);
-  for (int i = 0; i < 500; ++i) b.add(SimTime::picoseconds(i % 13));
+  Brancher b(&sim, wide);
+  for (int i = 0; i < 500; ++i) b.add(SimTime::picoseconds(int64_t{i} * 977 % spread_ps));
   const int64_t processed = sim.run();
   ASSERT_GT(processed, 100000);
   ASSERT_EQ(static_cast<size_t>(processed), b.fired.size());
   std::vector<std::pair<SimTime, int64_t>> want = b.fired;
   std::sort(want.begin(), want.end());
   EXPECT_TRUE(b.fired == want);
+  EXPECT_TRUE(sim.empty());
+}
+
+TEST(Simulator, FiresInTimeThenScheduleOrderUnderAnyInterleaving) {
+  ExpectTimeThenScheduleOrder(/*wide=*/false, 13);
+}
+
+TEST(Simulator, FiresInOrderAcrossTheRingAndTheHeap) {
+  ExpectTimeThenScheduleOrder(/*wide=*/true, 5000000);
 }
 
 // Schedules one event in the past from inside on_event.
@@ -178,6 +197,27 @@ TEST(Simulator, AdvanceMovesOneHandlersEventsAndTheClock) {
   const std::vector<std::pair<SimTime, int64_t>> theirs = {{us(15), 7}, {us(30), 8}};
   EXPECT_EQ(j.fired, mine);
   EXPECT_EQ(r.fired, theirs);
+}
+
+TEST(Simulator, AdvanceKeepsTheOrderOfEventsNearAndFar) {
+  // The jumper's events lie in the ring (ns apart) and beyond it (ms); the other handler's far
+  // ahead. After the jump every event keeps its order, the jumper's 1 ms later.
+  Simulator sim;
+  Jumper j(&sim, us(1000 * 1));
+  Recorder r(&sim);
+  sim.schedule(ns(1), &j, 0);
+  sim.schedule(ns(20), &j, 1);
+  sim.schedule(ns(20), &j, 2);
+  sim.schedule(ns(90), &j, 3);
+  sim.schedule(us(1000 * 2), &j, 4);
+  sim.schedule(us(1000 * 5), &r, 7);
+  sim.run();
+  EXPECT_EQ(j.next_other, us(1000 * 5));
+  const SimTime ms = us(1000 * 1);
+  const std::vector<std::pair<SimTime, int64_t>> mine = {
+      {ns(1), 0}, {ns(20) + ms, 1}, {ns(20) + ms, 2}, {ns(90) + ms, 3}, {us(1000 * 3), 4}};
+  EXPECT_EQ(j.fired, mine);
+  EXPECT_EQ(r.fired, (std::vector<std::pair<SimTime, int64_t>>{{us(1000 * 5), 7}}));
 }
 
 TEST(SimulatorDeathTest, AdvancePastAnotherHandlersEventIsACheck) {
