@@ -426,8 +426,9 @@ bool PacketNetwork::send_from_flows(int channel) {
   const size_t n = p.senders.size();
   p.next_sender = n == 0 ? 0 : p.next_sender % n;
   SimTime earliest = SimTime::max();
-  for (size_t k = 0; k < n; ++k) {
-    const size_t i = (p.next_sender + k) % n;
+  // The rotation from the next in turn; i wraps by a compare, not a division (the scan is the
+  // hottest loop of an all-to-all run).
+  for (size_t k = 0, i = p.next_sender; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
     const int flow = p.senders[i];
     Flow& f = flows_[flow];
     if (f.next_seq >= f.packets || f.finished) {  // leaves at the next prune
@@ -445,7 +446,7 @@ bool PacketNetwork::send_from_flows(int channel) {
     }
     const int64_t next_wire = std::min(config_.mtu, f.bytes - f.next_seq * config_.mtu) + header_;
     if (!has_credit(channel, next_wire)) return false;  // the credits' return tries again
-    p.next_sender = (i + 1) % n;
+    p.next_sender = i + 1 == n ? 0 : i + 1;
     const int id = alloc_packet();
     Packet& pk = packets_[id];
     pk.flow = flow;
@@ -538,8 +539,10 @@ void PacketNetwork::arm_port(int channel) {
   // is closed is looked at when the wire frees, as send_from_flows arms its timeout then.
   SimTime next = SimTime::max();
   const size_t n = p.senders.size();
-  for (size_t k = 0; k < n && next > p.free_at; ++k) {  // from the next in turn: likely ready
-    const Flow& f = flows_[p.senders[(p.next_sender + k) % n]];
+  // From the next in turn: likely ready.
+  for (size_t k = 0, i = p.next_sender < n ? p.next_sender : 0; k < n && next > p.free_at;
+       ++k, i = i + 1 == n ? 0 : i + 1) {
+    const Flow& f = flows_[p.senders[i]];
     if (f.next_seq >= f.packets || f.finished) continue;
     next = std::min(next, window_open(f) ? std::max(f.next_avail, p.free_at) : p.free_at);
   }
