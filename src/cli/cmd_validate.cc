@@ -28,7 +28,38 @@ struct ValidateArgs {
   int max_evaluations = 120;
   bool summary_only = false;
   int row = 0;  // --row: print the scenario of this CSV line instead of validating
+  std::vector<std::string> overrides;  // --set: applied to every row's scenario
 };
+
+// The overrides, for the reports: "k=v, k=v".
+std::string joined(const std::vector<std::string>& overrides) {
+  std::string out;
+  for (const std::string& o : overrides) out += (out.empty() ? "" : ", ") + o;
+  return out;
+}
+
+// A report's JSON with the overrides it ran with (an empty list without --set).
+std::string with_overrides(const std::string& json_text,
+                           const std::vector<std::string>& overrides) {
+  nlohmann::json j = nlohmann::json::parse(json_text);
+  j["overrides"] = overrides;
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// --set checked once before the run: on the first row that simulates without it, so that a
+// misspelt key or a malformed value fails the command (exit 2) rather than every row.
+template <typename Row, typename Build>
+Status check_overrides_on(const std::vector<Row>& rows, const std::vector<std::string>& overrides,
+                          Build build) {
+  if (overrides.empty()) return Status();
+  for (const Row& row : rows) {
+    if (!build(row, std::vector<std::string>{}).ok()) continue;
+    const auto with = build(row, overrides);
+    if (with.ok()) return Status();
+    return Status(with.status().code(), "--set: " + with.status().message());
+  }
+  return Status();
+}
 
 // The first line of `path`, or "" when it cannot be read.
 std::string first_line(const std::string& path) {
@@ -44,10 +75,11 @@ std::string first_line(const std::string& path) {
 
 // --row LINE: the scenario a published row runs as, ready for `preflight simulate FILE`, with
 // the iteration time its metric implies and what was assumed beyond the row.
-int print_row_scenario(const std::vector<PublishedRow>& rows, int line) {
+int print_row_scenario(const std::vector<PublishedRow>& rows, int line,
+                       const std::vector<std::string>& overrides) {
   for (const PublishedRow& row : rows) {
     if (row.line != line) continue;
-    StatusOr<PublishedCase> c = published_case(row);
+    StatusOr<PublishedCase> c = published_case(row, overrides);
     if (!c.ok()) {
       return fail(Status(
           StatusCode::kInvalidArgument,
@@ -59,6 +91,10 @@ int print_row_scenario(const std::vector<PublishedRow>& rows, int line) {
     std::printf("# measured iteration time %.3f ms; family %s, %s, stack %s\n", c->measured_ms,
                 c->family.c_str(), c->kind.c_str(), c->stack.c_str());
     if (!c->notes.empty()) std::printf("# assumed: %s\n", c->notes.c_str());
+    for (const std::string& o : overrides) {
+      std::printf("# validated with --set %s on top (pass it to preflight simulate too)\n",
+                  o.c_str());
+    }
     if (!c->layer_metric.empty()) {
       std::printf("# compared with the blocks %s of one layer, not the iteration\n",
                   c->layer_metric.c_str());
@@ -83,7 +119,12 @@ int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) 
     }
     rows.insert(rows.end(), r->begin(), r->end());
   }
-  if (a.row > 0) return print_row_scenario(rows, a.row);
+  if (a.row > 0) return print_row_scenario(rows, a.row, a.overrides);
+  Status checked = check_overrides_on(rows, a.overrides,
+                                      [](const PublishedRow& r, const std::vector<std::string>& o) {
+                                        return published_case(r, o);
+                                      });
+  if (!checked.ok()) return fail(checked);
   ValidationOptions o;
   if (isatty(fileno(stderr))) {
     o.progress = [](const std::string& line) {
@@ -95,15 +136,20 @@ int run_published(const ValidateArgs& a, const std::vector<std::string>& paths) 
   o.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   o.seed = a.seed;
   o.max_evaluations = a.max_evaluations;
+  o.overrides = a.overrides;
   StatusOr<PublishedValidationResult> result = run_published_validation(rows, o);
   if (!result.ok()) return fail(result.status());
   const PublishedValidationResult& res = *result;
   const bool to_stdout = a.json == "-";
   if (!to_stdout) {
+    if (!a.overrides.empty()) {
+      std::printf("with --set on every row (not the shipped model): %s\n",
+                  joined(a.overrides).c_str());
+    }
     std::fputs(format_published_validation(res, a.summary_only).c_str(), stdout);
   }
   if (!a.json.empty()) {
-    Status s = write_output(a.json, published_validation_json(res));
+    Status s = write_output(a.json, with_overrides(published_validation_json(res), a.overrides));
     if (!s.ok()) return fail(s);
   }
   return kExitOk;
@@ -168,7 +214,17 @@ int run(const ValidateArgs& a) {
   o.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   o.seed = a.seed;
   o.max_evaluations = a.max_evaluations;
+  o.overrides = a.overrides;
+  Status checked = check_overrides_on(rows, a.overrides,
+                                      [](const DatasetRow& r, const std::vector<std::string>& ov) {
+                                        return scenario_for_row(r, ov);
+                                      });
+  if (!checked.ok()) return fail(checked);
   const bool to_stdout = a.json == "-";
+  if (!to_stdout && !a.overrides.empty()) {
+    std::printf("with --set on every row (not the shipped model): %s\n",
+                joined(a.overrides).c_str());
+  }
   if (!to_stdout && (o.folds >= 2 || o.calibrate)) {
     std::fprintf(stderr, "calibrating %zu constants on %zu rows%s...\n",
                  calibration_constants().size(), rows.size(),
@@ -181,7 +237,8 @@ int run(const ValidateArgs& a) {
                stdout);
   }
   if (!a.json.empty()) {
-    Status s = write_output(a.json, vtrain_validation_json(*result, o.folds));
+    Status s =
+        write_output(a.json, with_overrides(vtrain_validation_json(*result, o.folds), a.overrides));
     if (!s.ok()) return fail(s);
   }
   return kExitOk;
@@ -217,6 +274,13 @@ void add_validate_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 10000));
   cmd->add_flag("--summary-only", args->summary_only,
                 "Print only the per-set metrics, not every row's prediction");
+  cmd->add_option("--set", args->overrides,
+                  "Override a key of every row's scenario, as simulate --set does: "
+                  "section.key=value (repeatable), e.g. --set "
+                  "training.stack.expert_launch_overhead=9us; a sensitivity study, so the report "
+                  "says it ran with them. A constant --calibrate or --cv fits is refused")
+      ->take_all()
+      ->allow_extra_args(false);
   cmd->add_option("--row", args->row,
                   "With a published set: print the scenario YAML that CSV line runs as (for "
                   "`preflight simulate FILE`), its measured iteration time and what was assumed")

@@ -104,7 +104,8 @@ std::string find_data_dir() {
   return beside_source.lexically_normal().string();
 }
 
-StatusOr<Scenario> scenario_for_row(const DatasetRow& r) {
+StatusOr<Scenario> scenario_for_row(const DatasetRow& r,
+                                    const std::vector<std::string>& overrides) {
   const int gpn = r.gpus < 8 ? r.gpus : 8;
   if (r.gpus % gpn != 0) {
     return invalid_argument(r.set + " line " + std::to_string(r.line) + ": " +
@@ -125,7 +126,7 @@ StatusOr<Scenario> scenario_for_row(const DatasetRow& r) {
     << "  micro_batch: " << r.micro_batch << "\n  precision: fp16\n  flash_attention: false\n"
     << "parallelism:\n  tp: " << r.tp << "\n  pp: " << r.pp << "\n  dp: " << r.dp << "\n"
     << "  recompute: full\n  schedule: 1f1b\n  overlap_grad_reduce: false\n";
-  return load_scenario_text(y.str(), r.set + " line " + std::to_string(r.line), {});
+  return load_scenario_text(y.str(), r.set + " line " + std::to_string(r.line), overrides);
 }
 
 }  // namespace preflight

@@ -30,7 +30,9 @@ StatusOr<std::vector<DatasetRow>> load_dataset_csv(const std::string& path, cons
 // exists, else the one next to the source tree this binary was built from.
 std::string find_data_dir();
 
-// The scenario that reproduces `row` with the GPU calibration `gpu` (defaults from the preset).
-StatusOr<Scenario> scenario_for_row(const DatasetRow& row);
+// The scenario that reproduces `row` with the preset's GPU calibration, `overrides`
+// ("section.key=value") applied after the row's own keys.
+StatusOr<Scenario> scenario_for_row(const DatasetRow& row,
+                                    const std::vector<std::string>& overrides = {});
 
 }  // namespace preflight

@@ -266,7 +266,8 @@ std::string expert_parallel_span(const Scenario& s) {
   return group <= s.cluster.gpus_per_node ? "nvlink" : "nics";
 }
 
-StatusOr<PublishedCase> published_case(const PublishedRow& r) {
+StatusOr<PublishedCase> published_case(const PublishedRow& r,
+                                       const std::vector<std::string>& overrides) {
   const ModelMatch match = match_model(r.model);
   if (!match.why.empty()) return invalid_argument(match.why);
   const std::string n = lower(r.model);
@@ -438,7 +439,7 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r) {
   }
   if (vpp > 1) y << "  schedule: interleaved\n";
   if (!d.nvls) y << "collectives:\n  nvls: false\n";
-  StatusOr<Scenario> s = load_scenario_text(y.str(), where(r), {});
+  StatusOr<Scenario> s = load_scenario_text(y.str(), where(r), overrides);
   if (!s.ok()) return s.status();
   out.scenario = *std::move(s);
   out.expert_parallel = expert_parallel_span(out.scenario);

@@ -66,7 +66,9 @@ std::string expert_parallel_span(const Scenario& s);
 
 // The case for `row`, or an error whose message says why it cannot be simulated: a fact the
 // source does not give (no parallel configuration, no architecture), a metric with no time in
-// it, or a scenario Preflight rejects (then the loader's message).
-StatusOr<PublishedCase> published_case(const PublishedRow& row);
+// it, or a scenario Preflight rejects (then the loader's message). `overrides`
+// ("section.key=value") apply after the row's keys; `yaml` stays the row's own.
+StatusOr<PublishedCase> published_case(const PublishedRow& row,
+                                       const std::vector<std::string>& overrides = {});
 
 }  // namespace preflight

@@ -448,6 +448,67 @@ TEST(PublishedValidation, CoverageAndGroups) {
   }
 }
 
+TEST(PublishedValidation, OverridesReachEveryRowAndAFitRefusesItsOwnConstants) {
+  StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
+  ASSERT_TRUE(rows.ok());
+  // One row: the override lands in its scenario; the YAML stays the row's own.
+  const std::vector<std::string> set = {"training.stack.expert_launch_overhead=100us"};
+  StatusOr<PublishedCase> plain = published_case(row_at_line(*rows, 12));
+  StatusOr<PublishedCase> with = published_case(row_at_line(*rows, 12), set);
+  ASSERT_TRUE(plain.ok() && with.ok());
+  EXPECT_FALSE(plain->scenario.training.stack.expert_launch_overhead_given);
+  EXPECT_TRUE(with->scenario.training.stack.expert_launch_overhead_given);
+  EXPECT_EQ(with->scenario.training.stack.expert_launch_overhead, SimTime::microseconds(100));
+  EXPECT_EQ(with->yaml, plain->yaml);
+  // The whole set: a host cost per expert GEMM moves MoE rows whose experts run eagerly and
+  // leaves every dense row as it was.
+  ValidationOptions o;
+  StatusOr<PublishedValidationResult> base = run_published_validation(*rows, o);
+  o.overrides = set;
+  StatusOr<PublishedValidationResult> moved = run_published_validation(*rows, o);
+  ASSERT_TRUE(base.ok() && moved.ok());
+  ASSERT_EQ(base->rows.size(), moved->rows.size());
+  int moe_moved = 0;
+  for (size_t i = 0; i < base->rows.size(); ++i) {
+    const PublishedPrediction& a = base->rows[i];
+    const PublishedPrediction& b = moved->rows[i];
+    ASSERT_EQ(a.simulated, b.simulated) << a.row.line;
+    if (!a.simulated) continue;
+    if (a.run.kind == "dense") {
+      EXPECT_EQ(a.predicted_ms, b.predicted_ms) << a.row.line;
+    } else if (b.predicted_ms > a.predicted_ms) {
+      ++moe_moved;
+    }
+  }
+  EXPECT_GT(moe_moved, 0);
+  // An override the row cannot take leaves that row unsimulated, with the loader's reason.
+  o.overrides = {"parallelism.tp=3"};
+  StatusOr<PublishedValidationResult> bad = run_published_validation(*rows, o);
+  ASSERT_TRUE(bad.ok());
+  int refused_rows = 0;
+  for (const PublishedPrediction& p : bad->rows) {
+    if (p.row.line != 2) continue;  // LLaMA-3 8B: 32 heads do not split over TP 3
+    EXPECT_FALSE(p.simulated);
+    EXPECT_THAT(p.reason, HasSubstr("tp"));
+    ++refused_rows;
+  }
+  EXPECT_EQ(refused_rows, 1);
+  // A fit sets these constants on every row: an override of one is refused, not overwritten.
+  o.overrides = {"cluster.gpu.calibration.gemm_efficiency=0.5"};
+  EXPECT_TRUE(check_validation_overrides(o).ok());  // no fit: it applies
+  o.calibrate = true;
+  Status refused = check_validation_overrides(o);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_THAT(refused.message(), HasSubstr("cluster.gpu.calibration.gemm_efficiency"));
+  EXPECT_FALSE(run_published_validation(*rows, o).ok());
+  o.calibrate = false;
+  o.folds = 5;
+  o.overrides = {"training.stack.launch_overhead=20us"};
+  EXPECT_FALSE(check_validation_overrides(o).ok());
+  o.overrides = {"cluster.gpu.calibration.kernel_gap=5us"};  // not fitted: it applies
+  EXPECT_TRUE(check_validation_overrides(o).ok());
+}
+
 TEST(PublishedValidation, RepeatSpreadComparesAConfigurationsContainers) {
   // One configuration in three containers (100, 110 and 130 ms: the median 110, deviations 9.1,
   // 0 and 18.2 %), its tokens/s and TFLOP/s rows counted once per container; another in one

@@ -300,6 +300,7 @@ std::vector<Predicted> predict(const std::vector<const Scenario*>& scenarios,
 StatusOr<PublishedValidationResult> run_published_validation(const std::vector<PublishedRow>& rows,
                                                              const ValidationOptions& options) {
   if (rows.empty()) return invalid_argument("validate: the dataset has no rows");
+  PREFLIGHT_RETURN_IF_ERROR(check_validation_overrides(options));
   PublishedValidationResult result;
   result.total = static_cast<int>(rows.size());
   result.rows.resize(rows.size());
@@ -312,7 +313,7 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
   for (size_t i = 0; i < rows.size(); ++i) {
     PublishedPrediction& p = result.rows[i];
     p.row = rows[i];
-    StatusOr<PublishedCase> c = published_case(rows[i]);
+    StatusOr<PublishedCase> c = published_case(rows[i], options.overrides);
     if (!c.ok()) {
       p.reason = c.status().message();
       continue;

@@ -197,13 +197,41 @@ std::vector<SetMetrics> compute_metrics(const std::vector<RowPrediction>& rows) 
   return out;
 }
 
+Status check_validation_overrides(const ValidationOptions& options) {
+  if (options.folds < 2 && !options.calibrate) return Status();
+  static const char* const kFitted[] = {
+      "cluster.gpu.calibration.gemm_efficiency",
+      "cluster.gpu.calibration.attention_efficiency",
+      "cluster.gpu.calibration.memory_efficiency",
+      "cluster.gpu.calibration.nvfp4_efficiency",
+      "cluster.gpu.calibration.launch_overhead",
+      "cluster.gpu.calibration.collective_latency",
+      "cluster.gpu.calibration.collective_step_latency",
+      "training.stack.launch_overhead",
+      "cluster.host_overhead_factor",
+  };
+  for (const std::string& o : options.overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    for (const char* fitted : kFitted) {
+      if (key == fitted) {
+        return invalid_argument("--set " + key +
+                                ": --calibrate and --cv fit this constant on "
+                                "every row, so the override would be overwritten (drop it or "
+                                "the fit)");
+      }
+    }
+  }
+  return Status();
+}
+
 StatusOr<ValidationResult> run_validation(const std::vector<DatasetRow>& rows,
                                           const ValidationOptions& options) {
   if (rows.empty()) return invalid_argument("validate: the dataset has no rows");
+  PREFLIGHT_RETURN_IF_ERROR(check_validation_overrides(options));
   std::vector<Scenario> scenarios;
   scenarios.reserve(rows.size());
   for (const DatasetRow& r : rows) {
-    PREFLIGHT_ASSIGN_OR_RETURN(Scenario s, scenario_for_row(r));
+    PREFLIGHT_ASSIGN_OR_RETURN(Scenario s, scenario_for_row(r, options.overrides));
     scenarios.push_back(std::move(s));
   }
   ValidationResult result;

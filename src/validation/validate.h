@@ -67,10 +67,22 @@ struct ValidationOptions {
   int jobs = 1;            // threads; results do not depend on it
   uint64_t seed = 1;       // fold assignment
   int max_evaluations = 120;
+  // Scenario overrides ("section.key=value", as `simulate --set`) applied to every row's scenario
+  // after the row's own keys: a sensitivity study against the measurements. A row the overrides
+  // make invalid is not simulated (published sets: listed with the loader's message; vTrain
+  // sets: the run fails). check_validation_overrides() rejects those that a fit would overwrite.
+  std::vector<std::string> overrides;
   // Called before each cross-validation fold's fit with a line saying which (the CLI prints it
   // on a terminal: a --cv run takes minutes); null: silent. Never changes a result.
   std::function<void(const std::string&)> progress;
 };
+
+// OK, or why `options.overrides` cannot go with its fit: --calibrate and --cv set the GPU
+// constants they fit (cluster.gpu.calibration: the GEMM, attention, HBM and NVFP4 fractions, the
+// launch cost and the collective latencies), the stack's launch cost that feeds the GPU's, and
+// the Grace hosts' factor (cluster.host_overhead_factor) on every row, so an override of one of
+// them would be overwritten unseen.
+Status check_validation_overrides(const ValidationOptions& options);
 
 struct ValidationResult {
   std::vector<RowPrediction> rows;

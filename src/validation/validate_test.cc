@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "validation/dataset.h"
+
 namespace preflight {
 namespace {
 
@@ -97,6 +99,31 @@ TEST(ComputeMetrics, AFailedPredictionIsNeverThePickButItsMeasurementCounts) {
   EXPECT_NEAR(sets[0].jobs[0].regret_pct, 25.0, 1e-9);  // (100 - 80) / 80
   EXPECT_EQ(sets[0].jobs[0].predicted_best_line, 3);
   EXPECT_TRUE(std::isnan(sets[0].jobs[0].spearman));
+}
+
+TEST(ScenarioForRow, OverridesApplyAfterTheRowsOwnKeys) {
+  DatasetRow r;
+  r.set = "multi";
+  r.line = 2;
+  r.gpus = 64;
+  r.global_batch = 512;
+  r.micro_batch = 1;
+  r.hidden = 3072;
+  r.heads = 32;
+  r.layers = 30;
+  r.seq_len = 2048;
+  r.tp = 8;
+  r.dp = 4;
+  r.pp = 2;
+  StatusOr<Scenario> plain = scenario_for_row(r);
+  StatusOr<Scenario> with =
+      scenario_for_row(r, {"cluster.gpu.calibration.kernel_gap=7us", "parallelism.recompute=none"});
+  ASSERT_TRUE(plain.ok() && with.ok()) << with.status().message();
+  EXPECT_NE(plain->cluster.gpu.calibration.kernel_gap, SimTime::microseconds(7));
+  EXPECT_EQ(with->cluster.gpu.calibration.kernel_gap, SimTime::microseconds(7));
+  EXPECT_EQ(plain->parallelism.recompute, Recompute::kFull);  // the row's own key
+  EXPECT_EQ(with->parallelism.recompute, Recompute::kNone);
+  EXPECT_FALSE(scenario_for_row(r, {"parallelism.nonsense=1"}).ok());
 }
 
 }  // namespace
