@@ -46,19 +46,21 @@ std::string with_overrides(const std::string& json_text,
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-// --set checked once before the run: on the first row that simulates without it, so that a
-// misspelt key or a malformed value fails the command (exit 2) rather than every row.
+// --set checked before the run: when no row that simulates without the overrides takes them (a
+// misspelt key, a malformed value), the command fails (exit 2) with the first row's message; an
+// override only some rows cannot take leaves those rows unsimulated, with their reasons.
 template <typename Row, typename Build>
 Status check_overrides_on(const std::vector<Row>& rows, const std::vector<std::string>& overrides,
                           Build build) {
   if (overrides.empty()) return Status();
+  Status first;
   for (const Row& row : rows) {
     if (!build(row, std::vector<std::string>{}).ok()) continue;
     const auto with = build(row, overrides);
     if (with.ok()) return Status();
-    return Status(with.status().code(), "--set: " + with.status().message());
+    if (first.ok()) first = Status(with.status().code(), "--set: " + with.status().message());
   }
-  return Status();
+  return first;
 }
 
 // The first line of `path`, or "" when it cannot be read.
