@@ -509,6 +509,29 @@ TEST(PublishedValidation, OverridesReachEveryRowAndAFitRefusesItsOwnConstants) {
   EXPECT_TRUE(check_validation_overrides(o).ok());
 }
 
+TEST(PublishedValidation, BlackwellUltraTakesBlackwellsAttentionFraction) {
+  // The sample's B200 and GB200 dense rows fit Blackwell's GEMM and attention fractions; its
+  // GB300 row (Nemotron 3 Nano) fits Blackwell Ultra's HBM fraction, and Ultra's attention
+  // fraction is Blackwell's as fitted, not the public start the fit would otherwise keep.
+  StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
+  ASSERT_TRUE(rows.ok());
+  ValidationOptions o;
+  o.calibrate = true;
+  o.max_evaluations = 12;
+  StatusOr<PublishedValidationResult> r = run_published_validation(*rows, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const GpuFit* blackwell = nullptr;
+  const GpuFit* ultra = nullptr;
+  for (const GpuFit& f : r->fitted) {
+    if (f.gpu == "blackwell") blackwell = &f;
+    if (f.gpu == "blackwell-ultra") ultra = &f;
+  }
+  ASSERT_TRUE(blackwell != nullptr && ultra != nullptr);
+  const double start = published_constants()[1].start;
+  EXPECT_NE(blackwell->constants[1], start);  // fitted on the dense rows
+  EXPECT_DOUBLE_EQ(ultra->constants[1], blackwell->constants[1]);
+}
+
 TEST(PublishedValidation, RepeatSpreadComparesAConfigurationsContainers) {
   // One configuration in three containers (100, 110 and 130 ms: the median 110, deviations 9.1,
   // 0 and 18.2 %), its tokens/s and TFLOP/s rows counted once per container; another in one

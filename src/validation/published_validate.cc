@@ -185,6 +185,21 @@ GemmSource gemm_source(const std::string& gpu) {
   return {generation_of(gpu), 1};
 }
 
+// Where a generation's attention fraction comes from. The fitted fraction is that of the
+// tensor cores in cuDNN's fused attention (the softmax's exponentials are timed apart, at each
+// part's special-function rate: GpuConfig::sfu_exp_per_clock), and Blackwell Ultra runs the same
+// sm_100-family kernels on the same fifth-generation tensor cores, with the same dense BF16 peak
+// as its Blackwell counterpart (B300 B200's 2,250 TFLOP/s, GB300 GB200's 2,500); what it changes
+// for attention is the exponentials' rate (twice the units), which the model has from NVIDIA's
+// description of the part. So Blackwell Ultra takes Blackwell's
+// fraction rather than a fit of its own: its dense rows (GB300's) are few and mostly long
+// sequences, and alone they pushed the fraction to the bound of its range (0.80) while its GEMM
+// fraction fell below GB200's best-shape ceiling to make up (docs/calibration.md).
+std::string attention_source(const std::string& generation) {
+  if (generation == "blackwell-ultra") return "blackwell";
+  return generation;
+}
+
 // The constants a scenario on `gpu` runs with: its generation's `own`, the GEMM fraction from
 // `fits` where gemm_source() names another generation that has one.
 std::vector<double> constants_on(const std::string& gpu, const std::vector<double>& own,
@@ -374,6 +389,15 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     fit.gpu = gpu;
     fit.rows = static_cast<int>(all.size());
     fit.constants = start;
+    // A generation whose attention fraction is another's takes it as that one was fitted, and
+    // fits its GEMM fraction alone on its dense rows (attention_source()).
+    double shared_attention = NAN;
+    for (const GpuFit& f : done) {
+      if (f.gpu == attention_source(gpu) && f.gpu != gpu && !f.constants.empty()) {
+        shared_attention = f.constants[1];
+        fit.constants[1] = shared_attention;
+      }
+    }
     // MAPE (%) of rows `train` with constants `x`, each distinct scenario simulated once.
     auto mape = [&](const std::vector<size_t>& train, const std::vector<double>& x) {
       std::map<size_t, size_t> local;  // unique index -> position in the scenario list
@@ -406,9 +430,21 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
       }
       return train.empty() ? 0.0 : sum / static_cast<double>(train.size()) * 100;
     };
-    // The GEMM and attention fractions on the dense rows from `from`, the HBM fraction fixed.
+    // The GEMM and attention fractions on the dense rows from `from`, the HBM fraction fixed;
+    // the GEMM fraction alone where the attention fraction is shared.
     auto fit_compute = [&](const std::vector<double>& from, double step) {
       if (dense.empty()) return from;
+      if (std::isfinite(shared_attention)) {
+        std::vector<double> x = from;
+        x[0] = golden_section(
+            [&](double v) {
+              std::vector<double> y = x;
+              y[0] = v;
+              return mape(dense, y);
+            },
+            lo[0], hi[0], 12);
+        return x;
+      }
       OptimizeOptions o;
       o.max_evaluations = options.max_evaluations;
       o.tolerance = 1e-4;

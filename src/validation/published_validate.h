@@ -43,9 +43,10 @@ struct GroupError {
 
 // The GPU constants calibrated on the published set, per GPU generation, with their search
 // bounds: the sustained GEMM fraction of the dense peak and the fused-attention fraction (fitted
-// on dense rows), and the HBM fraction of memory-bound kernels (fitted on every row). Rows of
-// GPUs with a calibration of their own elsewhere (the A100: the vTrain set) are predicted with
-// the preset and not fitted.
+// on dense rows), and the HBM fraction of memory-bound kernels (fitted on every row). Blackwell
+// Ultra takes Blackwell's attention fraction (the same kernels on the same tensor cores) and fits
+// its GEMM fraction alone. Rows of GPUs with a calibration of their own elsewhere (the A100: the
+// vTrain set) are predicted with the preset and not fitted.
 struct PublishedConstant {
   const char* name;
   double lo, hi, start;  // start: a public figure, never an earlier fit
