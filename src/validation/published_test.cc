@@ -509,10 +509,11 @@ TEST(PublishedValidation, OverridesReachEveryRowAndAFitRefusesItsOwnConstants) {
   EXPECT_TRUE(check_validation_overrides(o).ok());
 }
 
-TEST(PublishedValidation, BlackwellUltraTakesBlackwellsAttentionFraction) {
-  // The sample's B200 and GB200 dense rows fit Blackwell's GEMM and attention fractions; its
-  // GB300 row (Nemotron 3 Nano) fits Blackwell Ultra's HBM fraction, and Ultra's attention
-  // fraction is Blackwell's as fitted, not the public start the fit would otherwise keep.
+TEST(PublishedValidation, BlackwellUltraTakesBlackwellsAttentionFractionAndBothTheMeasuredHbmOne) {
+  // The sample's B200 and GB200 dense rows fit Blackwell's GEMM and attention fractions; Blackwell
+  // Ultra's attention fraction is Blackwell's as fitted, not the public start the fit would
+  // otherwise keep (its one row, GB300's Nemotron 3 Nano, is a hybrid). Both take the HBM fraction
+  // of PyTorch's eager RMSNorm on a B200 (0.45); Hopper's is fitted on its rows.
   StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
   ASSERT_TRUE(rows.ok());
   ValidationOptions o;
@@ -530,6 +531,11 @@ TEST(PublishedValidation, BlackwellUltraTakesBlackwellsAttentionFraction) {
   const double start = published_constants()[1].start;
   EXPECT_NE(blackwell->constants[1], start);  // fitted on the dense rows
   EXPECT_DOUBLE_EQ(ultra->constants[1], blackwell->constants[1]);
+  EXPECT_DOUBLE_EQ(blackwell->constants[2], 0.45);
+  EXPECT_DOUBLE_EQ(ultra->constants[2], 0.45);
+  for (const GpuFit& f : r->fitted) {
+    if (f.gpu == "hopper") EXPECT_NE(f.constants[2], published_constants()[2].start);
+  }
 }
 
 TEST(PublishedValidation, RepeatSpreadComparesAConfigurationsContainers) {

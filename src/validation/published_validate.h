@@ -45,8 +45,9 @@ struct GroupError {
 // bounds: the sustained GEMM fraction of the dense peak and the fused-attention fraction (fitted
 // on dense rows), and the HBM fraction of memory-bound kernels (fitted on every row). Blackwell
 // Ultra takes Blackwell's attention fraction (the same kernels on the same tensor cores) and fits
-// its GEMM fraction alone. Rows of GPUs with a calibration of their own elsewhere (the A100: the
-// vTrain set) are predicted with the preset and not fitted.
+// its GEMM fraction alone; both Blackwell generations take the HBM fraction a public RMSNorm
+// measurement gives (0.45 of a B200's 8 TB/s) rather than a fit. Rows of GPUs with a calibration of
+// their own elsewhere (the A100: the vTrain set) are predicted with the preset and not fitted.
 struct PublishedConstant {
   const char* name;
   double lo, hi, start;  // start: a public figure, never an earlier fit
