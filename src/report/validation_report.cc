@@ -145,6 +145,11 @@ std::string format_published_validation(const PublishedValidationResult& res, bo
       appendf(&out, "%s%-16s %4d rows", label.c_str(), f.gpu.c_str(), f.rows);
       for (size_t i = 0; i < f.constants.size(); ++i) {
         appendf(&out, " %s=%.4g", published_constants()[i].name, f.constants[i]);
+        // The constants a generation takes rather than fits (published_validate.h).
+        if (i == 1 && attention_source(f.gpu) != f.gpu) {
+          appendf(&out, " (%s's)", attention_source(f.gpu).c_str());
+        }
+        if (i == 2 && std::isfinite(measured_memory_fraction(f.gpu))) appendf(&out, " (measured)");
       }
       appendf(&out, "\n");
     }
@@ -196,6 +201,13 @@ std::string published_validation_json(const PublishedValidationResult& res) {
       for (size_t i = 0; i < f.constants.size(); ++i) {
         c[published_constants()[i].name] = f.constants[i];
       }
+      // The constants the generation takes rather than fits, and from where.
+      nlohmann::json taken = nlohmann::json::object();
+      if (attention_source(f.gpu) != f.gpu) {
+        taken["attention_efficiency"] = attention_source(f.gpu);
+      }
+      if (std::isfinite(measured_memory_fraction(f.gpu))) taken["memory_efficiency"] = "measured";
+      if (!taken.empty()) c["not_fitted"] = taken;
       out[f.gpu] = c;
     }
     return out;

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
+#include "report/validation_report.h"
 #include "validation/flops_conventions.h"
 #include "validation/published_validate.h"
 #include "validation/recipes.h"
@@ -536,6 +538,14 @@ TEST(PublishedValidation, BlackwellUltraTakesBlackwellsAttentionFractionAndBothT
   for (const GpuFit& f : r->fitted) {
     if (f.gpu == "hopper") EXPECT_NE(f.constants[2], published_constants()[2].start);
   }
+  // The report says which constants were taken rather than fitted.
+  const std::string text = format_published_validation(*r, /*summary_only=*/true);
+  EXPECT_THAT(text, HasSubstr("(blackwell's)"));
+  EXPECT_THAT(text, HasSubstr("memory_efficiency=0.45 (measured)"));
+  const nlohmann::json j = nlohmann::json::parse(published_validation_json(*r));
+  EXPECT_EQ(j["constants"]["blackwell-ultra"]["not_fitted"]["attention_efficiency"], "blackwell");
+  EXPECT_EQ(j["constants"]["blackwell"]["not_fitted"]["memory_efficiency"], "measured");
+  EXPECT_FALSE(j["constants"]["hopper"].contains("not_fitted"));
 }
 
 TEST(PublishedValidation, RepeatSpreadComparesAConfigurationsContainers) {

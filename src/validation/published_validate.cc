@@ -185,6 +185,8 @@ GemmSource gemm_source(const std::string& gpu) {
   return {generation_of(gpu), 1};
 }
 
+}  // namespace
+
 // Where a generation's attention fraction comes from. The fitted fraction is that of the
 // tensor cores in cuDNN's fused attention (the softmax's exponentials are timed apart, at each
 // part's special-function rate: GpuConfig::sfu_exp_per_clock), and Blackwell Ultra runs the same
@@ -214,6 +216,8 @@ double measured_memory_fraction(const std::string& generation) {
   if (generation == "blackwell" || generation == "blackwell-ultra") return 0.45;
   return NAN;
 }
+
+namespace {
 
 // The constants a scenario on `gpu` runs with: its generation's `own`, the GEMM fraction from
 // `fits` where gemm_source() names another generation that has one.

@@ -56,6 +56,14 @@ const std::vector<PublishedConstant>& published_constants();
 std::vector<double> get_published_calibration(const GpuCalibration& c);
 void set_published_calibration(const std::vector<double>& v, GpuCalibration* c);
 
+// Where a GPU generation's attention fraction comes from: the name of the generation whose fit
+// it takes, its own where it is fitted on its own dense rows ("blackwell-ultra" takes
+// "blackwell"'s: the same kernels on the same tensor cores).
+std::string attention_source(const std::string& generation);
+// A generation's HBM fraction where a public measurement gives it (Blackwell and Blackwell
+// Ultra: PyTorch's eager RMSNorm on a B200, 0.45); NaN where it is fitted.
+double measured_memory_fraction(const std::string& generation);
+
 struct GpuFit {
   std::string gpu;
   int rows = 0;  // training rows of the generation (the dense ones fit GEMM and attention)
