@@ -50,6 +50,8 @@ const std::vector<Base>& bases() {
       {"optional",
        with(kDense, {"cluster.gpus=16", "training.lora.rank=16",
                      "cluster.topology.oversubscription=2:1", "collectives.nvls=auto"})},
+      {"csa", with(kDense, {"model.preset=deepseek-v4-flash", "model.layers=4", "parallelism.tp=1",
+                            "parallelism.ep=4", "training.seq_len=1024"})},
       {"moe-loads", with(kDense, {"model.preset=mixtral-8x7b", "model.layers=4", "parallelism.tp=1",
                                   "parallelism.ep=4", "model.moe.routing=loads",
                                   "model.moe.loads=[4, 1, 1, 1, 1, 1, 1, 1]"})},

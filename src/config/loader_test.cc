@@ -1179,4 +1179,62 @@ TEST(LoadScenarioText, RopeMscaleIsBoundedAndNeedsRope) {
 }
 
 }  // namespace
+TEST(LoadScenarioText, CompressedAttentionAndHyperConnectionsCheckTheirShapes) {
+  // DeepSeek-V4-Flash loads (its preset: model.csa, hyper_connections 4).
+  const std::vector<std::string> v4 = {"model.preset=deepseek-v4-flash",
+                                       "cluster.nodes=2",
+                                       "parallelism.tp=1",
+                                       "parallelism.pp=1",
+                                       "parallelism.ep=8",
+                                       "training.seq_len=4096"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> o = v4;
+    o.insert(o.end(), more.begin(), more.end());
+    return o;
+  };
+  StatusOr<Scenario> s = load(kSmall, v4);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->model.csa.ratio(0), 0);
+  EXPECT_EQ(s->model.csa.ratio(2), 4);
+  EXPECT_TRUE(s->model.csa.indexed(2));
+  EXPECT_EQ(s->model.csa.ratio(3), 128);
+  EXPECT_FALSE(s->model.csa.indexed(3));
+  EXPECT_EQ(s->model.csa.ratio(43), 0);  // the MTP module's entry
+  EXPECT_EQ(s->model.hyper_connections, 4);
+  // Shapes the attention cannot have.
+  expect_user_error(load_error(kSmall, with({"model.csa.o_groups=7"})),
+                    {"test.yaml: model.csa.o_groups: 7", "divisor of model.heads (64)"});
+  expect_user_error(load_error(kSmall, with({"model.csa.rope_dim=1024"})),
+                    {"model.csa.rope_dim: 1024", "model.head_dim (512)"});
+  expect_user_error(load_error(kSmall, with({"model.csa.index_topk=0"})),
+                    {"model.csa.csa_ratio: 4", "index_topk"});
+  expect_user_error(load_error(kSmall, with({"model.sliding_window=0"})),
+                    {"model.sliding_window", "window of raw tokens"});
+  expect_user_error(load_error(kSmall, with({"model.csa.compress_ratios=[0, 4.5]"})),
+                    {"model.csa.compress_ratios", "4.5", "whole numbers"});
+  expect_user_error(load_error(kSmall, with({"model.csa.compress_ratios=[0, -4]"})),
+                    {"model.csa.compress_ratios"});
+  expect_user_error(
+      load_error(kSmall, with({"model.mla.kv_lora_rank=512", "model.mla.qk_nope_head_dim=128",
+                               "model.mla.qk_rope_head_dim=64", "model.mla.v_head_dim=128",
+                               "model.kv_heads=64"})),
+      {"model.csa", "model.mla, not both"});
+  // Hyper-connections: a bounded stream count, Sinkhorn steps only with streams to mix.
+  expect_user_error(load_error(kSmall, with({"model.hyper_connections=65"})),
+                    {"model.hyper_connections: 65", "at most 64"});
+  expect_user_error(load_error(kSmall, {"model.hc_sinkhorn_iterations=10"}),
+                    {"model.hc_sinkhorn_iterations", "hyper_connections above 1"});
+  // Parallelism the model does not cover, and what TP must divide.
+  expect_user_error(load_error(kSmall, with({"parallelism.cp=2"})),
+                    {"parallelism.cp: 2", "compressed attention", "cp 1"});
+  expect_user_error(load_error(kSmall, with({"training.flash_attention=false"})),
+                    {"training.flash_attention: false", "fused sparse attention"});
+  expect_user_error(load_error(kSmall, with({"parallelism.tp=8", "parallelism.etp=1",
+                                             "parallelism.sequence_parallel=true",
+                                             "model.csa.o_groups=4", "cluster.nodes=16"})),
+                    {"parallelism.tp: 8", "model.csa.o_groups (4)"});
+  expect_user_error(load_error(kSmall, {"model.preset=nemotron-h-8b", "model.hyper_connections=4"}),
+                    {"model.hyper_connections: 4", "hybrid_pattern"});
+}
+
 }  // namespace preflight

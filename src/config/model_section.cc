@@ -3,10 +3,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "config/loader_sections.h"
 #include "config/presets.h"
@@ -133,6 +135,75 @@ Status read_mla(const YAML::Node& node, const std::string& source, ModelConfig* 
   return Status();
 }
 
+// model.csa: absent = ordinary attention (or MLA). DeepSeek-V4's hybrid compressed attention
+// (CsaConfig in config/scenario.h).
+Status read_csa(const YAML::Node& node, const std::string& source, ModelConfig* m) {
+  if (!node) return Status();
+  YamlReader r(node, source, "model.csa");
+  CsaConfig& a = m->csa;
+  a.q_lora_rank = r.required_int("q_lora_rank");
+  a.o_lora_rank = r.required_int("o_lora_rank");
+  a.o_groups = r.get_int("o_groups", 1);
+  a.rope_dim = r.get_int("rope_dim", 0, 0);
+  const std::vector<double> ratios = r.get_double_list("compress_ratios", 0, 1e6);
+  a.csa_ratio = r.get_int("csa_ratio", 0, 0);
+  a.index_heads = r.get_int("index_heads", 0, 0);
+  a.index_head_dim = r.get_int("index_head_dim", 0, 0);
+  a.index_topk = r.get_int("index_topk", 0, 0);
+  for (double v : ratios) {
+    if (v != std::floor(v)) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%g", v);
+      r.fail("compress_ratios", std::string(text) + ": expected whole numbers of tokens per entry");
+      break;
+    }
+    a.compress_ratios.push_back(static_cast<int>(v));
+  }
+  PREFLIGHT_RETURN_IF_ERROR(r.finish());
+  const std::string at = source + ": model.csa.";
+  // One entry per layer, then per MTP module; entries past those belong to no layer (Hugging
+  // Face's configs ship a few more, and a model cut to fewer layers keeps its list).
+  const int max_ratios = m->layers + m->mtp_layers;
+  if (m->heads % a.o_groups != 0) {
+    return invalid_argument(at + "o_groups: " + std::to_string(a.o_groups) +
+                            ": expected a divisor of model.heads (" + std::to_string(m->heads) +
+                            ")");
+  }
+  if (a.rope_dim > m->head_dim()) {
+    return invalid_argument(at + "rope_dim: " + std::to_string(a.rope_dim) +
+                            ": expected at most model.head_dim (" + std::to_string(m->head_dim()) +
+                            ")");
+  }
+  bool any_indexed = false;
+  for (int i = 0; i < max_ratios; ++i) any_indexed = any_indexed || a.indexed(i);
+  if (any_indexed && (a.index_heads <= 0 || a.index_head_dim <= 0 || a.index_topk <= 0)) {
+    return invalid_argument(at + "csa_ratio: " + std::to_string(a.csa_ratio) +
+                            ": its layers select entries with the lightning indexer: expected "
+                            "positive index_heads, index_head_dim and index_topk");
+  }
+  if (m->sliding_window <= 0) {
+    return invalid_argument(source +
+                            ": model.sliding_window: missing: every layer of model.csa attends "
+                            "to a window of raw tokens; expected a positive window (V4: 128)");
+  }
+  if (m->sliding_window_pattern != 0) {
+    return invalid_argument(
+        source + ": model.sliding_window_pattern: " + std::to_string(m->sliding_window_pattern) +
+        ": model.csa gives each layer its window and compression "
+        "(compress_ratios); expected no sliding_window_pattern");
+  }
+  if (m->mla.enabled()) {
+    return invalid_argument(source +
+                            ": model.csa: expected either model.csa or model.mla, not both");
+  }
+  if (m->is_hybrid()) {
+    return invalid_argument(source +
+                            ": model.csa: expected no hybrid_pattern (compressed attention runs "
+                            "in every layer of a transformer)");
+  }
+  return Status();
+}
+
 }  // namespace
 
 Status read_model(const YAML::Node& node, const std::string& source, ModelConfig* m) {
@@ -193,9 +264,24 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   if (r.has("hybrid_pattern") && m->hybrid_pattern.empty()) {
     r.fail("hybrid_pattern", "'': expected one of M * - E per layer, e.g. \"M-M*-\"");
   }
+  m->hyper_connections = r.get_int("hyper_connections", 0, 0);
+  if (m->hyper_connections > 64) {
+    r.fail("hyper_connections", std::to_string(m->hyper_connections) +
+                                    ": expected at most 64 residual streams (DeepSeek-V4: 4)");
+  }
+  m->hc_sinkhorn_iterations = r.get_int("hc_sinkhorn_iterations", 20, 0);
+  if (r.has("hc_sinkhorn_iterations") && m->hyper_connections <= 1) {
+    r.fail("hc_sinkhorn_iterations",
+           "mixes the streams of hyper-connections: expected model.hyper_connections above 1");
+  }
+  if (m->hc_sinkhorn_iterations > 1000) {
+    r.fail("hc_sinkhorn_iterations",
+           std::to_string(m->hc_sinkhorn_iterations) + ": expected at most 1000 (DeepSeek-V4: 20)");
+  }
   r.skip("moe");
   r.skip("mla");
   r.skip("mamba");
+  r.skip("csa");
   PREFLIGHT_RETURN_IF_ERROR(r.finish());
   PREFLIGHT_RETURN_IF_ERROR(read_moe(node["moe"], source, m));
   PREFLIGHT_RETURN_IF_ERROR(read_mla(node["mla"], source, m));
@@ -206,6 +292,7 @@ Status read_model(const YAML::Node& node, const std::string& source, ModelConfig
   }
   PREFLIGHT_RETURN_IF_ERROR(read_mamba(node["mamba"], source, m));
   PREFLIGHT_RETURN_IF_ERROR(validate_hybrid_model(*m).with_prefix(source + ": "));
+  PREFLIGHT_RETURN_IF_ERROR(read_csa(node["csa"], source, m));
   if (m->head_dim_override == 0 && m->hidden % m->heads != 0) {
     return invalid_argument(source + ": model.heads: " + std::to_string(m->heads) +
                             ": expected a divisor of model.hidden (" + std::to_string(m->hidden) +

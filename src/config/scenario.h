@@ -149,6 +149,42 @@ struct MlaConfig {
   bool enabled() const { return kv_lora_rank > 0; }
 };
 
+// DeepSeek-V4's hybrid compressed attention (Megatron-Core's dsv4_hybrid attention variant;
+// deepseek-ai/DeepSeek-V4-Flash config.json), on model.heads query heads of model.head_dim over
+// model.kv_heads shared K/V heads (V4: one, K = V) of the same width:
+//   * queries from a latent of `q_lora_rank` (down, norm, up), K/V projected directly, RoPE on
+//     `rope_dim` of each head;
+//   * every layer attends to the last model.sliding_window raw tokens; a layer whose entry in
+//     `compress_ratios` is r > 0 also attends to its compressed K/V, one entry per r tokens
+//     (a learned gated pooling, "the compressor"); layers with r = `csa_ratio` (V4: 4, compressed
+//     sparse attention) keep the `index_topk` entries a lightning indexer of `index_heads` ×
+//     `index_head_dim` scores, the others (heavily compressed attention) all of them;
+//   * the output projection in `o_groups` groups, each of heads/o_groups heads down to
+//     `o_lora_rank`, then one GEMM of o_groups·o_lora_rank → hidden.
+// Unused (q_lora_rank 0) without model.csa.
+struct CsaConfig {
+  int q_lora_rank = 0;
+  int o_lora_rank = 0;
+  int o_groups = 1;
+  int rope_dim = 0;
+  std::vector<int> compress_ratios;  // per layer, then per MTP module; missing entries are 0
+  int csa_ratio = 0;
+  int index_heads = 0;
+  int index_head_dim = 0;
+  int index_topk = 0;
+
+  bool enabled() const { return q_lora_rank > 0; }
+  // The compression ratio of layer `i` (0: the window only); MTP module j is layer layers + j.
+  int ratio(int i) const {
+    return i >= 0 && i < static_cast<int>(compress_ratios.size()) ? compress_ratios[i] : 0;
+  }
+  // Whether layer `i` selects its compressed entries with the lightning indexer.
+  bool indexed(int i) const { return ratio(i) > 0 && ratio(i) == csa_ratio; }
+  // The compressor's output width per entry, in K/V widths: 2 for the indexed layers, whose
+  // compressor pools overlapping windows (two sets of projections), 1 for the others.
+  int overlap(int i) const { return indexed(i) ? 2 : 1; }
+};
+
 // A decoder-only transformer (GPT/LLaMA family), dense or mixture-of-experts; or a hybrid
 // (`hybrid_pattern`) whose layers are each one Mamba-2 mixer, attention, MLP or MoE block.
 struct ModelConfig {
@@ -200,6 +236,14 @@ struct ModelConfig {
   MoeConfig moe;
   MlaConfig mla;
   MambaConfig mamba;
+  CsaConfig csa;
+  // Manifold-constrained hyper-connections (DeepSeek-V4's mHC; config.json hc_mult): the
+  // residual stream widened to `hyper_connections` streams of model.hidden, mixed before and
+  // after each sublayer by per-token weights from one small GEMM over all streams, the mixing
+  // matrix made doubly stochastic by `hc_sinkhorn_iterations` Sinkhorn steps. 0 or 1 = the
+  // ordinary residual.
+  int hyper_connections = 0;
+  int hc_sinkhorn_iterations = 20;
 
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
   bool is_hybrid() const { return !hybrid_pattern.empty(); }

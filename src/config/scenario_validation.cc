@@ -86,8 +86,9 @@ Status validate_recompute_modules(const Scenario& s) {
   if (p.recomputes(RecomputeModule::kMlp) && !dense_mlp) {
     return missing(RecomputeModule::kMlp, "dense MLP layer (moe recomputes a MoE layer)");
   }
-  if (p.recomputes(RecomputeModule::kMlaUpProj) && !m.mla.enabled()) {
-    return missing(RecomputeModule::kMlaUpProj, "multi-head latent attention");
+  if (p.recomputes(RecomputeModule::kMlaUpProj) && !m.mla.enabled() && !m.csa.enabled()) {
+    return missing(RecomputeModule::kMlaUpProj,
+                   "multi-head latent attention or compressed attention (model.mla, model.csa)");
   }
   return Status();
 }
@@ -204,6 +205,34 @@ Status validate_moe_and_cp(const Scenario& s) {
                               str(int64_t{m.heads} * (m.mla.qk_nope_head_dim + m.mla.v_head_dim)) +
                               ")");
     }
+  }
+  if (m.csa.enabled()) {
+    const CsaConfig& a = m.csa;
+    if (p.cp > 1) {
+      return invalid_argument("parallelism.cp: " + str(p.cp) +
+                              ": context parallelism of compressed attention (model.csa) is not "
+                              "modelled; expected cp 1");
+    }
+    if (!t.flash_attention) {
+      return invalid_argument(
+          "training.flash_attention: false: compressed attention (model.csa) runs fused sparse "
+          "attention kernels; expected true");
+    }
+    if (a.o_groups % p.tp != 0) {
+      return invalid_argument("parallelism.tp: " + str(p.tp) +
+                              ": expected a divisor of model.csa.o_groups (" + str(a.o_groups) +
+                              "), whose groups TP splits");
+    }
+    if (a.index_heads > 0 && a.index_heads % p.tp != 0) {
+      return invalid_argument("parallelism.tp: " + str(p.tp) +
+                              ": expected a divisor of model.csa.index_heads (" +
+                              str(a.index_heads) + "), which TP splits");
+    }
+  }
+  if (m.hyper_connections > 1 && m.is_hybrid()) {
+    return invalid_argument("model.hyper_connections: " + str(m.hyper_connections) +
+                            ": hyper-connections are modelled around a transformer's attention "
+                            "and MLP; expected none with model.hybrid_pattern");
   }
   const bool zb = p.schedule == Schedule::kZeroBubbleH1 || p.schedule == Schedule::kZeroBubbleH2;
   if ((zb || p.schedule == Schedule::kDualPipe) && p.vpp > 1) {

@@ -108,6 +108,23 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
               whole;
     flash_grad = 4.0 * tokens * heads * qk + 2.0 * tokens * heads * (2.0 * qk + v);
   }
+  if (m.csa.enabled()) {
+    // Compressed attention (model.csa): the GQA tensors above (Q, K/V, the core's output as the
+    // grouped projection's input) plus the second projection's input (o_groups/t · r_o, g B);
+    // whole under TP the query latent before and after its norm (2·r_q) and the K/V before its
+    // norm; where a layer is indexed, the indexer's queries (i_h/t · i_d) and each query's kept
+    // entries (4 B indices), counted on every layer (an upper bound for the others).
+    const CsaConfig& a = m.csa;
+    attention += g * tokens * static_cast<double>(a.o_groups) / t * a.o_lora_rank;
+    l.mla_up = 2.0 * tokens * q;
+    latents = 2.0 * tokens * (2.0 * a.q_lora_rank + kv) / whole;
+    bool indexed = false;
+    for (int i = 0; i < m.layers; ++i) indexed = indexed || a.indexed(i);
+    if (indexed) {
+      attention += 2.0 * tokens * static_cast<double>(a.index_heads) / t * a.index_head_dim +
+                   4.0 * tokens * a.index_topk;
+    }
+  }
   // The MLP's saved tensors (GELU: its input and FC2's input; SwiGLU: gate and up, and FC2's
   // input), and the largest gradient pair of its backward.
   // A clamped gated activation (model.activation_clamp) keeps one more copy of FC1's output: the
@@ -167,6 +184,15 @@ LayerPieces layer_pieces(const Scenario& sc, bool moe_layer) {
   l.core_grad =
       sc.training.flash_attention ? flash_grad : (m.dropout ? 4.0 : 2.0) * heads * s_local * s * b;
   l.io_grad = 4.0 * tokens * h / whole;
+  // Hyper-connections (model.hyper_connections n > 1): the residual stream is n·h wide, the
+  // layer's input (its checkpoint) and each sublayer's mixing input kept whole (n·h, 2 B), the
+  // gradients of the layer's output and input likewise.
+  if (m.hyper_connections > 1) {
+    const double n = m.hyper_connections;
+    l.checkpoint *= n;
+    l.io_grad *= n;
+    l.replicated += 2 * 2.0 * tokens * n * h / whole;
+  }
   return l;
 }
 

@@ -73,6 +73,49 @@ double attention_core_flops(const ModelConfig& m, double t, int seq_len, int win
   return 4.0 * t * keys * q;
 }
 
+// Σ_{p=1..n} ⌊p/r⌋: ⌊p/r⌋ = j for r values of p each (j ≥ 1), the last block partly:
+// r·Q(Q−1)/2 + Q·(n − Q·r + 1), Q = ⌊n/r⌋.
+double floor_sum(int64_t n, int64_t r) {
+  if (n <= 0 || r <= 0) return 0;
+  const double q = static_cast<double>(n / r);
+  return static_cast<double>(r) * q * (q - 1) / 2 + q * static_cast<double>(n - (n / r) * r + 1);
+}
+
+// Σ_{p=1..n} min(⌊p/r⌋, k): from p = k·r on every term is k.
+double capped_floor_sum(int64_t n, int64_t r, int64_t k) {
+  if (k <= 0 || n / r <= k) return floor_sum(n, r);
+  return floor_sum(k * r - 1, r) + static_cast<double>(k) * static_cast<double>(n - k * r + 1);
+}
+
+// The weights of model.csa's shared projections (no norms): W_DQ h·r_q, W_UQ r_q·a·d_h, W_KV
+// h·g·d_h, the grouped W_O1 a·d_h·r_o (o_groups blocks of (a/o_groups)·d_h × r_o) and W_O2
+// (o_groups·r_o)·h.
+int64_t csa_gemm_parameters(const ModelConfig& m) {
+  const CsaConfig& a = m.csa;
+  const int64_t h = m.hidden;
+  const int64_t q = int64_t{m.heads} * m.head_dim();
+  const int64_t kv = int64_t{m.kv_heads} * m.head_dim();
+  return h * a.q_lora_rank + int64_t{a.q_lora_rank} * q + h * kv + q * a.o_lora_rank +
+         int64_t{a.o_groups} * a.o_lora_rank * h;
+}
+
+// The GEMM weights of layer `layer`'s compressors and indexer (csa_layer_parameters without the
+// position biases and norms).
+int64_t csa_layer_gemm_parameters(const ModelConfig& m, int layer) {
+  const CsaConfig& a = m.csa;
+  const int r = a.ratio(layer);
+  if (!a.enabled() || r <= 0) return 0;
+  const int64_t h = m.hidden;
+  const int64_t o = a.overlap(layer);
+  const int64_t kv = int64_t{m.kv_heads} * m.head_dim();
+  int64_t p = 2 * h * o * kv;
+  if (a.indexed(layer)) {
+    p += int64_t{a.q_lora_rank} * a.index_heads * a.index_head_dim + h * a.index_heads +
+         2 * h * o * a.index_head_dim;
+  }
+  return p;
+}
+
 }  // namespace
 
 int64_t lora_parameters(const ModelConfig& m, const LoraConfig& lora, int layer) {
@@ -80,7 +123,7 @@ int64_t lora_parameters(const ModelConfig& m, const LoraConfig& lora, int layer)
   const int64_t r = lora.rank;
   const int64_t h = m.hidden;
   int64_t p = 0;
-  if (m.has_attention(layer) && !m.mla.enabled()) {
+  if (m.has_attention(layer) && !m.mla.enabled() && !m.csa.enabled()) {
     const int64_t q = int64_t{m.heads} * m.head_dim();
     const int64_t kv = int64_t{m.kv_heads} * m.head_dim();
     if (lora.targets_layer("qkv")) p += r * (h + q + 2 * kv);
@@ -110,6 +153,11 @@ int attention_window(const ModelConfig& m, int layer) {
 int64_t attention_parameters(const ModelConfig& m) {
   const int64_t h = m.hidden;
   const int64_t sinks = m.attention_sinks ? m.heads : 0;
+  if (m.csa.enabled()) {
+    // The shared projections and the norms of the query latent and of the K/V.
+    return csa_gemm_parameters(m) + norm_parameters(m, m.csa.q_lora_rank) +
+           norm_parameters(m, int64_t{m.kv_heads} * m.head_dim()) + sinks;
+  }
   if (m.mla.enabled()) {
     const MlaConfig& a = m.mla;
     const int64_t heads = m.heads;
@@ -130,6 +178,71 @@ int64_t attention_parameters(const ModelConfig& m) {
   // QK-norm: one head_dim-wide norm for the queries, one for the keys.
   if (m.qk_layernorm) p += 2 * norm_parameters(m, dh);
   return p + sinks;
+}
+
+double csa_window_keys(const ModelConfig& m, int seq_len, bool causal) {
+  const double s = seq_len;
+  const double w = std::min<double>(m.sliding_window, s);
+  if (!causal || s <= 0) return w;
+  return (w * (w + 1) / 2 + (s - w) * w) / s;
+}
+
+double csa_compressed_keys(const ModelConfig& m, int layer, int seq_len, bool causal) {
+  const CsaConfig& a = m.csa;
+  const int64_t r = a.ratio(layer);
+  if (!a.enabled() || r <= 0 || seq_len <= 0) return 0;
+  const int64_t k = a.indexed(layer) ? a.index_topk : 0;
+  if (!causal) {
+    const int64_t all = seq_len / r;
+    return static_cast<double>(k > 0 ? std::min(all, k) : all);
+  }
+  return capped_floor_sum(seq_len, r, k) / seq_len;
+}
+
+double csa_index_candidates(const ModelConfig& m, int layer, int seq_len, bool causal) {
+  const CsaConfig& a = m.csa;
+  if (!a.enabled() || !a.indexed(layer) || seq_len <= 0) return 0;
+  const int64_t r = a.ratio(layer);
+  if (!causal) return static_cast<double>(seq_len / r);
+  return floor_sum(seq_len, r) / seq_len;
+}
+
+int64_t csa_layer_parameters(const ModelConfig& m, int layer) {
+  const CsaConfig& a = m.csa;
+  const int r = a.ratio(layer);
+  if (!a.enabled() || r <= 0) return 0;
+  const int64_t o = a.overlap(layer);
+  const int64_t kv = int64_t{m.kv_heads} * m.head_dim();
+  int64_t p = csa_layer_gemm_parameters(m, layer) + r * o * kv + norm_parameters(m, kv);
+  if (a.indexed(layer)) p += r * o * a.index_head_dim + norm_parameters(m, a.index_head_dim);
+  return p;
+}
+
+int64_t hyper_connection_parameters(const ModelConfig& m) {
+  const int64_t n = m.hyper_connections;
+  if (n <= 1) return 0;
+  const int64_t mix = n * n + 2 * n;
+  return 2 * (n * m.hidden * mix + mix + 3);
+}
+
+double csa_attention_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int layer,
+                                   bool causal) {
+  const CsaConfig& a = m.csa;
+  const double t = static_cast<double>(tokens);
+  const double weights =
+      static_cast<double>(csa_gemm_parameters(m) + csa_layer_gemm_parameters(m, layer));
+  const double keys =
+      csa_window_keys(m, seq_len, causal) + csa_compressed_keys(m, layer, seq_len, causal);
+  const double core = 4.0 * t * m.heads * keys * m.head_dim();
+  const double index =
+      2.0 * t * a.index_heads * csa_index_candidates(m, layer, seq_len, causal) * a.index_head_dim;
+  return 2.0 * t * weights + core + index;
+}
+
+double hyper_connection_forward_flops(const ModelConfig& m, int64_t tokens) {
+  const double n = m.hyper_connections;
+  if (n <= 1) return 0;
+  return 2 * 2.0 * static_cast<double>(tokens) * n * m.hidden * (n * n + 2 * n);
 }
 
 int64_t mamba_parameters(const ModelConfig& m) {
@@ -188,7 +301,8 @@ int64_t layer_parameters(const ModelConfig& m, int layer) {
     if (m.is_moe_layer(layer)) return norm + moe_block_parameters(m, layer);
     return norm + dense_mlp_parameters(m);
   }
-  const int64_t common = attention_parameters(m) + 2 * norm_parameters(m, m.hidden);
+  const int64_t common = attention_parameters(m) + csa_layer_parameters(m, layer) +
+                         hyper_connection_parameters(m) + 2 * norm_parameters(m, m.hidden);
   if (!m.is_moe_layer(layer)) return common + dense_mlp_parameters(m);
   return common + moe_block_parameters(m, layer);
 }
@@ -312,6 +426,11 @@ double layer_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, in
     }
     return mlp_forward_flops(m, tokens, layer);
   }
+  if (m.csa.enabled()) {
+    return (csa_attention_forward_flops(m, tokens, seq_len, layer, /*causal=*/false) +
+            mlp_forward_flops(m, tokens, layer)) +
+           hyper_connection_forward_flops(m, tokens);
+  }
   return (attention_gemm_flops(m, t) + mlp_forward_flops(m, tokens, layer)) +
          attention_core_flops(m, t, seq_len, attention_window(m, layer));
 }
@@ -327,6 +446,7 @@ double model_flops_per_iteration(const Scenario& s) {
     char symbol;  // a hybrid's pattern character, else 'T'
     bool moe;
     int window;
+    int ratio;  // model.csa's compression ratio
     int first;
     int count;
   };
@@ -335,11 +455,12 @@ double model_flops_per_iteration(const Scenario& s) {
     const char symbol = m.is_hybrid() ? m.hybrid_pattern[i] : 'T';
     const bool moe = m.is_moe_layer(i);
     const int window = attention_window(m, i);
+    const int ratio = m.csa.ratio(i);
     auto it = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) {
-      return k.symbol == symbol && k.moe == moe && k.window == window;
+      return k.symbol == symbol && k.moe == moe && k.window == window && k.ratio == ratio;
     });
     if (it == kinds.end()) {
-      kinds.push_back(Kind{symbol, moe, window, i, 1});
+      kinds.push_back(Kind{symbol, moe, window, ratio, i, 1});
     } else {
       ++it->count;
     }
@@ -352,11 +473,22 @@ double model_flops_per_iteration(const Scenario& s) {
     // Each module: the projection of [norm(h); norm(embedding)] (2h → h), a block like the
     // last layer with full attention, and the shared output head.
     const double t = static_cast<double>(tokens);
-    const double module = 2.0 * t * 2.0 * m.hidden * m.hidden +
-                          (attention_forward_flops(m, tokens, seq, 0) +
-                           mlp_forward_flops(m, tokens, mtp_mlp_layer(m))) +
-                          logits;
-    forward += module * m.mtp_layers;
+    if (m.csa.enabled()) {
+      // Module d attends as "layer" layers + d (its model.csa.compress_ratios entry).
+      for (int d = 0; d < m.mtp_layers; ++d) {
+        forward += 2.0 * t * 2.0 * m.hidden * m.hidden +
+                   (csa_attention_forward_flops(m, tokens, seq, m.layers + d, false) +
+                    hyper_connection_forward_flops(m, tokens) +
+                    mlp_forward_flops(m, tokens, mtp_mlp_layer(m))) +
+                   logits;
+      }
+    } else {
+      const double module = 2.0 * t * 2.0 * m.hidden * m.hidden +
+                            (attention_forward_flops(m, tokens, seq, 0) +
+                             mlp_forward_flops(m, tokens, mtp_mlp_layer(m))) +
+                            logits;
+      forward += module * m.mtp_layers;
+    }
   }
   return 3.0 * forward;
 }
@@ -373,6 +505,13 @@ double causal_model_flops_per_iteration(const Scenario& s) {
     return (w * (w + 1) / 2 + (sl - w) * w) / sl / w;
   };
   double saved = 0;  // forward attention-core FLOPs the non-causal count adds
+  if (m.csa.enabled()) {
+    for (int i = 0; i < m.layers + m.mtp_layers; ++i) {
+      saved += csa_attention_forward_flops(m, tokens, seq, i, false) -
+               csa_attention_forward_flops(m, tokens, seq, i, true);
+    }
+    return model_flops_per_iteration(s) - 3.0 * saved;
+  }
   for (int i = 0; i < m.layers; ++i) {
     if (!m.has_attention(i)) continue;
     const int window = attention_window(m, i);

@@ -34,6 +34,41 @@ int attention_window(const ModelConfig& m, int layer);
 // Plus one sink logit per head with model.attention_sinks.
 int64_t attention_parameters(const ModelConfig& m);
 
+// DeepSeek-V4's compressed attention (model.csa; CsaConfig), for layer `layer` (MTP module j:
+// layer layers + j) in sequences of `seq_len` tokens. A query at position p (1-based) attends to
+// min(p, w) raw tokens of the window w and to min(⌊p/r⌋, k) compressed entries, r its layer's
+// ratio (none at r = 0) and k model.csa.index_topk on the indexed layers (no cap elsewhere);
+// the lightning indexer scores all ⌊p/r⌋ of them. `causal` false counts every query as the last
+// (p = seq_len: the non-causal count of the 2021 convention), true averages over p:
+//   window:     (w(w+1)/2 + (s − w)·w)/s
+//   compressed: (1/s)·Σ_{p=1..s} min(⌊p/r⌋, k), in closed form (transformer.cc).
+double csa_window_keys(const ModelConfig& m, int seq_len, bool causal);
+double csa_compressed_keys(const ModelConfig& m, int layer, int seq_len, bool causal);
+double csa_index_candidates(const ModelConfig& m, int layer, int seq_len, bool causal);
+
+// Parameters of model.csa's per-layer parts: on a layer of ratio r > 0 the compressor, K/V and
+// gate projections h·(o·kv) each (o = 2 on the indexed layers, whose windows overlap; kv = kv
+// heads · head_dim), a position bias r·o·kv and a norm of kv; on an indexed layer also the
+// indexer, its query up-projection r_q·(i_h·i_d), head weights h·i_h and a compressor of its own
+// at width i_d. 0 without model.csa or at r = 0.
+int64_t csa_layer_parameters(const ModelConfig& m, int layer);
+
+// Parameters of one layer's hyper-connections (model.hyper_connections n > 1): per sublayer
+// (attention, MLP) the mixing weights' projection (n·h)·(n² + 2n), their biases n² + 2n and
+// three gates; 0 without.
+int64_t hyper_connection_parameters(const ModelConfig& m);
+
+// Forward FLOPs of layer `layer`'s compressed attention for `tokens` tokens: the projections
+// (2·T·weights, the compressors' and the indexer's included), the core 4·T·a·keys·d_h (QKᵀ and
+// the weighted sum over the window and compressed keys) and the indexer's scores
+// 2·T·i_h·candidates·i_d; `causal` as above.
+double csa_attention_forward_flops(const ModelConfig& m, int64_t tokens, int seq_len, int layer,
+                                   bool causal);
+
+// Forward FLOPs of one layer's hyper-connections for `tokens` tokens: per sublayer the mixing
+// weights' projection 2·T·(n·h)·(n² + 2n); 0 without.
+double hyper_connection_forward_flops(const ModelConfig& m, int64_t tokens);
+
 // Parameters of one Mamba-2 mixer (all TP shards), without the norm before it; Megatron-Core's
 // MambaMixer with d = d_inner = H·P, c = conv_dim = d + 2·G·N (docs/model.md §3):
 //   in_proj h·(2d + 2GN + H), conv1d K·c weights + c biases, A_log, D and dt_bias H each, the

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -372,6 +373,75 @@ TEST(StageLayerIds, ConsecutiveRangesOrInterleavedChunks) {
   s.parallelism.vpp = 2;
   EXPECT_EQ(stage_layer_ids(s, 0), (std::vector<int>{0, 1, 4, 5}));
   EXPECT_EQ(stage_layer_ids(s, 1), (std::vector<int>{2, 3, 6, 7}));
+}
+
+TEST(TotalParameters, DeepSeekV4FlashIs284BillionWith13BillionActive) {
+  // DeepSeek-V4-Flash (config.json): 43 MoE layers of h 4096, 256 experts of 2048 top-6 and one
+  // shared, compressed attention (64 heads of 512, one K/V head, query latent 1024, 8 output
+  // groups down to 1024), mHC with 4 streams. Per layer, in closed form:
+  //   attention  h·r_q + r_q·a·d + h·d + a·d·r_o + g·r_o·h + norms r_q + d = 106,956,288
+  //   mHC        2·(4h·24 + 24 + 3) = 786,486; two norms 2h = 8,192
+  //   MoE        router h·256 + shared 3·h·2048 + 256 experts × 3·h·2048 = 6,468,665,344
+  //   ratio 4    compressor 2·h·2·d + bias 4·2·d + norm d; indexer r_q·64·128 + h·64
+  //              + its compressor 2·h·2·128 + 4·2·128 + 128: 19,142,272 (21 layers)
+  //   ratio 128  compressor 2·h·d + 128·d + d: 4,260,352 (20 layers); ratio 0 (2 layers): none
+  // + untied embedding and output layer 2 × 129280·4096 + final norm: 284,332,161,938, the
+  // "284B" of the release. Active: 6 of 256 experts, 13.80B with the embedding and the
+  // output layer, 13.27B without the embedding (the release's "13B").
+  const ModelConfig m = preset("deepseek-v4-flash");
+  EXPECT_EQ(attention_parameters(m), 106'956'288);
+  EXPECT_EQ(hyper_connection_parameters(m), 786'486);
+  EXPECT_EQ(csa_layer_parameters(m, 0), 0);
+  EXPECT_EQ(csa_layer_parameters(m, 2), 19'142'272);
+  EXPECT_EQ(csa_layer_parameters(m, 3), 4'260'352);
+  const int64_t total = total_parameters(m, 1, 4096);
+  EXPECT_EQ(total, 43LL * (106'956'288 + 786'486 + 8'192 + 6'468'665'344) + 21LL * 19'142'272 +
+                       20LL * 4'260'352 + 2LL * 129280 * 4096 + 4096);
+  EXPECT_NEAR(billions(total) / 284.0, 1.0, 0.002);
+  const int64_t active = active_parameters(m, 1, 4096);
+  EXPECT_EQ(active, total - 43LL * 250 * 3 * 4096 * 2048);
+  EXPECT_NEAR(billions(active - 129280LL * 4096) / 13.0, 1.0, 0.025);
+}
+
+TEST(CompressedAttention, KeysPerQueryMatchTheirDirectSums) {
+  // A query at position p (1..s) attends to min(p, 128) window tokens and min(⌊p/r⌋, k)
+  // compressed entries (k = 512 on the indexed ratio-4 layers, no cap at ratio 128); the
+  // indexer scores all ⌊p/4⌋. The closed forms against the sums themselves.
+  const ModelConfig m = preset("deepseek-v4-flash");
+  for (const int s : {100, 4096, 4099, 65536}) {
+    double window = 0, csa = 0, hca = 0, candidates = 0;
+    for (int p = 1; p <= s; ++p) {
+      window += std::min(p, 128);
+      csa += std::min(p / 4, 512);
+      hca += p / 128;
+      candidates += p / 4;
+    }
+    EXPECT_NEAR(csa_window_keys(m, s, true), window / s, 1e-9) << s;
+    EXPECT_NEAR(csa_compressed_keys(m, 2, s, true), csa / s, 1e-9) << s;
+    EXPECT_NEAR(csa_compressed_keys(m, 3, s, true), hca / s, 1e-9) << s;
+    EXPECT_NEAR(csa_index_candidates(m, 2, s, true), candidates / s, 1e-9) << s;
+    EXPECT_EQ(csa_compressed_keys(m, 0, s, true), 0);   // window-only layer
+    EXPECT_EQ(csa_index_candidates(m, 3, s, true), 0);  // no indexer at ratio 128
+    // Non-causal: every query as the last.
+    EXPECT_EQ(csa_window_keys(m, s, false), std::min(s, 128));
+    EXPECT_EQ(csa_compressed_keys(m, 2, s, false), std::min(s / 4, 512));
+    EXPECT_EQ(csa_compressed_keys(m, 3, s, false), s / 128);
+  }
+}
+
+TEST(ModelFlops, DeepSeekV4FlashMatchesNvidiasModelFlopsPerToken) {
+  // Megatron-Bridge's table for DeepSeek-V4 Flash on 128 GB200s (container 26.08): 7,776
+  // tokens/s and 706 model TFLOP/s per GPU, 90.8 GFLOP per token (forward and backward). The
+  // causal count as run (the routed and shared experts, the compressed attention over its mean
+  // kept keys, the indexer, mHC, the logits and the MTP module) comes within 1 % of it.
+  Scenario s;
+  s.model = preset("deepseek-v4-flash");
+  s.training.seq_len = 4096;
+  s.training.global_batch = 2048;
+  const double tokens = 2048.0 * 4096;
+  EXPECT_NEAR(causal_model_flops_per_iteration(s) / tokens / (706e12 / 7776), 1.0, 0.01);
+  // The 2021 count charges every query the last query's keys: more, never less.
+  EXPECT_GT(model_flops_per_iteration(s), causal_model_flops_per_iteration(s));
 }
 
 }  // namespace

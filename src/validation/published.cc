@@ -56,10 +56,9 @@ ModelMatch match_model(const std::string& name) {
   if (has("nemotron_3_5_lightning")) return {"nemotron3-nano", "nemotron3", "hybrid", ""};
   if (has("nemotron_3_super")) return {"nemotron3-super", "nemotron3", "hybrid", ""};
   if (has("nemotron_3_ultra")) return {"nemotron3-ultra", "nemotron3", "hybrid", ""};
-  if (has("deepseekv4")) {
-    return {"", "deepseek", "moe",
-            "DeepSeek-V4 Flash: compressed sparse attention and hyper-connections are not "
-            "modelled"};
+  // DeepSeek-V4 Flash: the tables give no dimensions; the preset holds the released config's.
+  if (has("deepseekv4 flash") || has("deepseekv4_flash")) {
+    return {"deepseek-v4-flash", "deepseek", "moe", ""};
   }
   if (has("deepseekv3")) return {"deepseek-v3", "deepseek", "moe", ""};
   if (has("kimi")) return {"kimi-k2", "kimi", "moe", ""};

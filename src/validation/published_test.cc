@@ -228,6 +228,44 @@ TEST(RecipeDefaults, GptOssRunsAsItsWorkloadConfigsSay) {
   EXPECT_FALSE(h100.overlap_moe_comm || h100.flex_dispatcher || h100.full_cuda_graphs);
 }
 
+TEST(RecipeDefaults, DeepSeekV4FlashRunsItsPresetWithFullIterationGraphs) {
+  // The tables give DeepSeek-V4 Flash no dimensions; the deepseek-v4-flash preset (its
+  // config.json) does. Its one performance recipe
+  // (deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_paged_stash_config): MXFP8, TP 1, PP 1, EP 64,
+  // HybridEP, full-iteration CUDA graphs, TE's fused grouped MLP, mla_up_proj recompute, no
+  // moe_a2a_overlap.
+  PublishedRow row;
+  row.source = "mbridge_perf";
+  row.model = "DeepSeekV4 Flash";
+  row.notes = "container 26.08; Pre-Training Performance";
+  row.gpu = "GB200";
+  row.precision = "MXFP8";
+  row.num_gpus = 128;
+  row.tp = 1;
+  row.pp = 1;
+  row.ep = 64;
+  row.seq = 4096;
+  row.micro_batch = 1;
+  row.global_batch = 2048;
+  row.metric = "tokens_per_sec_per_gpu";
+  row.value = 7776;
+  const RecipeDefaults r = recipe_defaults(row);
+  EXPECT_TRUE(r.full_cuda_graphs);
+  EXPECT_TRUE(r.fused_grouped_gemm);
+  EXPECT_FALSE(r.overlap_moe_comm);
+  EXPECT_TRUE(r.flex_dispatcher);
+  EXPECT_EQ(r.flex_backend, "hybridep");
+  EXPECT_EQ(r.recompute_modules, 1u << static_cast<int>(RecomputeModule::kMlaUpProj));
+  StatusOr<PublishedCase> c = published_case(row);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->model, "deepseek-v4-flash");
+  EXPECT_EQ(c->family, "deepseek");
+  EXPECT_TRUE(c->scenario.model.csa.enabled());
+  EXPECT_EQ(c->scenario.model.hyper_connections, 4);
+  // 2,048 × 4,096 tokens at 7,776 per GPU-second on 128 GPUs.
+  EXPECT_NEAR(c->measured_ms, 2048.0 * 4096 / (7776.0 * 128) * 1e3, 1e-9);
+}
+
 TEST(RecipeDefaults, KimiK2RunsHybridEpAndRecomputesItsMlaUpProjections) {
   PublishedRow row;
   row.source = "mbridge_perf";

@@ -61,7 +61,7 @@ bool flex_dispatcher(const PublishedRow& row) {
   if (contains(m, "Nemotron_3_Nano") || contains(m, "Nemotron_3_Super")) return true;
   if (nemotron3_ultra_gb300(row)) return true;
   if (contains(m, "Kimi_K2")) return g == "GB300" || g == "GB200";
-  return contains(m, "DeepSeekV3");
+  return contains(m, "DeepSeekV3") || contains(m, "DeepSeekV4");
 }
 
 // DeepSeek-V3's dropless H100 run of container 25.09 (TP 2, PP 8, VP 4, EP 64): that release's
@@ -99,6 +99,13 @@ bool full_iteration_moe(const PublishedRow& row) {
   if (contains(row.model, "DeepSeekV3")) {
     return g == "GB200" || g == "GB300" || (g == "B300" && c >= 260601);
   }
+  // DeepSeek-V4 Flash (container 26.08, GB200 and GB300 with TP 1, PP 1, EP 64): its recipe
+  // (deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_paged_stash_config, "MXFP8 and
+  // full-iteration CUDA graphs") captures the whole iteration (cuda_graph_impl local,
+  // cuda_graph_scope full_iteration) and runs the grouped MLP through Transformer Engine's op
+  // fuser (use_transformer_engine_op_fuser, moe_mlp_glu_interleave_size 32); it sets no
+  // moe_a2a_overlap.
+  if (contains(row.model, "DeepSeekV4")) return blackwell;
   return false;
 }
 
@@ -302,6 +309,9 @@ unsigned recipe_recompute_modules(const PublishedRow& row) {
     if (g == "GB300" && row.global_batch != 4096) return bit(M::kMoeAct);
     return bit(M::kMlaUpProj);
   }
+  // DeepSeek-V4 Flash's one performance recipe (Megatron-Bridge perf_recipes deepseek gb200
+  // deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_paged_stash_config): mla_up_proj.
+  if (starts_with(m, "DeepSeekV4")) return bit(M::kMlaUpProj);
   if (starts_with(m, "DeepSeekV3")) {
     if (h100) return bit(M::kMlaUpProj) | bit(M::kMlp);
     if (container_of(row) < 260200) return 0;
@@ -459,8 +469,10 @@ RecipeDefaults recipe_defaults(const PublishedRow& row) {
   if (full_iteration_moe(row) || gpt_oss == GptOssRecipe::kFullIteration) {
     r.full_cuda_graphs = true;
     r.fused_grouped_gemm = true;
-    r.overlap_moe_comm = true;
-    r.note = "full-iteration CUDA graphs, fused grouped MLP, overlapped all-to-alls";
+    r.overlap_moe_comm = !contains(row.model, "DeepSeekV4");
+    r.note = r.overlap_moe_comm
+                 ? "full-iteration CUDA graphs, fused grouped MLP, overlapped all-to-alls"
+                 : "full-iteration CUDA graphs, fused grouped MLP";
   }
   if (gpt_oss != GptOssRecipe::kNone && gpt_oss != GptOssRecipe::kOverlap) {
     r.flex_dispatcher = true;

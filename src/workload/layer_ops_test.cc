@@ -422,5 +422,54 @@ TEST(AttentionRecomputeOps, ReplayTheCoreForward) {
   EXPECT_EQ(gemm_flops(ops), 4.0 * 2 * 2048 * 2048 * 4096);
 }
 
+TEST(LayerOps, CompressedAttentionRunsItsIndexerOnlyWhereItsRatioSaysAndMatchesTheModelFlops) {
+  // DeepSeek-V4-Flash at b = 1, s = 4096: a window-only layer (0), an indexed ratio-4 layer
+  // (2) and a ratio-128 one (3). The forward ops' FLOPs (the MoE block aside) are the model's
+  // causal count of the layer's attention plus mHC: the projections 2·T·weights, the core
+  // 4·T·a·keys·d over each query's mean window and kept entries (the window in whole tiles of
+  // 128 where the model counts the keys exactly), the indexer's scores.
+  const std::string v4 = R"(
+model: {preset: deepseek-v4-flash}
+cluster: {preset: gb200-nvl72, gpus: 8}
+training: {seq_len: 4096, global_batch: 8, micro_batch: 1}
+parallelism: {tp: 1, pp: 1, ep: 8}
+)";
+  const Scenario s = load(v4);
+  const int64_t t = 4096;
+  for (const int layer : {0, 2, 3}) {
+    const LayerShape x = make_layer_shape(s, layer);
+    const std::vector<Op> ops = attention_forward_ops(x);
+    EXPECT_EQ(find(ops, "csa.index.scores") != nullptr, layer == 2) << layer;
+    EXPECT_EQ(find(ops, "csa.compress.fwd") != nullptr, layer >= 2) << layer;
+    const Op* core = find(ops, "attn.core.fwd");
+    ASSERT_NE(core, nullptr);
+    // The window's 128 keys in whole tiles: tile_keys2 / 2 = 128·(2·32 − 1)/32 + kept entries.
+    const double tiled_window = 128.0 * 63 / 32;
+    const double keys = tiled_window + csa_compressed_keys(s.model, layer, 4096, true);
+    EXPECT_NEAR(core->flops.count(), 4.0 * t * 64 * keys * 512, 1e3) << layer;
+    const double window_extra =
+        4.0 * t * 64 * (tiled_window - csa_window_keys(s.model, 4096, true)) * 512;
+    EXPECT_NEAR(all_flops(ops) - window_extra,
+                csa_attention_forward_flops(s.model, t, 4096, layer, true), 1e-9 * all_flops(ops))
+        << layer;
+    // The backward holds the indexer's training signal and gradients where the forward had it.
+    const std::vector<Op> bwd = attention_backward_ops(x);
+    EXPECT_EQ(find(bwd, "csa.index.loss") != nullptr, layer == 2) << layer;
+    EXPECT_EQ(find(bwd, "csa.index.q.wgrad") != nullptr, layer == 2) << layer;
+  }
+  // Hyper-connections: before and after each sublayer, their GEMM 2·T·(n·h)·(n² + 2n) forward.
+  LayerShape x = make_layer_shape(s, 0);
+  std::vector<Op> hc;
+  hyper_connection_ops(x, "attn", false, true, hc);
+  hyper_connection_ops(x, "attn", false, false, hc);
+  ASSERT_EQ(hc.size(), 3u);
+  EXPECT_EQ(gemm_flops(hc), 2.0 * t * 4 * 4096 * 24);
+  EXPECT_EQ(2 * gemm_flops(hc), hyper_connection_forward_flops(s.model, t));
+  x.hc_streams = 0;
+  hc.clear();
+  hyper_connection_ops(x, "attn", false, true, hc);
+  EXPECT_TRUE(hc.empty());
+}
+
 }  // namespace
 }  // namespace preflight

@@ -128,6 +128,19 @@ LayerShape make_layer_shape(const Scenario& sc) {
     x.kv_heads_per_rank = x.heads_per_rank;
     x.qkv_out = x.heads_per_rank * (2 * x.qk_dim + x.v_dim);
   }
+  if (m.csa.enabled()) {
+    // Heads, groups and the indexer's heads split over TP (validate_scenario checks they
+    // divide); the latents and the K/V projection are duplicated, as MLA's down-projections are.
+    const CsaConfig& a = m.csa;
+    x.csa = true;
+    x.q_lora = a.q_lora_rank;
+    x.rope_dim = a.rope_dim;
+    x.o_lora = a.o_lora_rank;
+    x.o_groups = a.o_groups / x.tp;
+    x.index_heads = std::max<int64_t>(1, a.index_heads / x.tp);
+    x.index_dim = a.index_head_dim;
+  }
+  x.hc_streams = m.hyper_connections > 1 ? m.hyper_connections : 0;
   // Experts.
   if (m.moe.enabled()) {
     x.experts = m.moe.experts;
@@ -227,6 +240,19 @@ double tiled_keys2(int64_t len, int64_t window) {
 LayerShape make_layer_shape(const Scenario& sc, int layer) {
   LayerShape x = make_layer_shape(sc);
   const ModelConfig& m = sc.model;
+  if (m.csa.enabled()) {
+    // The window's keys in whole tiles (tiled_keys2), the kept compressed entries gathered
+    // (sparse) on top; context parallelism is rejected with model.csa.
+    const int s = static_cast<int>(x.s);
+    x.csa_ratio = m.csa.ratio(layer);
+    x.csa_indexed = m.csa.indexed(layer);
+    x.csa_overlap = m.csa.overlap(layer);
+    x.compressed_keys = csa_compressed_keys(m, layer, s, /*causal=*/true);
+    x.index_candidates = csa_index_candidates(m, layer, s, /*causal=*/true);
+    x.keys2 = 2 * (csa_window_keys(m, s, /*causal=*/true) + x.compressed_keys);
+    x.tile_keys2 = tiled_keys2(x.s, m.sliding_window) + 2 * x.compressed_keys;
+    return x;
+  }
   const int n = m.sliding_window_pattern;
   const bool windowed = m.sliding_window > 0 && (n == 0 || (layer + 1) % n != 0);
   if (windowed && m.sliding_window < x.s) {

@@ -58,6 +58,21 @@ struct LayerShape {
   bool cp_a2a = false;
   // Multi-head latent attention (DeepSeek-V2/V3); 0 = off.
   int64_t q_lora = 0, kv_lora = 0, rope_dim = 0;
+  // DeepSeek-V4's compressed attention (model.csa): queries from the q_lora latent, K/V of
+  // kv_heads_per_rank heads projected directly, the output down to `o_lora` in `o_groups`
+  // groups per rank, then to h. On a layer of ratio `csa_ratio` > 0 a compressor of
+  // `csa_overlap` K/V widths per token; on an indexed one the lightning indexer of
+  // `index_heads` × `index_dim` scoring `index_candidates` entries per query (mean over the
+  // causal positions), the core's keys (keys2/2) the window's and the kept entries.
+  bool csa = false;
+  int64_t o_lora = 0, o_groups = 0;
+  int64_t csa_ratio = 0, csa_overlap = 1;
+  bool csa_indexed = false;
+  int64_t index_heads = 0, index_dim = 0;
+  double index_candidates = 0;
+  double compressed_keys = 0;
+  // Hyper-connections (model.hyper_connections): `hc_streams` residual streams of h; 0 = none.
+  int64_t hc_streams = 0;
   // MoE: the MLP of MoE layers (moe_ops.h).
   int64_t experts = 0, top_k = 0, ep = 1, etp = 1;
   int64_t local_experts = 0;        // E / ep

@@ -74,13 +74,23 @@ void capture_graph_scopes(const LayerShape& x, bool moe, size_t attn_ops, bool b
 // A transformer layer of shape `xl`; its MLP is a MoE block routed by `load` when given, else
 // dense.
 LayerOps transformer_layer_ops(const LayerShape& xl, const std::optional<ExpertLoad>& load) {
+  // Each sublayer inside its hyper-connections (none without them): before and after it
+  // forward, their gradients around its backward.
+  auto wrap = [&](const char* sublayer, bool backward, std::vector<Op> inner) {
+    std::vector<Op> ops;
+    hyper_connection_ops(xl, sublayer, backward, /*before=*/!backward, ops);
+    ops.insert(ops.end(), inner.begin(), inner.end());
+    hyper_connection_ops(xl, sublayer, backward, /*before=*/backward, ops);
+    return ops;
+  };
   LayerOps ops;
-  ops.fwd = attention_forward_ops(xl);
+  ops.fwd = wrap("attn", false, attention_forward_ops(xl));
   const size_t attn_fwd = ops.fwd.size();
-  const std::vector<Op> mlp_fwd = load ? moe_forward_ops(xl, *load) : mlp_forward_ops(xl);
+  const std::vector<Op> mlp_fwd =
+      wrap("mlp", false, load ? moe_forward_ops(xl, *load) : mlp_forward_ops(xl));
   ops.fwd.insert(ops.fwd.end(), mlp_fwd.begin(), mlp_fwd.end());
-  ops.bwd = load ? moe_backward_ops(xl, *load) : mlp_backward_ops(xl);
-  const std::vector<Op> attn_bwd = attention_backward_ops(xl);
+  ops.bwd = wrap("mlp", true, load ? moe_backward_ops(xl, *load) : mlp_backward_ops(xl));
+  const std::vector<Op> attn_bwd = wrap("attn", true, attention_backward_ops(xl));
   ops.bwd.insert(ops.bwd.end(), attn_bwd.begin(), attn_bwd.end());
   capture_graph_scopes(xl, load.has_value(), attn_fwd, false, &ops.fwd);
   capture_graph_scopes(xl, load.has_value(), attn_bwd.size(), true, &ops.bwd);
@@ -284,7 +294,8 @@ void add_head_blocks(const Scenario& s, const LayerShape& x, Workload& w, ModelB
   std::vector<Op> head_bwd = head_backward_ops(x);
   for (int d = 0; d < s.model.mtp_layers; ++d) {
     const int last = mtp_mlp_layer(s.model);
-    const LayerShape xl = make_layer_shape(s, last);
+    // With model.csa module d attends as its compress_ratios entry (after the layers') says.
+    const LayerShape xl = make_layer_shape(s, s.model.csa.enabled() ? s.model.layers + d : last);
     const double e = x.act_bytes;
     const double th = static_cast<double>(x.tokens) * static_cast<double>(x.h);
     const LayerOps layer = transformer_layer_ops(xl, routing(s, last, s.model.layers + d));

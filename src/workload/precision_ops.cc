@@ -23,8 +23,10 @@ bool contains(const std::string& s, const char* part) { return s.find(part) != s
 
 // GEMMs that TE and Megatron-Core leave in bf16 (precision_ops.h).
 bool stays_high_precision(const std::string& name) {
+  // Hyper-connections' mixing weights (DeepSeek-V4's mHC) are computed outside TE's linears.
   return starts_with(name, "attn.") || starts_with(name, "logits.") ||
-         starts_with(name, "moe.router.") || starts_with(name, "lora.");
+         starts_with(name, "moe.router.") || starts_with(name, "lora.") ||
+         starts_with(name, "hc.") || contains(name, ".hc.");
 }
 
 bool is_tp_allgather(const Op& op) {

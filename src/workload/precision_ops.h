@@ -29,7 +29,8 @@
 // (compute_model.h); the exact width is in `bytes`.
 // What stays in bf16 (bytes_per_element 2): the attention core ("attn.*", as TE's fused
 // attention does by default), the output layer ("logits.*": Megatron-Core builds it outside
-// TE) and the MoE router ("moe.router.*"); DeepSeek-V3 §3.3.1 keeps the same in high precision,
+// TE), the MoE router ("moe.router.*") and hyper-connections' mixing weights ("hc.*", DeepSeek-V4's
+// mHC, computed outside TE's linears); DeepSeek-V3 §3.3.1 keeps the same in high precision,
 // with the embedding, norms and the optimizer.
 // Sources: Transformer Engine user guide, "Using FP8 with Transformer Engine" (FP8 primer) and
 // its Float8BlockScaling, MXFP8BlockScaling and NVFP4BlockScaling recipes; DeepSeek-V3 technical
