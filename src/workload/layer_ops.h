@@ -70,12 +70,6 @@ void clamped_glu_ops(const std::string& prefix, double rows, double f, double e,
 
 // A GEMM op: flops 2·m·n·k·batch, bytes (m·k + k·n + m·n)·batch·e (+ m·n·e when `accumulate`,
 // as weight gradients add into the existing gradient buffer).
-// Hyper-connections around sublayer `sublayer` ("attn", "mlp") of a layer with
-// LayerShape::hc_streams > 1: the ops `before` it or after it, forward or `backward`
-// (layer_ops.cc gives their FLOPs and bytes). Appends nothing without hyper-connections.
-void hyper_connection_ops(const LayerShape& x, const std::string& sublayer, bool backward,
-                          bool before, std::vector<Op>& ops);
-
 Op gemm_op(const char* name, int64_t m, int64_t n, int64_t k, int64_t batch, int e,
            bool accumulate = false);
 // A memory-bound op moving `bytes` through HBM.

@@ -9,6 +9,7 @@
 #include "model/transformer.h"
 #include "tests/load_scenario.h"
 #include "tests/op_index.h"
+#include "workload/csa_ops.h"
 
 namespace preflight {
 namespace {

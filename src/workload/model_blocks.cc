@@ -10,6 +10,7 @@
 #include <string>
 
 #include "model/transformer.h"
+#include "workload/csa_ops.h"
 #include "workload/expert_routing.h"
 #include "workload/generator.h"
 #include "workload/generator_internal.h"
