@@ -1214,6 +1214,10 @@ TEST(LoadScenarioText, CompressedAttentionAndHyperConnectionsCheckTheirShapes) {
                     {"model.csa.compress_ratios", "4.5", "whole numbers"});
   expect_user_error(load_error(kSmall, with({"model.csa.compress_ratios=[0, -4]"})),
                     {"model.csa.compress_ratios"});
+  // Too few ratios for the layers and the MTP module: none is assumed for the rest.
+  expect_user_error(load_error(kSmall, with({"model.csa.compress_ratios=[0, 0, 4, 128]"})),
+                    {"test.yaml: model.csa.compress_ratios: 4 entries",
+                     "one per layer (43) and per MTP module (1), 44 in all"});
   expect_user_error(
       load_error(kSmall, with({"model.mla.kv_lora_rank=512", "model.mla.qk_nope_head_dim=128",
                                "model.mla.qk_rope_head_dim=64", "model.mla.v_head_dim=128",

@@ -164,6 +164,15 @@ Status read_csa(const YAML::Node& node, const std::string& source, ModelConfig* 
   // One entry per layer, then per MTP module; entries past those belong to no layer (Hugging
   // Face's configs ship a few more, and a model cut to fewer layers keeps its list).
   const int max_ratios = m->layers + m->mtp_layers;
+  // A list that stops short would leave layers without a ratio: none is assumed (an empty list
+  // is every layer window-only, as a ratio of 0 each).
+  const int given = static_cast<int>(a.compress_ratios.size());
+  if (given > 0 && given < max_ratios) {
+    return invalid_argument(at + "compress_ratios: " + std::to_string(given) +
+                            " entries: expected one per layer (" + std::to_string(m->layers) +
+                            ") and per MTP module (" + std::to_string(m->mtp_layers) + "), " +
+                            std::to_string(max_ratios) + " in all (0: window only)");
+  }
   if (m->heads % a.o_groups != 0) {
     return invalid_argument(at + "o_groups: " + std::to_string(a.o_groups) +
                             ": expected a divisor of model.heads (" + std::to_string(m->heads) +
