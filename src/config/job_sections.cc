@@ -119,6 +119,12 @@ Status read_training(const YAML::Node& node, const std::string& source, const Mo
   t->micro_batch = r.get_int("micro_batch", 1);
   t->precision = static_cast<Precision>(
       r.get_choice("precision", 1, {"fp16", "bf16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"}));
+  t->fp8_recipe = static_cast<Fp8Recipe>(r.get_choice("fp8_recipe", 0, {"delayed", "current"}));
+  if (r.status().ok() && r.has("fp8_recipe") && t->precision != Precision::kFp8) {
+    r.fail("fp8_recipe", std::string("expected training.precision: fp8 (the recipe of per-tensor "
+                                     "fp8 scaling), not ") +
+                             to_string(t->precision));
+  }
   t->flash_attention =
       r.get_bool("flash_attention", t->stack.attention_kernel != AttentionKernel::kUnfused);
   // The stack's optimizer sets the default (StackConfig::optimizer_bytes_per_param).

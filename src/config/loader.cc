@@ -172,6 +172,7 @@ void list_defaults(const YAML::Node& root, Scenario* s) {
       {"training", "seq_len", num(t.seq_len), true},
       {"training", "micro_batch", num(t.micro_batch), true},
       {"training", "precision", to_string(t.precision), true},
+      {"training", "fp8_recipe", to_string(t.fp8_recipe), t.precision == Precision::kFp8},
       {"training", "stack", t.stack.name, true},
       {"training", "cuda_graphs",
        t.cuda_graphs        ? "full"

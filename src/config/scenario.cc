@@ -127,6 +127,8 @@ const char* to_string(ComputeModelKind k) {
   return k == ComputeModelKind::kMeasured ? "measured" : "roofline";
 }
 
+const char* to_string(Fp8Recipe r) { return r == Fp8Recipe::kCurrent ? "current" : "delayed"; }
+
 const char* to_string(Precision p) {
   switch (p) {
     case Precision::kFp16:

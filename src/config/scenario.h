@@ -25,6 +25,13 @@ namespace preflight {
 // NVIDIA's 4-bit format (16-element blocks, E4M3 scales; Blackwell). Attention softmax, norms,
 // residuals and the optimizer stay in bf16/fp32 in every mode.
 enum class Precision { kFp16, kBf16, kFp8, kFp8Blockwise, kMxfp8, kNvfp4 };
+// How per-tensor fp8 (training.precision: fp8) finds each tensor's scale (Transformer Engine's
+// recipes): delayed scaling takes it from the amax history of earlier iterations, the amax of
+// the tensor at hand folded into the cast kernel (TE's DelayedScaling, Megatron-Core's default
+// fp8_recipe); current scaling computes the amax of the tensor at hand first (a reduction pass
+// over it, then the scale, then the cast: TE's Float8CurrentScalingQuantizer), reduced over the
+// TP group where sequence parallelism all-gathers the tensor (docs/precision.md).
+enum class Fp8Recipe { kDelayed, kCurrent };
 enum class Recompute { kNone, kSelective, kFull };
 // What selective recompute replays (Megatron-Core's --recompute-modules, its names): the
 // attention core; the two pre-GEMM norms; the MoE experts' activation function; a dense MLP;
@@ -246,6 +253,7 @@ struct TrainingConfig {
   int global_batch = 0;
   int micro_batch = 1;
   Precision precision = Precision::kBf16;
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // with precision fp8 only
   bool flash_attention =
       true;  // fused attention core (FlashAttention); false = Megatron's bmm+softmax
   double optimizer_bytes_per_param = 40;  // HBM traffic of the mixed-precision Adam step
@@ -493,6 +501,7 @@ const char* to_string(Activation a);
 const char* to_string(Norm n);
 const char* to_string(PositionEmbedding p);
 const char* to_string(Precision p);
+const char* to_string(Fp8Recipe r);
 const char* to_string(Recompute r);
 const char* to_string(RecomputeModule m);
 // The chosen modules in RecomputeModule order, comma-separated ("core_attn" when none is).

@@ -164,6 +164,8 @@ json scenario_to_json(const Scenario& s) {
                 {"global_batch", t.global_batch},
                 {"micro_batch", t.micro_batch},
                 {"precision", to_string(t.precision)},
+                {"fp8_recipe",
+                 t.precision == Precision::kFp8 ? json(to_string(t.fp8_recipe)) : json(nullptr)},
                 {"flash_attention", t.flash_attention},
                 {"optimizer_bytes_per_param", t.optimizer_bytes_per_param},
                 {"framework_overhead_bytes", t.framework_overhead.count()},

@@ -82,9 +82,11 @@ std::string format_summary(const SimulationReport& r) {
     out += line("pipeline split   layers per virtual stage %s%s%s", layout.c_str(),
                 p.pipeline_split.empty() ? "" : "\n                 ", p.pipeline_split.c_str());
   }
-  out += line("                 %s on %s, recompute %s%s%s%s", to_string(s.training.precision),
-              s.training.stack.name.c_str(), recompute_description(p).c_str(),
-              p.sequence_parallel ? ", sequence parallel" : "",
+  const bool current_fp8 =
+      s.training.precision == Precision::kFp8 && s.training.fp8_recipe == Fp8Recipe::kCurrent;
+  out += line("                 %s%s on %s, recompute %s%s%s%s", to_string(s.training.precision),
+              current_fp8 ? " (current scaling)" : "", s.training.stack.name.c_str(),
+              recompute_description(p).c_str(), p.sequence_parallel ? ", sequence parallel" : "",
               p.distributed_optimizer ? ", distributed optimizer" : "",
               p.overlap_grad_reduce ? ", overlapped grad reduce" : "");
   for (const std::string& n : s.notes) out += line("note             %s", n.c_str());

@@ -42,14 +42,28 @@ bool feeds_low_precision_gemm(const std::vector<Op>& ops, size_t i) {
   return false;
 }
 
-// Passes over the bf16 input per cast: nvfp4 first reads it for the per-tensor amax.
-double read_passes(Precision p) { return p == Precision::kNvfp4 ? 2 : 1; }
+// Whether a cast first reads its input for the amax of the tensor at hand: nvfp4 (its
+// per-tensor second-level scale) and fp8 under current scaling (Fp8Recipe); delayed scaling
+// takes the scale from the amax history and folds the new amax into the cast kernel.
+bool amax_pass(Precision p, Fp8Recipe r) {
+  return p == Precision::kNvfp4 || (p == Precision::kFp8 && r == Fp8Recipe::kCurrent);
+}
 bool per_tensor_amax(Precision p) { return p == Precision::kFp8 || p == Precision::kNvfp4; }
 
-// The quantize op for `tensors` bf16 tensors of `elements` elements in all.
-Op quantize_op(const std::string& gemm, double elements, int tensors, Precision p) {
-  const double bytes = elements * (read_passes(p) * kHalfBytes + kCopies * gemm_operand_bytes(p)) +
-                       (per_tensor_amax(p) ? kAmaxBytes * tensors : 0);
+// Whether the input of `gemm` comes out of Transformer Engine's own norm kernel: QKV and a
+// dense MLP's FC1 are LayerNormLinear modules in Megatron-Core's TE layer spec, whose norm
+// computes the amax of what it writes, so under fp8 current scaling that input needs no read
+// of its own for the amax (nvfp4's second-level amax is read apart either way).
+bool norm_fed(const std::string& gemm) {
+  return starts_with(gemm, "qkv.fwd") || starts_with(gemm, "fc1.fwd");
+}
+
+// The quantize op for `tensors` bf16 tensors of `elements` elements in all, of which
+// `amax_elements` are first read for their amax (amax_pass).
+Op quantize_op(const std::string& gemm, double elements, double amax_elements, int tensors,
+               Precision p) {
+  const double bytes = elements * (kHalfBytes + kCopies * gemm_operand_bytes(p)) +
+                       amax_elements * kHalfBytes + (per_tensor_amax(p) ? kAmaxBytes * tensors : 0);
   return memory_op((gemm + ".quantize").c_str(), bytes);
 }
 
@@ -118,14 +132,41 @@ void apply_precision(const Scenario& s, std::vector<Op>* ops) {
                              ? 0.0
                              : static_cast<double>(op.m * op.k) * op.batch / (gathered ? tp : 1);
     const double weight = static_cast<double>(op.k * op.n) * op.batch / microbatches;
+    const Fp8Recipe recipe = s.training.fp8_recipe;
+    const bool amax = amax_pass(p, recipe);
+    const bool current = p == Precision::kFp8 && recipe == Fp8Recipe::kCurrent;
     std::optional<Op> quantize;
     if (contains(op.name, ".dgrad")) {
-      if (input > 0) quantize = quantize_op(op.name, input, 1, p);  // the output gradient
+      if (input > 0) {  // the output gradient
+        quantize = quantize_op(op.name, input, amax ? input : 0, 1, p);
+      }
     } else if (!contains(op.name, ".wgrad")) {
       // Input activation (unless quantized_input) and weight.
-      quantize = quantize_op(op.name, input + weight, input > 0 ? 2 : 1, p);
+      const double input_amax = amax && !(current && norm_fed(op.name)) ? input : 0;
+      quantize = quantize_op(op.name, input + weight, input_amax + (amax ? weight : 0),
+                             input > 0 ? 2 : 1, p);
     }
-    if (quantize) out.insert(gathered ? out.end() - 1 : out.end(), std::move(*quantize));
+    if (quantize && current) {
+      // Float8CurrentScalingQuantizer::quantize_impl runs three kernels per cast: the amax
+      // (nvte_compute_amax), the scale from it (nvte_compute_scale_from_amax), the cast
+      // (nvte_quantize_v2), each with its kernel gap on the GPU; they are launched from that one
+      // C++ call, so the host pays one framework op for them, as for delayed scaling's cast.
+      quantize->device_kernels = 3;
+    }
+    if (quantize) {
+      const auto at = gathered ? out.end() - 1 : out.end();
+      const size_t pos = static_cast<size_t>(at - out.begin());
+      out.insert(at, std::move(*quantize));
+      // Current scaling of a sequence-parallel shard: Transformer Engine gives the quantizer of a
+      // column-parallel input and of a row-parallel output gradient an amax reduction over the
+      // TP group (with_amax_reduction, so every rank casts its shard at one scale before the
+      // all-gather), a blocking all-reduce of one float between the amax and the cast.
+      if (gathered && p == Precision::kFp8 && recipe == Fp8Recipe::kCurrent && input > 0) {
+        Op reduce = collective_op("tp.allreduce.amax", CollectiveKind::kAllReduce,
+                                  GroupKind::kTensor, Bytes(static_cast<int64_t>(kAmaxBytes)));
+        out.insert(out.begin() + static_cast<std::ptrdiff_t>(pos), std::move(reduce));
+      }
+    }
     set_operand_width(op, gemm_operand_bytes(p), 1);
     out.push_back(std::move(op));
   }

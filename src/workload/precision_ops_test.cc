@@ -238,6 +238,91 @@ TEST(ApplyPrecision, SequenceParallelCastsTheShardAndGathersLowPrecision) {
   EXPECT_EQ(head_gather->comm_bytes, find(head_bf16, "tp.allgather")->comm_bytes);
 }
 
+TEST(ApplyPrecision, Fp8CurrentScalingReadsEachInputForItsAmaxInThreeKernels) {
+  // Current scaling reads a bf16 tensor once for its amax, then casts it (Transformer Engine's
+  // Float8CurrentScalingQuantizer: amax, scale, cast): 2 · 2 + 2 · 1 = 6 B per element where
+  // delayed scaling's cast moves 4 (Fp8ForwardQuantizesActivationAndWeight). FC2's input comes
+  // from Megatron-Core's own SwiGLU and its weight from the optimizer: both read twice,
+  // (67,108,864 + 67,108,864) · 6 + 8 = 805,306,376 B. FC1's input comes from TE's
+  // LayerNormLinear, whose norm kernel computes the amax of what it writes: only its weight is
+  // read twice, 16,777,216 · 4 + 67,108,864 · 6 + 8 = 469,762,056 B.
+  const Scenario current = load("fp8", {"training.fp8_recipe=current"});
+  auto cast = [&](const Scenario& s, Op gemm) {
+    std::vector<Op> ops = {std::move(gemm)};
+    apply_precision(s, &ops);
+    EXPECT_EQ(ops.size(), 2u);
+    return ops;
+  };
+  const std::vector<Op> fc2 = cast(current, gemm_op("fc2.fwd", kT, kH, kF, 1, 2));
+  EXPECT_EQ(fc2[0].bytes.count(), 805'306'376);
+  const std::vector<Op> fc1 = cast(current, gemm_op("fc1.fwd", kT, kF, kH, 1, 2));
+  EXPECT_EQ(fc1[0].bytes.count(), 469'762'056);
+  EXPECT_EQ(fc1[0].launches, 1);  // one call into TE's C++ quantizer
+  EXPECT_EQ(fc1[0].device_kernels, 3);
+  const std::vector<Op> delayed = applied("fp8", gemm_op("fc1.fwd", kT, kF, kH, 1, 2));
+  EXPECT_EQ(delayed[0].device_kernels, 1);
+  EXPECT_EQ(fc1[1].bytes, delayed[1].bytes);  // the GEMM is the same
+  // The output gradient of an input-gradient GEMM is read twice: 67,108,864 · 6 + 4.
+  const std::vector<Op> dgrad = cast(current, gemm_op("fc1.dgrad", kT, kH, kF, 1, 2));
+  EXPECT_EQ(dgrad[0].bytes.count(), static_cast<int64_t>(kT) * kF * 6 + 4);
+}
+
+TEST(ApplyPrecision, CurrentScalingReducesTheShardsAmaxOverTheTensorGroup) {
+  // With sequence parallelism each rank casts its shard before the all-gather, at one scale for
+  // all: the amax of QKV's and FC1's inputs forward, and of the output gradients of the
+  // projection and FC2 backward, is all-reduced over the TP group (one float, blocking) between
+  // the amax and the cast. Delayed scaling and TP without sequence parallelism have none.
+  auto amax_reductions = [](const std::vector<std::string>& more, bool backward) {
+    std::vector<std::string> o = {"training.fp8_recipe=current"};
+    o.insert(o.end(), more.begin(), more.end());
+    const Scenario s = load("fp8", o);
+    const LayerShape x = make_layer_shape(s);
+    std::vector<Op> ops = backward ? layer_backward_ops(x) : layer_forward_ops(x);
+    apply_precision(s, &ops);
+    int n = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].name != "tp.allreduce.amax") continue;
+      ++n;
+      EXPECT_EQ(ops[i].type, OpType::kCollective);
+      EXPECT_EQ(ops[i].collective, CollectiveKind::kAllReduce);
+      EXPECT_EQ(ops[i].group, GroupKind::kTensor);
+      EXPECT_EQ(ops[i].comm_bytes.count(), 4);
+      EXPECT_FALSE(ops[i].async);
+      // amax reduction, cast, all-gather, GEMM.
+      EXPECT_TRUE(i + 3 < ops.size() && is_quantize(ops[i + 1]) &&
+                  ops[i + 2].name.rfind("tp.allgather", 0) == 0 &&
+                  ops[i + 1].name == ops[i + 3].name + ".quantize")
+          << ops[i + 1].name;
+    }
+    return n;
+  };
+  const std::vector<std::string> sp = {"parallelism.tp=8", "parallelism.sequence_parallel=true"};
+  EXPECT_EQ(amax_reductions(sp, false), 2);  // QKV and FC1
+  EXPECT_EQ(amax_reductions(sp, true), 2);   // the projection's and FC2's input gradients
+  EXPECT_EQ(amax_reductions({"parallelism.tp=8"}, false), 0);
+  EXPECT_EQ(amax_reductions({}, false), 0);
+  const Scenario delayed = load("fp8", sp);
+  std::vector<Op> ops = layer_forward_ops(make_layer_shape(delayed));
+  apply_precision(delayed, &ops);
+  EXPECT_EQ(find(ops, "tp.allreduce.amax"), nullptr);
+}
+
+TEST(ApplyPrecision, Fp8RecipeIsAnFp8Setting) {
+  StatusOr<Scenario> s = load_scenario_text(
+      kGpt, "test.yaml", {"training.precision=mxfp8", "training.fp8_recipe=current"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("training.fp8_recipe: expected training.precision: fp8"),
+            std::string::npos)
+      << s.status().message();
+  s = load_scenario_text(kGpt, "test.yaml",
+                         {"training.precision=fp8", "training.fp8_recipe=dynamic"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("training.fp8_recipe"), std::string::npos);
+  s = load_scenario_text(kGpt, "test.yaml", {"training.precision=fp8"});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->training.fp8_recipe, Fp8Recipe::kDelayed);  // Megatron-Core's default
+}
+
 TEST(ApplyPrecision, ApplyingTwiceChangesNothing) {
   const Scenario s = load("nvfp4");
   std::vector<Op> once = layer_forward_ops(make_layer_shape(s));
@@ -302,7 +387,8 @@ TEST(Bf16Layers, TheFirstAndLastLayersNamedStayInBf16) {
 }
 
 TEST(Bf16Layers, EveryLayerInBf16IsTheBf16Workload) {
-  const Workload all = generate_workload(load("mxfp8", {"training.num_layers_at_end_in_bf16=4"}), {});
+  const Workload all =
+      generate_workload(load("mxfp8", {"training.num_layers_at_end_in_bf16=4"}), {});
   const Workload bf16 = generate_workload(load("bf16"), {});
   auto gemm_bytes = [](const Workload& w) {
     int64_t sum = 0;
