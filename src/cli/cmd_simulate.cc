@@ -259,7 +259,7 @@ void add_simulate_command(CLI::App& app, int* exit_code) {
       "offload_layers (activations of the first N layers to host memory at "
       "cluster.host_bandwidth; PP 1, no recompute); "
       "precision: bf16|fp16|fp8|"
-      "fp8_blockwise|mxfp8|nvfp4.\n"
+      "fp8_blockwise|mxfp8|nvfp4 (fp8: +fp8_recipe delayed|current).\n"
       "Scenario sections: model, cluster, training, parallelism, collectives, simulation (see "
       "README).\n"
       "Warnings (a result that flatters: the balanced MoE router left as the default, a "
