@@ -455,18 +455,21 @@ StatusOr<PublishedValidationResult> run_published_validation(const std::vector<P
     // The GEMM and attention fractions on the dense rows from `from`, the HBM fraction fixed;
     // the GEMM fraction alone where the attention fraction is shared.
     auto fit_compute = [&](const std::vector<double>& from, double step) {
-      if (dense.empty()) return from;
       if (std::isfinite(shared_attention)) {
+        // A generation the fold leaves no dense row fits its GEMM fraction on all its rows.
+        const std::vector<size_t>& train = dense.empty() ? all : dense;
+        if (train.empty()) return from;
         std::vector<double> x = from;
         x[0] = golden_section(
             [&](double v) {
               std::vector<double> y = x;
               y[0] = v;
-              return mape(dense, y);
+              return mape(train, y);
             },
             lo[0], hi[0], 12);
         return x;
       }
+      if (dense.empty()) return from;
       OptimizeOptions o;
       o.max_evaluations = options.max_evaluations;
       o.tolerance = 1e-4;

@@ -29,6 +29,18 @@ double fp32_intermediates(const ScanWidths& w) {
   return 4.0 * (2.0 * w.groups * w.q + 4.0 * w.d * w.n / w.q + 2.0 * w.heads);
 }
 
+// The Triton kernels the scan runs, each launched from Python by mamba_ssm (ssd_combined.py),
+// so each a framework op on the host and a kernel with its gap on the GPU. Forward
+// (_mamba_chunk_scan_combined_fwd): _chunk_cumsum_fwd, _chunk_state_fwd, _state_passing_fwd,
+// _bmm_chunk_fwd, _chunk_scan_fwd. Backward (_mamba_chunk_scan_combined_bwd): the first four
+// again (the recomputed cumulative sums, C·Bᵀ and chunk states), _chunk_scan_bwd_dz,
+// _chunk_scan_bwd_dstates, _state_passing_bwd, _chunk_scan_chunk_state_bwd_dx,
+// _chunk_state_bwd_db, _chunk_scan_bwd_dC, _chunk_scan_bwd_dcb, _bmm_chunk_bwd twice (dB, dC),
+// _chunk_scan_bwd_ddAcs_stable, _chunk_cumsum_bwd. The few PyTorch ops between them on per-chunk
+// tensors (the reverse cumulative sum of ddA, its sums, casts) are left out.
+constexpr int kScanForwardKernels = 5;
+constexpr int kScanBackwardKernels = 15;
+
 Op scan_op(const char* name, double flops, double bytes) {
   Op op;
   op.name = name;
@@ -62,16 +74,20 @@ Op mamba_scan_forward_op(const LayerShape& x) {
   // x, B and C read twice and y written; where the scan applies the gate (Megatron-Core's
   // mixer) z read too, and two outputs written: y·silu(z) and the pre-gate y the backward keeps.
   const double d_terms = x.mamba_megatron ? 5.0 : 3.0;
-  return scan_op("mamba.ssd.fwd", t * scan_flops_per_token(w),
-                 t * (e * (d_terms * w.d + 4.0 * w.gn + w.heads) + fp32_intermediates(w)));
+  Op op = scan_op("mamba.ssd.fwd", t * scan_flops_per_token(w),
+                  t * (e * (d_terms * w.d + 4.0 * w.gn + w.heads) + fp32_intermediates(w)));
+  op.launches = op.device_kernels = kScanForwardKernels;
+  return op;
 }
 
 Op mamba_scan_backward_op(const LayerShape& x) {
   const ScanWidths w = scan_widths(x);
   const double t = static_cast<double>(x.tokens);
   const double recompute = 2.0 * w.q * w.n * w.groups + 2.0 * w.n * w.d;  // C·Bᵀ, chunk states
-  return scan_op("mamba.ssd.bwd", t * (2.0 * scan_flops_per_token(w) + recompute),
-                 t * backward_bytes_per_token(w, x.act_bytes, x.mamba_megatron));
+  Op op = scan_op("mamba.ssd.bwd", t * (2.0 * scan_flops_per_token(w) + recompute),
+                  t * backward_bytes_per_token(w, x.act_bytes, x.mamba_megatron));
+  op.launches = op.device_kernels = kScanBackwardKernels;
+  return op;
 }
 
 std::vector<Op> mamba_forward_ops(const LayerShape& x) {

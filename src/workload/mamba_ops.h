@@ -18,10 +18,11 @@
 //                   in_proj's [s, b, i] output into the scan's [b, s, i] with .contiguous()
 //                   (2e·T·i), and the scan's output back (2e·T·d); for b = 1 both are views
 //   conv1d          memory-bound, reads and writes x, B, C (SiLU fused): 2e·T·c
-//   SSD scan        one fused op (OpType::kAttention: FLOPs and bytes, timed by the roofline's
+//   SSD scan        one op (OpType::kAttention: FLOPs and bytes, timed by the roofline's
 //                   max of the two) standing for the five Triton kernels of mamba_ssm's
 //                   ssd_combined.py (Dao & Gu 2024, arXiv 2405.21060 §6: chunk cumsum, chunk
-//                   state, state passing, C·Bᵀ, chunk scan):
+//                   state, state passing, C·Bᵀ, chunk scan), each launched from Python: five
+//                   host launches and five kernel gaps (fifteen backward, mamba_ops.cc):
 //                   FLOPs 2·T·(Q·N·G + d·(Q + 2N)) (transformer.h, mamba_scan_forward_flops;
 //                   the kernels skip only whole masked tiles of each chunk's upper triangle,
 //                   so the intra-chunk terms are kept whole, an upper bound);

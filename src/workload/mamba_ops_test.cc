@@ -175,6 +175,23 @@ TEST(MambaOps, BackwardDoublesTheGemmsAndNamesWeightGradients) {
   EXPECT_NE(find(bwd, "mamba.conv1d.recompute"), nullptr);  // the fused path keeps no conv out
 }
 
+TEST(MambaOps, TheScanLaunchesMambaSsmsTritonKernels) {
+  // mamba_ssm's ssd_combined.py: five Triton kernels forward (cumsum, chunk state, state
+  // passing, C·Bᵀ, chunk scan), fifteen backward (four of those recomputed, eleven gradient
+  // kernels), each launched from Python: a host launch and a device kernel apiece.
+  const LayerShape x = make_layer_shape(nano(), 0);
+  const std::vector<Op> forward = mamba_forward_ops(x);
+  const std::vector<Op> backward = mamba_backward_ops(x);
+  const Op* fwd = find(forward, "mamba.ssd.fwd");
+  const Op* bwd = find(backward, "mamba.ssd.bwd");
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_EQ(fwd->launches, 5);
+  EXPECT_EQ(fwd->device_kernels, 5);
+  EXPECT_EQ(bwd->launches, 15);
+  EXPECT_EQ(bwd->device_kernels, 15);
+}
+
 TEST(MambaOps, TensorParallelismSplitsHeadsAndGroups) {
   // TP 4: 16 heads and 2 groups per rank: in_proj N = 2·1024 + 2·2·128 + 16 = 2576, out_proj
   // K = 1024; every FLOP a quarter of TP 1's.

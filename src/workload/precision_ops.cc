@@ -161,7 +161,7 @@ void apply_precision(const Scenario& s, std::vector<Op>* ops) {
       // column-parallel input and of a row-parallel output gradient an amax reduction over the
       // TP group (with_amax_reduction, so every rank casts its shard at one scale before the
       // all-gather), a blocking all-reduce of one float between the amax and the cast.
-      if (gathered && p == Precision::kFp8 && recipe == Fp8Recipe::kCurrent && input > 0) {
+      if (gathered && current && input > 0) {
         Op reduce = collective_op("tp.allreduce.amax", CollectiveKind::kAllReduce,
                                   GroupKind::kTensor, Bytes(static_cast<int64_t>(kAmaxBytes)));
         out.insert(out.begin() + static_cast<std::ptrdiff_t>(pos), std::move(reduce));
