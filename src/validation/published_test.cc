@@ -552,8 +552,9 @@ TEST(PublishedValidation, OverridesReachEveryRowAndAFitRefusesItsOwnConstants) {
 TEST(PublishedValidation, BlackwellUltraTakesBlackwellsAttentionFractionAndBothTheMeasuredHbmOne) {
   // The sample's B200 and GB200 dense rows fit Blackwell's GEMM and attention fractions; Blackwell
   // Ultra's attention fraction is Blackwell's as fitted, not the public start the fit would
-  // otherwise keep (its one row, GB300's Nemotron 3 Nano, is a hybrid). Both take the HBM fraction
-  // of PyTorch's eager RMSNorm on a B200 (0.45); Hopper's is fitted on its rows.
+  // otherwise keep (its one row, GB300's Nemotron 3 Nano, is a hybrid); with no dense row, its
+  // GEMM fraction is fitted on the rows it has rather than left at the start. Both take the HBM
+  // fraction of PyTorch's eager RMSNorm on a B200 (0.45); Hopper's is fitted on its rows.
   StatusOr<std::vector<PublishedRow>> rows = load_published_csv(sample());
   ASSERT_TRUE(rows.ok());
   ValidationOptions o;
@@ -571,6 +572,7 @@ TEST(PublishedValidation, BlackwellUltraTakesBlackwellsAttentionFractionAndBothT
   const double start = published_constants()[1].start;
   EXPECT_NE(blackwell->constants[1], start);  // fitted on the dense rows
   EXPECT_DOUBLE_EQ(ultra->constants[1], blackwell->constants[1]);
+  EXPECT_NE(ultra->constants[0], published_constants()[0].start);
   EXPECT_DOUBLE_EQ(blackwell->constants[2], 0.45);
   EXPECT_DOUBLE_EQ(ultra->constants[2], 0.45);
   for (const GpuFit& f : r->fitted) {
