@@ -303,7 +303,7 @@ TEST(ModelPresets, BlackwellMamba2ScanKeepsTheMeasuredSpeedupOverHopper) {
   const double gb200_hopper_fraction =
       pure_mamba2_seconds("gb200-nvl72", 4,
                           {"cluster.gpu.calibration.ssd_efficiency=0.09",
-                           "cluster.gpu.calibration.ssd_memory_efficiency=0.442"});
+                           "cluster.gpu.calibration.ssd_memory_efficiency=0.544"});
   ASSERT_GT(gb200, 0);
   EXPECT_NEAR(h200 / gb200, 360.4 / 239.2, 0.03);
   EXPECT_GT(h200 / gb200_hopper_fraction, 1.8);

@@ -297,7 +297,16 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r,
   out.stack = d.stack;
   out.gpu = r.gpu;
   const int tp = std::max(1, r.tp), pp = std::max(1, r.pp), cp = std::max(1, r.cp);
-  const int vpp = std::max(1, r.vpp), ep = std::max(1, r.ep);
+  const int ep = std::max(1, r.ep);
+  int vpp = std::max(1, r.vpp);
+  const int per_virtual = d.layers_per_virtual_stage;
+  if (r.vpp <= 0 && pp > 1 && per_virtual > 0 && r.layers > 0 &&
+      r.layers % (pp * per_virtual) == 0) {
+    vpp = r.layers / (pp * per_virtual);
+    out.notes += "interleaved schedule, " + std::to_string(per_virtual) +
+                 (per_virtual == 1 ? " layer" : " layers") + " per virtual stage (VP " +
+                 std::to_string(vpp) + "); ";
+  }
   int gpus = r.num_gpus;
   const int64_t stated = int64_t{tp} * pp * cp * std::max(1, r.dp);
   if (r.dp > 0 && stated != gpus) {

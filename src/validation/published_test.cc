@@ -398,6 +398,58 @@ TEST(PublishedCase, MegatronPaperConventions) {
   EXPECT_NEAR(eq3->measured_ms, f / (148e12 * 1536) * 1e3, 1e-6);
 }
 
+TEST(PublishedCase, MegatronReadmeRowsInterleaveOneLayerPerVirtualStage) {
+  // The README's GPT-119B row: 92 layers on TP 8 x PP 4 x DP 48, batch 768, no VP stated. Its
+  // 23 layers per stage admit only one interleaving (one layer per virtual stage, VP 23), and
+  // the README's strong-scaling figures rule the non-interleaved 1F1B out (recipes.cc).
+  PublishedRow row;
+  row.source = "megatron_readme_h100";
+  row.model = "GPT-119B";
+  row.layers = 92;
+  row.hidden = 10240;
+  row.heads = 80;
+  row.kv_heads = 80;
+  row.ffn = 40960;
+  row.vocab = 131072;
+  row.seq = 4096;
+  row.gpu = "H100-SXM5-80GB";
+  row.num_gpus = 1536;
+  row.tp = 8;
+  row.pp = 4;
+  row.dp = 48;
+  row.global_batch = 768;
+  row.precision = "bf16 (inferred)";
+  row.metric = "tflops_per_gpu";
+  row.value = 420.5;
+  StatusOr<PublishedCase> c = published_case(row);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->scenario.parallelism.vpp, 23);
+  EXPECT_EQ(c->scenario.parallelism.schedule, Schedule::kInterleaved);
+  EXPECT_TRUE(c->scenario.parallelism.overlap_p2p);
+  EXPECT_THAT(c->notes, HasSubstr("1 layer per virtual stage (VP 23)"));
+  // A stated VP stays; PP 1 has nothing to interleave; other sources keep 1F1B without a VP.
+  row.vpp = 4;
+  c = published_case(row);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->scenario.parallelism.vpp, 4);
+  row.vpp = 0;
+  row.pp = 1;
+  row.dp = 192;
+  c = published_case(row);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->scenario.parallelism.vpp, 1);
+  EXPECT_EQ(c->scenario.parallelism.schedule, Schedule::kOneFOneB);
+  row.pp = 4;
+  row.dp = 48;
+  row.source = "nemo_2407";
+  row.metric = "tokens_per_sec_per_gpu";
+  row.value = 1000;
+  c = published_case(row);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->scenario.parallelism.vpp, 1);
+  EXPECT_FALSE(c->scenario.parallelism.overlap_p2p);
+}
+
 TEST(PublishedCase, LlmFoundryHfuCountsARecomputePassOnlyWithCheckpointing) {
   // llm-foundry's tables: HFU counts the recompute pass (factor 4 for 3) under activation
   // checkpointing and equals MFU without it. MPT-70B (AC on): MFU 41.25 %, HFU 55.0 %, 515,636
@@ -576,7 +628,9 @@ TEST(PublishedValidation, BlackwellUltraTakesBlackwellsAttentionFractionAndBothT
   EXPECT_DOUBLE_EQ(blackwell->constants[2], 0.45);
   EXPECT_DOUBLE_EQ(ultra->constants[2], 0.45);
   for (const GpuFit& f : r->fitted) {
-    if (f.gpu == "hopper") EXPECT_NE(f.constants[2], published_constants()[2].start);
+    if (f.gpu == "hopper") {
+      EXPECT_NE(f.constants[2], published_constants()[2].start);
+    }
   }
   // The report says which constants were taken rather than fitted.
   const std::string text = format_published_validation(*r, /*summary_only=*/true);

@@ -38,6 +38,9 @@ struct RecipeDefaults {
   // selective recompute of those modules; 0 = none.
   unsigned recompute_modules = 0;
   Schedule schedule = Schedule::kOneFOneB;
+  // When the table gives PP > 1 and no VP: the interleaved schedule with this many layers per
+  // virtual stage (VP = layers / (PP · this)); 0 = the non-interleaved 1F1B.
+  int layers_per_virtual_stage = 0;
   int zero_stage = 0;  // 3: Megatron-FSDP optim_grads_params / DeepSpeed ZeRO-3
   // Gradients reduced in bf16, not fp32 (parallelism.grad_reduce_in_fp32: false): Composer's
   // PURE FSDP mixed precision, and the Megatron-Bridge / NeMo 2.0 performance recipes.
