@@ -149,7 +149,17 @@ std::string format_published_validation(const PublishedValidationResult& res, bo
         if (i == 1 && attention_source(f.gpu) != f.gpu) {
           appendf(&out, " (%s's)", attention_source(f.gpu).c_str());
         }
-        if (i == 2 && std::isfinite(measured_memory_fraction(f.gpu))) appendf(&out, " (measured)");
+        const bool measured = i == 2 && std::isfinite(measured_memory_fraction(f.gpu));
+        if (measured) appendf(&out, " (measured)");
+        // A fitted constant the search left at an end of its physical range: the rows it was
+        // fitted on do not pin it (e.g. a fold without the rows that weigh it), and its value
+        // is the bound's, not a measurement's.
+        const bool taken = measured || (i == 1 && attention_source(f.gpu) != f.gpu);
+        const PublishedConstant& c = published_constants()[i];
+        const double v = f.constants[i];
+        if (!taken && (std::fabs(v - c.lo) <= 1e-9 || std::fabs(v - c.hi) <= 1e-9)) {
+          appendf(&out, " (at its bound)");
+        }
       }
       appendf(&out, "\n");
     }

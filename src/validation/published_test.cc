@@ -17,6 +17,7 @@ namespace preflight {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string sample() {
   return std::string(PREFLIGHT_SOURCE_DIR) + "/tests/data/published_sample.csv";
@@ -640,6 +641,26 @@ TEST(PublishedValidation, BlackwellUltraTakesBlackwellsAttentionFractionAndBothT
   EXPECT_EQ(j["constants"]["blackwell-ultra"]["not_fitted"]["attention_efficiency"], "blackwell");
   EXPECT_EQ(j["constants"]["blackwell"]["not_fitted"]["memory_efficiency"], "measured");
   EXPECT_FALSE(j["constants"]["hopper"].contains("not_fitted"));
+}
+
+TEST(PublishedValidation, SaysWhichFittedConstantsSitAtTheirBounds) {
+  // A fold whose rows leave Hopper's attention fraction free (no long-sequence rows) ends at
+  // the range's top; the report says so, and not for a constant taken from a measurement.
+  PublishedValidationResult r;
+  const std::vector<PublishedConstant>& c = published_constants();
+  r.total = r.simulated = 1;
+  r.folds = 1;
+  r.fold_families = {"llama2"};
+  r.fold_fits = {{GpuFit{"hopper", 109, {0.669, c[1].hi, 0.529, 0.9}},
+                  GpuFit{"blackwell-ultra", 184, {0.731, c[1].hi, 0.45, 0.703}}}};
+  r.fold_launch_us = {60.2};
+  r.fold_grace_factor = {1.37};
+  const std::string text = format_published_validation(r, /*summary_only=*/true);
+  EXPECT_THAT(text, HasSubstr("attention_efficiency=0.8 (at its bound)"));
+  // Blackwell Ultra takes Blackwell's attention fraction: not flagged, even at the bound.
+  EXPECT_THAT(text, HasSubstr("attention_efficiency=0.8 (blackwell's) memory_efficiency=0.45 "
+                              "(measured) nvfp4"));
+  EXPECT_THAT(text, Not(HasSubstr("gemm_efficiency=0.669 (at its bound)")));
 }
 
 TEST(PublishedValidation, RepeatSpreadComparesAConfigurationsContainers) {
