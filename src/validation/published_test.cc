@@ -229,6 +229,29 @@ TEST(RecipeDefaults, GptOssRunsAsItsWorkloadConfigsSay) {
   EXPECT_FALSE(h100.overlap_moe_comm || h100.flex_dispatcher || h100.full_cuda_graphs);
 }
 
+TEST(RecipeDefaults, Qwen3OverlapsItsAllToAllsWhereItsConfigurationsDid) {
+  // qwen3_workload_base_configs.py: moe_a2a_overlap on H100 from 25.11; on B200 in 25.11 only
+  // (Megatron-Bridge PR #1760 turned it off "due to CPU overhead"); on B300 while its entries
+  // matched B200's old ones, with VP 4, until PR #2669 took both off for 26.04.
+  PublishedRow row;
+  row.source = "mbridge_perf";
+  row.model = "Qwen3_235B_a22B";
+  row.precision = "MXFP8";
+  const auto overlaps = [&](const char* gpu, const char* container) {
+    row.gpu = gpu;
+    row.notes = std::string("container ") + container + "; Pre-Training Performance";
+    return recipe_defaults(row).overlap_moe_comm;
+  };
+  EXPECT_TRUE(overlaps("H100-SXM5-80GB", "26.04"));
+  EXPECT_TRUE(overlaps("B200", "25.11"));
+  EXPECT_FALSE(overlaps("B200", "26.02"));
+  EXPECT_TRUE(overlaps("B300", "26.02"));
+  EXPECT_TRUE(overlaps("B300", "26.02.01"));
+  EXPECT_FALSE(overlaps("B300", "26.04"));
+  EXPECT_FALSE(overlaps("B300", "26.04.01"));
+  EXPECT_FALSE(overlaps("GB300", "26.02"));
+}
+
 TEST(RecipeDefaults, DeepSeekV4FlashRunsItsPresetWithFullIterationGraphs) {
   // The tables give DeepSeek-V4 Flash no dimensions; the deepseek-v4-flash preset (its
   // config.json) does. Its one performance recipe

@@ -198,7 +198,10 @@ uint32_t recipe_graph_scope(const PublishedRow& row) {
 // qwen3_workload_base_configs.py sets moe_a2a_overlap=True in the V1 and V2 configs of the
 // tables' containers 25.11 to 26.04.01, and on B200 in 25.11 only: Megatron-Bridge PR #1760
 // (December 2025) turned it off there "due to CPU overhead" after that release, with the VP 2
-// the 25.11 row still shows. The 25.09 script and the other models' eager recipes of the set
+// the 25.11 row still shows; and on B300 in containers 26.02 and 26.02.01, whose configurations
+// (PP 8, VP 4, EP 8, the tables' layout) matched B200's before that PR, until PR #2669 (March
+// 2026, "disabling VP and moe_a2a_overlap" on B300 to match B200) removed both: the 26.04
+// rows show no VP. The 25.09 script and the other models' eager recipes of the set
 // name no such overlap (Qwen3-30B on H100 sets moe_a2a_overlap=False). DeepSeek-V3: the dropless
 // H100 recipe of 25.09 (TP 2, PP 8, VP 4, EP 64, global batch 8192; DeepEP with
 // overlap_moe_expert_parallel_comm, the performance script of that release), and B200's MXFP8 V2
@@ -214,6 +217,7 @@ bool eager_moe_a2a_overlap(const PublishedRow& row) {
   if (!contains(row.model, "Qwen3_235B")) return false;
   if (row.gpu == "H100-SXM5-80GB") return c >= 251100;
   if (row.gpu == "B200") return c >= 251100 && c < 260200;
+  if (row.gpu == "B300") return c >= 260200 && c < 260400;
   return false;
 }
 

@@ -186,6 +186,35 @@ TEST(GenerateWorkload, SequenceParallelSendsAShardOfTheActivation) {
   EXPECT_EQ(steps_of(w.stages[0], StepKind::kSend)[0]->bytes.count(), 2 * 2048 * 2304 / 2);
 }
 
+TEST(GenerateWorkload, CombinedOneFOneBPairsRunTheirLayersInLockstep) {
+  // Mixtral 8x7B (32 layers) on 8 GPUs with PP 2, EP 4 (DP 4: 8 micro-batches a replica) and
+  // the combined 1F1B schedule (overlap_moe_comm): in each pair the forward of layer i runs beside
+  // the backward of layer n−1−i (Megatron-Core's TransformerModelChunkSchedulePlan), so the pair's
+  // block runs alternate between the two micro-batches, one layer at a time, where two whole passes
+  // would switch once.
+  Scenario s = load(R"(
+model: {preset: mixtral-8x7b}
+cluster: {preset: dgx-h100, nodes: 1}
+training: {seq_len: 4096, global_batch: 32, micro_batch: 1}
+parallelism: {tp: 1, pp: 2, ep: 4, overlap_moe_comm: true}
+)");
+  const Workload w = generate_workload(s);
+  const Program& p = w.stages[0];
+  int switches = 0, pairs = 0;
+  const Step* prev = nullptr;
+  for (const Step& st : p.steps) {
+    if (st.kind != StepKind::kRun || w.blocks[st.block].name == "dualpipe.pair.wait") continue;
+    if (prev && (prev->microbatch != st.microbatch || prev->backward != st.backward)) ++switches;
+    if (prev && prev->backward != st.backward && !prev->backward) ++pairs;
+    prev = &st;
+  }
+  // 16 layers a stage, six pairs on stage 0 (the combined schedule warms up with one forward
+  // more than 1F1B, so two forwards run alone first and two backwards last): each pair
+  // switches at least 2 × 16 − 1 times, not once.
+  EXPECT_GE(switches, 6 * (2 * 16 - 1));
+  EXPECT_GE(pairs, 6 * 16);
+}
+
 TEST(StageParameters, SumToTheModelPlusTheTiedCopy) {
   // tp 1: the stages hold every parameter once, plus the last stage's copy of the tied word
   // embedding (padded 50304 × 2304) when pp > 1.

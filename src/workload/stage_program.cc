@@ -95,6 +95,9 @@ class StageBuilder {
     if (offload_ == 0) return nullptr;
     return [this, backward, &t](int layer, bool after) { offload_hook(layer, after, backward, t); };
   }
+  // Interleaves a pair's two passes, steps [first, second) and [second, end), block by block:
+  // the first pass's block i, then the second's block i, and so on (see the definition).
+  void interleave_pair(size_t first, size_t second);
   void end_of_iteration();
 
   const Scenario& s_;
@@ -513,6 +516,46 @@ void StageBuilder::end_of_iteration() {
   prog_.steps.push_back(sync);
 }
 
+// An overlapped pair's host order. Megatron-Core's combined 1F1B schedule (moe_a2a_overlap,
+// TransformerModelChunkSchedulePlan.run in models/common/model_chunk_schedule_plan.py) runs the
+// two micro-batches' layers in lockstep: the forward's pre-process, the backward's
+// post-process, then for each i the forward of layer i with the backward of layer n−1−i
+// (TransformerLayerSchedulePlan.run: its attention, MLP and the two all-to-alls of each pass,
+// alternating), then the forward's post-process and the backward's pre-process. DeepSeek's
+// DualPipe overlaps its pairs chunk by chunk in the same way (DeepSeek-V3 §3.2.1, Figure 4).
+// The order matters on the host: a dispatcher that copies its token counts to the host
+// synchronises in every forward MoE layer, and with the passes in lockstep each sync also waits
+// for the other micro-batch's layer queued before it, so the host never runs more than a layer
+// pair ahead of the GPU, where a plain backward lets it run a whole pass ahead. Here the unit is
+// a block run of one repeat (a layer, the embedding, the head); a step that is not a block run
+// (a gradient bucket's reduction) stays after the block before it.
+void StageBuilder::interleave_pair(size_t first, size_t second) {
+  auto units = [&](size_t from, size_t to) {
+    std::vector<std::vector<Step>> out;
+    for (size_t k = from; k < to; ++k) {
+      const Step& st = prog_.steps[k];
+      if (st.kind != StepKind::kRun) {
+        if (out.empty()) out.emplace_back();
+        out.back().push_back(st);
+        continue;
+      }
+      for (int r = 0; r < st.repeat; ++r) {
+        Step one = st;
+        one.repeat = 1;
+        out.push_back({one});
+      }
+    }
+    return out;
+  };
+  const std::vector<std::vector<Step>> a = units(first, second);
+  const std::vector<std::vector<Step>> b = units(second, prog_.steps.size());
+  prog_.steps.resize(first);
+  for (size_t k = 0; k < std::max(a.size(), b.size()); ++k) {
+    if (k < a.size()) prog_.steps.insert(prog_.steps.end(), a[k].begin(), a[k].end());
+    if (k < b.size()) prog_.steps.insert(prog_.steps.end(), b[k].begin(), b[k].end());
+  }
+}
+
 Program StageBuilder::build() {
   prog_.stage = stage_;
   if (param_gather_) {
@@ -546,7 +589,9 @@ Program StageBuilder::build() {
     receive(u);
     const size_t pair_start = prog_.steps.size();
     compute(t, static_cast<int>(i));
+    const size_t second_start = prog_.steps.size();
     compute(u, static_cast<int>(i + 1));
+    interleave_pair(pair_start, second_start);
     pairs_.overlap(prog_, pair_start, u);
     send(t);
     send(u);
