@@ -146,7 +146,18 @@ void apply_precision(const Scenario& s, std::vector<Op>* ops) {
       quantize = quantize_op(op.name, input + weight, input_amax + (amax ? weight : 0),
                              input > 0 ? 2 : 1, p);
     }
-    if (quantize && current) {
+    // Transformer Engine's GroupedLinear (the per-expert grouped GEMM: separate kernels on its
+    // streams) quantizes the expert splits one by one (tex.split_quantize ->
+    // multi_tensor_quantize_impl, "only have fused kernel for FP8 delayed scaling"): MXFP8,
+    // blockwise and current-scaling FP8 launch a quantize kernel per local expert, each with its
+    // gap on the GPU. Delayed scaling runs one multi-tensor cast-transpose; NVFP4 one grouped
+    // kernel (split_quantize_nvfp4_impl, TransformerEngine PR #2411, 2025-11).
+    const bool per_split = op.gemm_streams > 0 && op.batch > 1 &&
+                           (p == Precision::kMxfp8 || p == Precision::kFp8Blockwise || current);
+    if (quantize && per_split) {
+      quantize->device_kernels = static_cast<int>(op.batch) * (current ? 3 : 1);
+    }
+    if (quantize && current && !per_split) {
       // Float8CurrentScalingQuantizer::quantize_impl runs three kernels per cast: the amax
       // (nvte_compute_amax), the scale from it (nvte_compute_scale_from_amax), the cast
       // (nvte_quantize_v2), each with its kernel gap on the GPU; they are launched from that one

@@ -267,6 +267,34 @@ TEST(ApplyPrecision, Fp8CurrentScalingReadsEachInputForItsAmaxInThreeKernels) {
   EXPECT_EQ(dgrad[0].bytes.count(), static_cast<int64_t>(kT) * kF * 6 + 4);
 }
 
+TEST(ApplyPrecision, PerExpertGroupedGemmsQuantizeEachExpertsSplitWithItsOwnKernel) {
+  // Transformer Engine's GroupedLinear (16 local experts, their cuBLAS GEMMs on 4 streams)
+  // quantizes the expert splits one by one for MXFP8, blockwise and current-scaling FP8
+  // (tex.split_quantize -> multi_tensor_quantize_impl, whose only fused kernel is delayed
+  // scaling's multi-tensor cast-transpose); NVFP4 has one grouped kernel (TransformerEngine PR
+  // #2411). The bytes stay those of the whole tensors; only the kernel count moves.
+  auto experts = [](const char* name) {
+    Op op = gemm_op(name, 512, 1536, 4096, 16, 2);
+    op.gemm_streams = 4;
+    return op;
+  };
+  const std::vector<Op> mx = applied("mxfp8", experts("moe.experts.fc1.fwd"));
+  ASSERT_EQ(mx.size(), 2u);
+  EXPECT_EQ(mx[0].device_kernels, 16);
+  EXPECT_EQ(mx[0].launches, 1);  // one call into TE's C++ split_quantize
+  EXPECT_EQ(applied("mxfp8", experts("moe.experts.fc2.dgrad"))[0].device_kernels, 16);
+  EXPECT_EQ(applied("fp8_blockwise", experts("moe.experts.fc1.fwd"))[0].device_kernels, 16);
+  EXPECT_EQ(applied("fp8", experts("moe.experts.fc1.fwd"))[0].device_kernels, 1);
+  EXPECT_EQ(applied("nvfp4", experts("moe.experts.fc1.fwd"))[0].device_kernels, 1);
+  std::vector<Op> current = {experts("moe.experts.fc1.fwd")};
+  apply_precision(load("fp8", {"training.fp8_recipe=current"}), &current);
+  EXPECT_EQ(current[0].device_kernels, 48);  // amax, scale and cast per expert
+  // One batched kernel (the fused grouped MLP, gemm_streams 0) quantizes once.
+  Op fused = gemm_op("moe.experts.fc1.fwd", 512, 1536, 4096, 16, 2);
+  EXPECT_EQ(applied("mxfp8", fused)[0].device_kernels, 1);
+  EXPECT_EQ(mx[0].bytes, applied("mxfp8", fused)[0].bytes);
+}
+
 TEST(ApplyPrecision, CurrentScalingReducesTheShardsAmaxOverTheTensorGroup) {
   // With sequence parallelism each rank casts its shard before the all-gather, at one scale for
   // all: the amax of QKV's and FC1's inputs forward, and of the output gradients of the
