@@ -58,6 +58,12 @@ bool norm_fed(const std::string& gemm) {
   return starts_with(gemm, "qkv.fwd") || starts_with(gemm, "fc1.fwd");
 }
 
+// True for the formats whose GEMM operands carry per-block scales in a GEMM-specific layout.
+bool block_scaled(Precision p) { return p == Precision::kMxfp8 || p == Precision::kNvfp4; }
+
+// Bytes per element of a low-precision operand's values alone (gemm_operand_bytes less scales).
+double element_bytes(Precision p) { return p == Precision::kNvfp4 ? 0.5 : 1.0; }
+
 // The quantize op for `tensors` bf16 tensors of `elements` elements in all, of which
 // `amax_elements` are first read for their amax (amax_pass).
 Op quantize_op(const std::string& gemm, double elements, double amax_elements, int tensors,
@@ -179,6 +185,20 @@ void apply_precision(const Scenario& s, std::vector<Op>* ops) {
       }
     }
     set_operand_width(op, gemm_operand_bytes(p), 1);
+    // Block-scaled operands (MXFP8, NVFP4): cuBLAS reads the block scales in its interleaved
+    // ("swizzled") layout, which Transformer Engine's GEMM call produces from the quantizers'
+    // compact one with a kernel per operand before the GEMM (te_general_gemm and
+    // te_general_grouped_gemm: swizzle_scaling_factors of A and of B; the grouped GEMM's
+    // multi-tensor swizzle takes all of its experts in one kernel). Each reads and writes its
+    // operand's scales, launched from the GEMM's C++ call (no framework op of its own).
+    if (block_scaled(p)) {
+      const double scales = static_cast<double>(op.m * op.k + op.k * op.n) * op.batch *
+                            (gemm_operand_bytes(p) - element_bytes(p));
+      Op swizzle = memory_op((op.name + ".swizzle").c_str(), 2 * scales);
+      swizzle.launches = 0;
+      swizzle.device_kernels = 2;
+      out.push_back(std::move(swizzle));
+    }
     out.push_back(std::move(op));
   }
   *ops = std::move(out);

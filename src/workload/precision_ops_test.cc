@@ -105,10 +105,10 @@ TEST(ApplyPrecision, Nvfp4ReadsTwiceAndWritesHalfBytesWithE4m3Scales) {
   // 83,886,080 · 5.125 + 8 = 429,916,168 B. GEMM: 83,886,080 · 0.5625 + 67,108,864 · 2
   // = 181,403,648 B.
   const std::vector<Op> ops = applied("nvfp4", gemm_op("fc1.fwd", kT, kF, kH, 1, 2));
-  ASSERT_EQ(ops.size(), 2u);
+  ASSERT_EQ(ops.size(), 3u);  // quantize, the scales' swizzle, the GEMM
   EXPECT_EQ(ops[0].bytes.count(), 429'916'168);
-  EXPECT_EQ(ops[1].bytes.count(), 181'403'648);
-  EXPECT_EQ(ops[1].bytes_per_element, 1);
+  EXPECT_EQ(ops[2].bytes.count(), 181'403'648);
+  EXPECT_EQ(ops[2].bytes_per_element, 1);
 }
 
 TEST(ApplyPrecision, MicroscaledFormatsCarryTheirScaleBytes) {
@@ -117,10 +117,32 @@ TEST(ApplyPrecision, MicroscaledFormatsCarryTheirScaleBytes) {
   // 1.03125 + 134,217,728 = 220,725,248 B.
   for (const char* p : {"mxfp8", "fp8_blockwise"}) {
     const std::vector<Op> ops = applied(p, gemm_op("fc1.fwd", kT, kF, kH, 1, 2));
-    ASSERT_EQ(ops.size(), 2u) << p;
+    ASSERT_EQ(ops.size(), std::string(p) == "mxfp8" ? 3u : 2u) << p;
     EXPECT_EQ(ops[0].bytes.count(), 340'787'200) << p;
-    EXPECT_EQ(ops[1].bytes.count(), 220'725'248) << p;
+    EXPECT_EQ(ops.back().bytes.count(), 220'725'248) << p;
   }
+}
+
+TEST(ApplyPrecision, BlockScaledGemmsSwizzleTheirOperandsScalesFirst) {
+  // Transformer Engine's GEMM call swizzles the block scales of A and of B into cuBLAS's layout
+  // with a kernel each (te_general_gemm's swizzle_scaling_factors), launched from its C++ call.
+  // FC1: (m·k + k·n) = 83,886,080 elements, 1/32 B of E8M0 scale each (1/16 of E4M3 for
+  // nvfp4), read and written: 5,242,880 B (10,485,760 B).
+  const std::vector<Op> mx = applied("mxfp8", gemm_op("fc1.fwd", kT, kF, kH, 1, 2));
+  ASSERT_EQ(mx.size(), 3u);
+  EXPECT_EQ(mx[1].name, "fc1.fwd.swizzle");
+  EXPECT_EQ(mx[1].type, OpType::kMemory);
+  EXPECT_EQ(mx[1].bytes.count(), 5'242'880);
+  EXPECT_EQ(mx[1].device_kernels, 2);
+  EXPECT_EQ(mx[1].launches, 0);
+  EXPECT_EQ(applied("nvfp4", gemm_op("fc1.wgrad", kH, kF, kT, 1, 2))[0].bytes.count(), 10'485'760);
+  // Per-tensor and blockwise FP8 apply their scales as they are: no swizzle.
+  EXPECT_EQ(applied("fp8", gemm_op("fc1.fwd", kT, kF, kH, 1, 2)).size(), 2u);
+  EXPECT_EQ(applied("fp8", gemm_op("fc1.wgrad", kH, kF, kT, 1, 2)).size(), 1u);
+  // A grouped GEMM's experts are swizzled together (the multi-tensor swizzle).
+  Op experts = gemm_op("moe.experts.fc1.fwd", 512, 1536, 4096, 16, 2);
+  experts.gemm_streams = 4;
+  EXPECT_EQ(applied("mxfp8", experts)[1].device_kernels, 2);
 }
 
 TEST(ApplyPrecision, InputGradientQuantizesTheOutputGradientOnly) {
@@ -279,7 +301,7 @@ TEST(ApplyPrecision, PerExpertGroupedGemmsQuantizeEachExpertsSplitWithItsOwnKern
     return op;
   };
   const std::vector<Op> mx = applied("mxfp8", experts("moe.experts.fc1.fwd"));
-  ASSERT_EQ(mx.size(), 2u);
+  ASSERT_EQ(mx.size(), 3u);  // quantize, swizzle, GEMM
   EXPECT_EQ(mx[0].device_kernels, 16);
   EXPECT_EQ(mx[0].launches, 1);  // one call into TE's C++ split_quantize
   EXPECT_EQ(applied("mxfp8", experts("moe.experts.fc2.dgrad"))[0].device_kernels, 16);
