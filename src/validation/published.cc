@@ -98,12 +98,20 @@ std::string cluster_for(const std::string& gpu) {
   return "";
 }
 
-// training.precision of a precision column. FP8-CS is per-tensor current scaling, "fp8"/"FP8"
-// per-tensor (delayed scaling in NeMo 24.07, current scaling in Megatron-Bridge); both run as
-// Preflight's per-tensor fp8 with its default recipe, delayed scaling: training.fp8_recipe
-// current on the current-scaling rows, refitted by fold, took the cross-validated error from
-// 9.51 to 9.60 % (docs/precision.md). An empty cell of the 25.09 tables is FP8 per their
+// training.precision of a precision column: FP8 and FP8-CS are per-tensor fp8 (their recipe:
+// current_scaling below), FP8-MX is mxfp8. An empty cell of the 25.09 tables is FP8 per their
 // footnote.
+// Whether a per-tensor fp8 row ran Transformer Engine's current scaling (training.fp8_recipe
+// current) rather than delayed scaling: Megatron-Bridge's performance configurations name their
+// per-tensor FP8 entries FP8_CS (scripts/performance/configs/*_workload_base_configs.py, e.g.
+// NEMOTRON_3_NANO_PRETRAIN_CONFIG_H100_FP8_CS_V1; the 25.11 tables print FP8-CS, later ones
+// FP8), and NeMo 25.04's performance summary states "FP8 per-tensor current scaling". NeMo
+// 24.07 predates the recipe (Transformer Engine 2.2, 2025) and ran delayed scaling; the 25.02
+// and 25.07 summaries state no recipe and keep the default.
+bool current_scaling(const PublishedRow& r) {
+  return r.source == "mbridge_perf" || r.source == "nemofw_2504" || lower(r.precision) == "fp8-cs";
+}
+
 std::string precision_for(const PublishedRow& r) {
   const std::string p = lower(r.precision);
   if (p == "fp16 mixed" || p == "fp16/bf16 mixed") return "fp16";
@@ -390,6 +398,9 @@ StatusOr<PublishedCase> published_case(const PublishedRow& r,
   y << "\n  seq_len: " << r.seq << "\n  global_batch: " << global_batch << "\n"
     << "  micro_batch: " << micro_batch << "\n  precision: " << precision << "\n"
     << "  flash_attention: " << (d.flash_attention ? "true" : "false") << "\n";
+  if (precision == "fp8" && current_scaling(r)) {
+    y << "  fp8_recipe: current\n";
+  }
   if (d.full_cuda_graphs) y << "  cuda_graphs: full\n";
   if (!d.full_cuda_graphs && d.cuda_graph_scope != 0) {
     y << "  cuda_graphs: scoped\n  cuda_graph_scope: [";

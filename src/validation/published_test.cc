@@ -65,6 +65,8 @@ TEST(PublishedCase, TokensPerGpuIsIterationTime) {
   EXPECT_TRUE(c->scenario.parallelism.overlap_grad_reduce);
   // Megatron-Bridge's performance scripts reduce gradients in bf16 (grad_reduce_in_fp32=False).
   EXPECT_FALSE(c->scenario.parallelism.grad_reduce_in_fp32);
+  // Their per-tensor FP8 entries are FP8_CS: Transformer Engine's current scaling.
+  EXPECT_EQ(c->scenario.training.fp8_recipe, Fp8Recipe::kCurrent);
   // Its model-TFLOP/s row is the same run: the same time.
   StatusOr<PublishedCase> t = published_case(row_at_line(*rows, 3));
   ASSERT_TRUE(t.ok()) << t.status().message();
@@ -472,6 +474,48 @@ TEST(PublishedCase, MegatronReadmeRowsInterleaveOneLayerPerVirtualStage) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->scenario.parallelism.vpp, 1);
   EXPECT_FALSE(c->scenario.parallelism.overlap_p2p);
+}
+
+TEST(PublishedCase, PerTensorFp8RunsTheScalingItsSourceStates) {
+  // LLaMA-3 8B on 8 H100s in FP8: Megatron-Bridge's FP8 (and FP8-CS) entries and NeMo 25.04's
+  // table ran current scaling; NeMo 24.07 (before the recipe) and the sources that state none
+  // keep delayed scaling, Megatron-Core's default.
+  PublishedRow row;
+  row.model = "LLAMA3_8B";
+  row.layers = 32;
+  row.hidden = 4096;
+  row.heads = 32;
+  row.kv_heads = 8;
+  row.ffn = 14336;
+  row.vocab = 128256;
+  row.seq = 8192;
+  row.gpu = "H100-SXM5-80GB";
+  row.num_gpus = 8;
+  row.tp = 1;
+  row.pp = 1;
+  row.dp = 8;
+  row.micro_batch = 1;
+  row.global_batch = 128;
+  row.metric = "tokens_per_sec_per_gpu";
+  row.value = 14000;
+  const struct {
+    const char* source;
+    const char* precision;
+    Fp8Recipe recipe;
+  } cases[] = {{"mbridge_perf", "FP8", Fp8Recipe::kCurrent},
+               {"mbridge_perf", "FP8-CS", Fp8Recipe::kCurrent},
+               {"nemofw_2504", "fp8", Fp8Recipe::kCurrent},
+               {"nemo_2407", "fp8", Fp8Recipe::kDelayed},
+               {"nemofw_2502", "fp8", Fp8Recipe::kDelayed}};
+  for (const auto& k : cases) {
+    row.source = k.source;
+    row.precision = k.precision;
+    row.notes = std::string(k.source) == "mbridge_perf" ? "container 26.02" : "";
+    StatusOr<PublishedCase> c = published_case(row);
+    ASSERT_TRUE(c.ok()) << k.source << ": " << c.status().message();
+    EXPECT_EQ(c->scenario.training.precision, Precision::kFp8) << k.source;
+    EXPECT_EQ(c->scenario.training.fp8_recipe, k.recipe) << k.source << " " << k.precision;
+  }
 }
 
 TEST(PublishedCase, LlmFoundryHfuCountsARecomputePassOnlyWithCheckpointing) {
