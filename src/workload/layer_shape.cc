@@ -9,6 +9,10 @@ namespace preflight {
 
 namespace {
 
+// The fraction of a NIC's line rate DeepEP's internode dispatch and combine kernels carry from
+// four nodes on (DeepEP's README, internode table, corrected to NIC bytes: make_layer_shape).
+constexpr double kFlexRdmaEfficiency = 0.88;
+
 // The framework ops of Megatron-Core's MoE layer (0.13-0.16, Transformer Engine 2.x, dropless,
 // softmax top-k, TE's fused permutation) that the modelled kernels leave out, counted in
 // megatron/core/transformer/moe/ (router.py TopKRouter, moe_utils.py, token_dispatcher.py) and
@@ -207,6 +211,14 @@ LayerShape make_layer_shape(const Scenario& sc) {
       }
       x.dispatch_copy_scale =
           std::min(x.dispatch_copy_scale, reached / static_cast<double>(x.top_k));
+      // Across nodes the flex dispatcher moves its tokens with its own RDMA kernels, not NCCL's:
+      // DeepEP's internode table (H800, one 400 Gb/s NIC per GPU: 58 and 51 GB/s at EP 32 and
+      // 64) counts the tokens a node keeps as RDMA bytes (DeepEP issues #51, #141), so its NICs
+      // carried 43.5 and 44.6 GB/s, kFlexRdmaEfficiency of the line rate, where the cluster's
+      // links run at nic_efficiency (NCCL's rate): the dispatch's wire bytes grow by their ratio.
+      if (ep_nodes > 1) {
+        x.dispatch_copy_scale *= std::max(1.0, sc.cluster.nic_efficiency / kFlexRdmaEfficiency);
+      }
     }
     // FP8 dispatch: 1 byte per element and a 4-byte scale per 128, over act_bytes.
     if (m.moe.fp8_dispatch) x.dispatch_fp8_scale = (1.0 + 4.0 / 128.0) / x.act_bytes;

@@ -198,11 +198,13 @@ TEST(MoeOps, FlexDispatcherSendsATokenOnceToEachRankOfItsExperts) {
     EXPECT_NEAR(bytes({"model.moe.dispatcher=flex"}, name) / bytes({}, name), reached / 8, 1e-6)
         << name;
   }
-  // Over two nodes (EP 16 on 8-GPU nodes) a token crosses to the other node once at most.
+  // Over two nodes (EP 16 on 8-GPU nodes) a token crosses to the other node once at most, on
+  // the flex dispatcher's RDMA kernels: 0.88 of the NIC's line rate (DeepEP's internode table)
+  // where NCCL's traffic gets the DGX H100's 0.96, so its wire bytes are 0.96/0.88 of the copies.
   const double two_nodes = expected_groups_reached(64, 2, 8);
   EXPECT_NEAR(bytes({"model.moe.dispatcher=flex", "parallelism.ep=16"}, "ep.alltoall.dispatch") /
                   bytes({"parallelism.ep=16"}, "ep.alltoall.dispatch"),
-              two_nodes / 8, 1e-6);
+              two_nodes / 8 * 0.96 / 0.88, 1e-6);
 }
 
 TEST(MoeOps, FlexDispatcherAllToAllsHoldTheirKernelsSms) {
