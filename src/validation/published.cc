@@ -98,9 +98,6 @@ std::string cluster_for(const std::string& gpu) {
   return "";
 }
 
-// training.precision of a precision column: FP8 and FP8-CS are per-tensor fp8 (their recipe:
-// current_scaling below), FP8-MX is mxfp8. An empty cell of the 25.09 tables is FP8 per their
-// footnote.
 // Whether a per-tensor fp8 row ran Transformer Engine's current scaling (training.fp8_recipe
 // current) rather than delayed scaling: Megatron-Bridge's performance configurations name their
 // per-tensor FP8 entries FP8_CS (scripts/performance/configs/*_workload_base_configs.py, e.g.
@@ -112,6 +109,9 @@ bool current_scaling(const PublishedRow& r) {
   return r.source == "mbridge_perf" || r.source == "nemofw_2504" || lower(r.precision) == "fp8-cs";
 }
 
+// training.precision of a precision column: FP8 and FP8-CS are per-tensor fp8 (their recipe:
+// current_scaling above), FP8-MX is mxfp8. An empty cell of the 25.09 tables is FP8 per their
+// footnote.
 std::string precision_for(const PublishedRow& r) {
   const std::string p = lower(r.precision);
   if (p == "fp16 mixed" || p == "fp16/bf16 mixed") return "fp16";
