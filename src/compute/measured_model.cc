@@ -89,6 +89,7 @@ Op canonical_op(const KernelShape& s) {
       op.backward = s.backward;
       op.flops = Flops(flops);
       op.exponentials = b * h * sq * keys2 / 2;
+      op.attention_tiles_per_unit = keys2 / (2.0 * static_cast<double>(kAttentionTile));
       op.bytes = round_bytes(bytes);
       return op;
     }

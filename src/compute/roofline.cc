@@ -63,6 +63,9 @@ class RooflineModel final : public ComputeModel {
       attention_rate_ *= kFlash1;
       attention_backward_rate_ *= kFlash1;
     }
+    // A work unit's fixed cost was measured on cuDNN's kernels; FlashAttention's own kernels
+    // carry none here (no measurement).
+    unit_overhead_ = kernel == AttentionKernel::kCudnn ? c.attention_unit_overhead : 0;
     exp_rate_ = gpu.exp_per_second();
     memory_rate_ = gpu.hbm_bandwidth.bytes_per_second() * c.memory_efficiency;
     ssd_memory_rate_ = c.ssd_memory_efficiency > 0
@@ -91,8 +94,16 @@ class RooflineModel final : public ComputeModel {
         // At the peak a score element's 4·d forward FLOPs take as long as its exponential at
         // d = 64 on Hopper, d = 128 on Blackwell, d = 64 on Blackwell Ultra (twice the units).
         const double softmax = exp_rate_ > 0 ? op.exponentials / exp_rate_ : 0;
-        seconds = std::max(op.flops.count() / rate + softmax,
-                           static_cast<double>(op.bytes.count()) / bandwidth);
+        // Each work unit (a tile of queries of one head) computes its key tiles and pays the
+        // unit's fixed cost, attention_unit_overhead tiles of its work (the Q load, the
+        // pipeline's fill and drain, the output's normalisation and store): the tiles' time
+        // grows by the ratio. A 128-key window (2 tiles a unit) costs 3.4 times its tiles on
+        // Blackwell, a full causal 8K sequence (32.5 a unit) 1.13 times.
+        double compute = op.flops.count() / rate + softmax;
+        if (unit_overhead_ > 0 && op.attention_tiles_per_unit > 0) {
+          compute *= 1 + unit_overhead_ / op.attention_tiles_per_unit;
+        }
+        seconds = std::max(compute, static_cast<double>(op.bytes.count()) / bandwidth);
         break;
       }
       case OpType::kMemory:
@@ -147,8 +158,9 @@ class RooflineModel final : public ComputeModel {
   double low_rate_ = 0;   // operands below 16 bits, in the scenario's format
   double attention_rate_ = 0;
   double attention_backward_rate_ = 0;
-  double ssd_rate_ = 0;  // Mamba-2 SSD scans
-  double exp_rate_ = 0;  // softmax exponentials per second (GpuConfig::exp_per_second)
+  double ssd_rate_ = 0;       // Mamba-2 SSD scans
+  double exp_rate_ = 0;       // softmax exponentials per second (GpuConfig::exp_per_second)
+  double unit_overhead_ = 0;  // a fused-attention work unit's fixed cost, in its tiles
   double memory_rate_ = 0;
   double ssd_memory_rate_ = 0;  // the SSD scans' bytes
   SimTime gap_;

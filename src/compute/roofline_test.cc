@@ -3,6 +3,7 @@
 #include "compute/compute_model.h"
 #include "config/loader.h"
 #include "workload/layer_ops.h"
+#include "workload/layer_shape.h"
 
 namespace preflight {
 namespace {
@@ -208,6 +209,64 @@ TEST(RooflineModel, FlashAttention2OnHopperRunsAtItsMeasuredShareOfCudnn) {
               518.0 / 318.0, 1e-6);
   EXPECT_DOUBLE_EQ(attention_seconds(A::kAmpere, K::kFlash2, fwd),
                    attention_seconds(A::kAmpere, K::kCudnn, fwd));
+}
+
+TEST(RooflineModel, AttentionWorkUnitsPayTheirFixedCostInTiles) {
+  // A unit computing 4 key tiles with a fixed cost of 2 tiles takes 6 tiles' time: 1.5x the
+  // compute; an op without units (no tile count) and FlashAttention-2's kernels pay nothing.
+  GpuConfig g = test_gpu();
+  g.architecture = GpuArchitecture::kHopper;
+  g.calibration.attention_unit_overhead = 2;
+  Op op = attention_op(false);
+  const auto seconds = [&](const Op& o, AttentionKernel k) {
+    return (make_roofline_model(g, Precision::kBf16, k)->duration(o) - SimTime::microseconds(3))
+        .to_seconds();
+  };
+  const double plain = seconds(op, AttentionKernel::kCudnn);
+  op.attention_tiles_per_unit = 4;
+  EXPECT_NEAR(seconds(op, AttentionKernel::kCudnn), 1.5 * plain, 1e-12);
+  EXPECT_DOUBLE_EQ(seconds(op, AttentionKernel::kFlash2),
+                   seconds(attention_op(false), AttentionKernel::kFlash2));
+}
+
+// cuDNN's forward on the shape of GPT-OSS's attention (64 query heads, 8 KV heads, width 64, one
+// sequence), causal, full or with a window of `window` keys, as the workload counts it
+// (workload/layer_ops.cc flash_forward).
+Op gpt_oss_attention(int64_t seq, int64_t window) {
+  const double heads = 64, kv_heads = 8, d = 64, s = static_cast<double>(seq);
+  const double keys2 = tiled_keys2(seq, window);
+  Op op;
+  op.type = OpType::kAttention;
+  op.flops = Flops(2.0 * heads * s * keys2 * d);
+  op.exponentials = heads * s * keys2 / 2;
+  op.attention_tiles_per_unit = keys2 / (2.0 * static_cast<double>(kAttentionTile));
+  op.bytes =
+      Bytes(static_cast<int64_t>(2 * s * (2 * heads * d + 2 * kv_heads * d) + 4 * heads * s));
+  return op;
+}
+
+TEST(RooflineModel, CudnnAttentionMatchesItsBenchmarkAcrossWindowsAndLengths) {
+  // Oracle: cudnn-frontend's attention benchmark (benchmark/attention_inference, cuDNN 9.27,
+  // GPT-OSS context phase): on a B200 the 128-key window at 8K tokens takes 0.113 ms against
+  // 0.594 for the full causal 8K (0.191) and the full 2K 0.0543 (0.0914); on an H200 0.135 and
+  // 0.0987 against 1.202 (0.113, 0.0821). The work of a unit (a tile of queries of one head)
+  // alone would give 0.061 and 0.065 on either GPU: the unit's fixed cost makes the rest.
+  const auto ratios = [](const char* preset) {
+    StatusOr<Scenario> sc =
+        load_scenario_text("", "", {std::string("cluster.gpu.preset=") + preset});
+    EXPECT_TRUE(sc.ok()) << sc.status().message();
+    const auto model =
+        make_roofline_model(sc->cluster.gpu, Precision::kBf16, AttentionKernel::kCudnn);
+    const double full = model->duration(gpt_oss_attention(8192, 0)).to_seconds();
+    return std::make_pair(model->duration(gpt_oss_attention(8192, 128)).to_seconds() / full,
+                          model->duration(gpt_oss_attention(2048, 0)).to_seconds() / full);
+  };
+  const auto [b200_window, b200_short] = ratios("B200");
+  EXPECT_NEAR(b200_window, 0.191, 0.2 * 0.191);
+  EXPECT_NEAR(b200_short, 0.0914, 0.2 * 0.0914);
+  const auto [h200_window, h200_short] = ratios("H200-SXM-141GB");
+  EXPECT_NEAR(h200_window, 0.113, 0.2 * 0.113);
+  EXPECT_NEAR(h200_short, 0.0821, 0.2 * 0.0821);
 }
 
 TEST(RooflineModel, TheFirstFlashAttentionRunsAtItsPublishedShareOfFlashAttention2) {

@@ -94,6 +94,8 @@ Status read_gpu(const YAML::Node& node, const std::string& source, const std::st
       cal.get_double("attention_efficiency", c.attention_efficiency, 0.01, 1.0);
   c.attention_backward_ratio =
       cal.get_double("attention_backward_ratio", c.attention_backward_ratio, 0.05, 2.0);
+  c.attention_unit_overhead =
+      cal.get_double("attention_unit_overhead", c.attention_unit_overhead, 0, 64);
   c.nvfp4_efficiency = cal.get_double("nvfp4_efficiency", c.nvfp4_efficiency, 0.05, 1.0);
   c.ssd_efficiency = cal.get_double("ssd_efficiency", c.ssd_efficiency, 0.005, 1.0);
   if (cal.has("ssd_memory_efficiency")) {

@@ -67,6 +67,15 @@ struct GpuCalibration {
   // sequence 8K reaches 518 TFLOP/s backward (FlashAttention-3 paper, Shah et al. 2024, Fig. 6)
   // against ~600 forward (Fig. 5): 0.87.
   double attention_backward_ratio = 0.87;
+  // The fixed cost of one work unit of the fused attention kernel (cuDNN's: a block of 128
+  // queries of one head, which loads its Q tile, fills the pipeline, then normalises and stores
+  // its output), in tiles of its own work: a unit that computes n key tiles takes as long as
+  // n + attention_unit_overhead would at the kernel's rate. Measured, not fitted: cuDNN 9.27's
+  // forward kernels in cudnn-frontend's attention benchmark (benchmark/attention_inference,
+  // 64 query heads, causal, 2K-32K tokens, full and 128-token windows) take 1.7 tiles a unit on
+  // H200 and 3.7-4.8 on B200 and GB200 (docs/compute.md "Fused attention"). 0 = none (no
+  // measurement: Ampere and older).
+  double attention_unit_overhead = 0;
   // NVFP4 GEMMs' throughput against FP8's at their peaks' ratio: the same block-scaled MMA with
   // twice the scale density (an E4M3 scale per 16 elements) and half the operand bytes per
   // FLOP, so scale staging, operand feeding and the epilogue weigh more. Assumed 0.90 where no

@@ -75,6 +75,7 @@ Op flash_forward(const LayerShape& x) {
   op.attention = attention_shape(x);
   op.flops = Flops(2.0 * static_cast<double>(bh) * x.q_len * x.tile_keys2 * dim);
   op.exponentials = static_cast<double>(bh) * x.q_len * x.tile_keys2 / 2;  // one per element
+  op.attention_tiles_per_unit = x.tile_keys2 / (2.0 * static_cast<double>(kAttentionTile));
   op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) * (w.q + w.o + w.k + w.v) +
                          4.0 * bh * x.q_len);
   return op;
@@ -93,6 +94,7 @@ Op flash_backward(const LayerShape& x) {
   op.backward = true;
   op.flops = Flops(2.5 * 2.0 * static_cast<double>(bh) * x.q_len * x.tile_keys2 * dim);
   op.exponentials = static_cast<double>(bh) * x.q_len * x.tile_keys2 / 2;  // P recomputed
+  op.attention_tiles_per_unit = x.tile_keys2 / (2.0 * static_cast<double>(kAttentionTile));
   op.bytes = round_bytes(x.act_bytes * static_cast<double>(x.tokens) *
                              (2 * w.q + 2 * w.o + 2 * w.k + 2 * w.v) +
                          8.0 * bh * x.q_len);
@@ -114,6 +116,7 @@ void ring_attention(const LayerShape& x, Op core, bool backward, std::vector<Op>
   core.attention = Op::AttentionShape();  // a step is a block pair, not the whole sequence
   core.flops = Flops(core.flops.count() / steps);
   core.exponentials /= steps;
+  core.attention_tiles_per_unit /= steps;  // every step's units see one block of the keys
   core.bytes = round_bytes(static_cast<double>(core.bytes.count()) / steps + block);
   const std::string base = core.name;
   for (int64_t i = 0; i < x.cp; ++i) {

@@ -55,6 +55,10 @@ struct Op {
   // kAttention, FlashAttention-style kernels: the softmax exponentials evaluated, one per score
   // element the kernel computes (the backward recomputes them once); 0 where none are modelled.
   double exponentials = 0;
+  // kAttention, fused attention kernels of the cuDNN class: the mean key tiles each work unit (a
+  // tile of queries of one head) computes; each unit also pays the GPU's fixed cost of a unit
+  // (GpuCalibration::attention_unit_overhead, in such tiles). 0 where no such kernel runs.
+  double attention_tiles_per_unit = 0;
   // kCollective
   CollectiveKind collective = CollectiveKind::kAllReduce;
   GroupKind group = GroupKind::kTensor;
