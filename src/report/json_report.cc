@@ -117,6 +117,7 @@ json scenario_to_json(const Scenario& s) {
              {"gemm_k_overhead", k.gemm_k_overhead},
              {"memory_efficiency", k.memory_efficiency},
              {"attention_efficiency", k.attention_efficiency},
+             {"attention_unit_overhead", k.attention_unit_overhead},
              {"nvfp4_efficiency", k.nvfp4_efficiency},
              {"launch_overhead_s", k.launch_overhead.to_seconds()},
              {"kernel_gap_s", k.kernel_gap.to_seconds()},
