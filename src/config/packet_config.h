@@ -110,6 +110,37 @@ struct PacketNetworkConfig {
   // A NIC sends at most this fraction of its line rate (not a key: the packet backend sets it so
   // that payload reaches cluster.nic_efficiency of line rate, headers counted).
   double nic_pacing = 1.0;
+  // Partitions (docs/packet_network.md "Partitions"): the NICs and switches split into this
+  // many parts, each with its own event queue, run side by side in windows of simulated time.
+  // 0 = auto: one per leaf switch (at most kAutoPartitions) where partitions_supported(), else
+  // one. The outputs depend on the partitions (their tie order and ECN streams), not on the
+  // threads.
+  static constexpr int kAutoPartitions = 16;
+  static constexpr int kMaxPartitions = 256;
+  int partitions = 1;
+  // Threads running the partitions (0 = the machine's cores; at most the partitions).
+  int threads = 1;
 };
+
+// Whether partitions can run `c`: a fabric that loses nothing (InfiniBand's credits), one path
+// per flow (ECMP), no acknowledgements read at the sender (congestion control none or DCQCN,
+// not HPCC) and no fast-forward (its check reads every flow at once). Else `why` (if given)
+// says what stands in the way, as a config key's expected value.
+inline bool partitions_supported(const PacketNetworkConfig& c, const char** why = nullptr) {
+  const char* reason = nullptr;
+  if (c.link_layer != LinkLayer::kInfiniband) {
+    reason =
+        "link_layer: infiniband (RoCE recovers a loss by go-back-N, whose sender reads the "
+        "receiver at once)";
+  } else if (c.routing != PacketRouting::kEcmp) {
+    reason = "routing: ecmp (per-packet routing recovers out-of-order packets by timeouts)";
+  } else if (c.cc == CongestionControl::kHpcc) {
+    reason = "cc: none or dcqcn (HPCC's per-packet acknowledgements)";
+  } else if (c.fast_forward) {
+    reason = "fast_forward: false (its check reads every flow at once)";
+  }
+  if (why != nullptr) *why = reason;
+  return reason == nullptr;
+}
 
 }  // namespace preflight

@@ -190,6 +190,23 @@ void Simulator::advance(const EventHandler* handler, SimTime delta) {
   for (const Event& e : all) insert(e);
 }
 
+SimTime Simulator::next_time() const {
+  SimTime t = heap_.empty() ? SimTime::max() : heap_[0].at;
+  if (near_ > 0) t = std::min(t, nodes_[head_[first_marked()]].e.at);
+  return t;
+}
+
+int64_t Simulator::run_until(SimTime end) {
+  int64_t processed = 0;
+  Event e;
+  while (next_time() < end && pop(&e)) {
+    now_ = e.at;
+    e.handler->on_event(e.payload);
+    ++processed;
+  }
+  return processed;
+}
+
 int64_t Simulator::run() {
   int64_t processed = 0;
   Event e;

@@ -30,6 +30,13 @@ class Simulator {
   // Processes events until none remain. Returns the number processed.
   int64_t run();
 
+  // Processes the events before `end` (not those at `end` or after), in order. Returns the
+  // number processed; now() is then the last one's time.
+  int64_t run_until(SimTime end);
+
+  // The time of the next event (SimTime::max() if none).
+  SimTime next_time() const;
+
   // The earliest pending event of a handler other than `handler` (SimTime::max() if none).
   // O(pending).
   SimTime next_event_not_of(const EventHandler* handler) const;

@@ -9,17 +9,17 @@
 namespace preflight {
 namespace packet {
 
-void PacketNetwork::notify_congestion(int flow) {
+void PacketNetwork::notify_congestion(Part& c, int flow) {
   Flow& f = flows_[flow];
-  const SimTime now = sim_->now();
+  const SimTime now = c.sim->now();
   if (config_.cc != CongestionControl::kDcqcn ||
       (f.cnp_sent && now - f.last_cnp < config_.dcqcn.cnp_interval)) {
     return;
   }
   f.cnp_sent = true;
   f.last_cnp = now;
-  stats_.cnps++;
-  schedule(now + f.back, kCnp, flow);
+  c.stats.cnps++;
+  schedule(c, now + f.back, kCnp, flow);
 }
 
 bool PacketNetwork::window_open(const Flow& f) const {
@@ -29,22 +29,22 @@ bool PacketNetwork::window_open(const Flow& f) const {
   return f.next_seq == f.acked || in_flight < f.window;
 }
 
-void PacketNetwork::on_ack(int packet) {
-  const Packet ack = packets_[packet];
+void PacketNetwork::on_ack(Part& c, int packet) {
+  const Packet ack = c.packets[packet];
   Flow& f = flows_[ack.flow];
   if (!f.finished) {
     f.acked = std::max(f.acked, ack.seq + 1);
-    hpcc_update(f, packet);
+    hpcc_update(c, f, packet);
   }
-  free_packets_.push_back(packet);
-  if (!f.finished) rotate(ack.flow);  // the window may have opened
+  c.free_packets.push_back(packet);
+  if (!f.finished) rotate(c, ack.flow);  // the window may have opened
 }
 
 // HPCC's sender (the HPCC/SimAI ns-3 model's UpdateRateHp, single rate with fast react).
-void PacketNetwork::hpcc_update(Flow& f, int packet) {
+void PacketNetwork::hpcc_update(Part& c, Flow& f, int packet) {
   const HpccConfig& h = config_.hpcc;
-  const Packet& ack = packets_[packet];
-  const IntRecord* hops = &int_records_[static_cast<size_t>(packet) * kMaxIntHops];
+  const Packet& ack = c.packets[packet];
+  const IntRecord* hops = &c.int_records[static_cast<size_t>(packet) * kMaxIntHops];
   const int n = ack.int_hops;
   if (f.hp_last_update < 0 || n != f.hp_nhops) {
     // The first telemetry: nothing to take a rate from yet.
@@ -96,9 +96,9 @@ void PacketNetwork::hpcc_update(Flow& f, int packet) {
   }
 }
 
-void PacketNetwork::on_cnp(int flow) {
+void PacketNetwork::on_cnp(Part& c, int flow) {
   Flow& f = flows_[flow];
-  if (f.finished) return;
+  if (single_ ? f.finished : sent_all(f)) return;
   const DcqcnConfig& d = config_.dcqcn;
   f.rt = f.rc;
   f.rc = std::max(d.min_rate.bytes_per_second(), f.rc * (1.0 - f.alpha / 2.0));
@@ -109,8 +109,8 @@ void PacketNetwork::on_cnp(int flow) {
   // The timers restart from the CNP.
   ++f.increase_gen;
   ++f.alpha_gen;
-  schedule(sim_->now() + d.increase_interval, kIncrease, flow, f.increase_gen);
-  schedule(sim_->now() + d.alpha_interval, kAlpha, flow, f.alpha_gen);
+  schedule(c, c.sim->now() + d.increase_interval, kIncrease, flow, f.increase_gen);
+  schedule(c, c.sim->now() + d.alpha_interval, kAlpha, flow, f.alpha_gen);
 }
 
 void PacketNetwork::increase(Flow& f) {

@@ -11,16 +11,16 @@
 namespace preflight {
 namespace packet {
 
-void PacketNetwork::fast_forward_check() {
+void PacketNetwork::fast_forward_check(Part& c) {
   check_pending_ = false;
   std::erase_if(active_, [this](int id) { return flows_[id].finished; });
-  const SimTime now = sim_->now();
+  const SimTime now = c.sim->now();
   const SimTime window = config_.fast_forward_window;
   if (active_.empty()) return;  // the next start arms the checks again
   // Whether link-level flow control held a port during the window: a pause or credit stall
   // began in it, or a port was held at its start or is held now.
-  ff_window_held_ = stats_.pauses != ff_snap_.pauses ||
-                    stats_.credit_stalls != ff_snap_.credit_stalls || held_ports_ > 0 ||
+  ff_window_held_ = c.stats.pauses != ff_snap_.pauses ||
+                    c.stats.credit_stalls != ff_snap_.credit_stalls || c.held_ports > 0 ||
                     ff_held_at_check_;
   // Quiet: the same flows as at the last check, nothing lost, no start or finish in the offing.
   // Steady: besides, each flow delivers at the rate it did over the window before, its packets
@@ -32,13 +32,13 @@ void PacketNetwork::fast_forward_check() {
   // The holds begun in the window (PAUSE frames, credit stalls) repeat those of the window
   // before, as a periodic state's do: its count is what the jump carries on.
   const int64_t holds =
-      stats_.pauses - ff_snap_.pauses + stats_.credit_stalls - ff_snap_.credit_stalls;
+      c.stats.pauses - ff_snap_.pauses + c.stats.credit_stalls - ff_snap_.credit_stalls;
   const double tolerance = config_.fast_forward_tolerance;
   const bool holds_repeat =
       std::abs(static_cast<double>(holds - ff_holds_)) <=
       std::max(2.0, tolerance * static_cast<double>(std::max(holds, ff_holds_)));
   ff_holds_ = holds;
-  bool steady = flow_epoch_ == ff_epoch_ && stats_.drops == ff_snap_.drops && holds_repeat &&
+  bool steady = flow_epoch_ == ff_epoch_ && c.stats.drops == ff_snap_.drops && holds_repeat &&
                 pending_starts_ == 0 && pending_finishes_ == 0;
   double reach_s = 1e6;  // how far the state may be carried (seconds)
   for (int id : active_) {
@@ -76,7 +76,7 @@ void PacketNetwork::fast_forward_check() {
   if (steady) {
     // Nor past an event outside the network (a kernel's end, a degraded link's edge).
     const SimTime reach =
-        std::min(SimTime::seconds(std::max(0.0, reach_s)), sim_->next_event_not_of(this) - now);
+        std::min(SimTime::seconds(std::max(0.0, reach_s)), c.sim->next_event_not_of(&c) - now);
     if (reach >= window) {
       std::vector<int64_t> credit;
       credit.reserve(active_.size());
@@ -84,18 +84,18 @@ void PacketNetwork::fast_forward_check() {
         const Flow& f = flows_[id];
         credit.push_back(static_cast<int64_t>(std::floor(f.ff_rate * reach.to_seconds())));
       }
-      jump(reach, credit);
+      jump(c, reach, credit);
     }
   }
   ff_epoch_ = flow_epoch_;
-  ff_snap_ = stats_;
+  ff_snap_ = c.stats;
   // Each port's held time stays valid as the next window's start while no port is held.
   if (ff_window_held_) {
-    snapshot_holds();
+    snapshot_holds(c);
   } else {
     ff_check_time_ = now;
   }
-  ff_held_at_check_ = held_ports_ > 0;
+  ff_held_at_check_ = c.held_ports > 0;
   for (int id : active_) {
     Flow& f = flows_[id];
     if (f.expected > 0) {
@@ -104,13 +104,13 @@ void PacketNetwork::fast_forward_check() {
     }
   }
   check_pending_ = true;
-  schedule(sim_->now() + window, kCheck, 0);
+  schedule(c, c.sim->now() + window, kCheck, 0);
 }
 
-void PacketNetwork::jump(SimTime delta, const std::vector<int64_t>& credit) {
+void PacketNetwork::jump(Part& c, SimTime delta, const std::vector<int64_t>& credit) {
   // The packets alive now (queued, on a wire, in flight) are renumbered after the credited ones.
-  std::vector<uint8_t> free(packets_.size(), 0);
-  for (int id : free_packets_) free[id] = 1;
+  std::vector<uint8_t> free(c.packets.size(), 0);
+  for (int id : c.free_packets) free[id] = 1;
   int64_t total = 0;
   const int64_t wire = config_.mtu + header_;
   for (size_t i = 0; i < active_.size(); ++i) {
@@ -128,64 +128,64 @@ void PacketNetwork::jump(SimTime delta, const std::vector<int64_t>& credit) {
     f.last_nack += delta;
     for (int h = f.begin; h <= f.end; ++h) ports_[f.path[h]].tx_bytes += k * wire;
   }
-  for (size_t id = 0; id < packets_.size(); ++id) {
+  for (size_t id = 0; id < c.packets.size(); ++id) {
     if (free[id]) continue;
-    Packet& pk = packets_[id];
+    Packet& pk = c.packets[id];
     const Flow& f = flows_[pk.flow];
     if (!f.finished) pk.seq += f.ff_credit;
   }
   for (int id : active_) flows_[id].ff_credit = 0;
   for (Port& p : ports_) {
     if (p.wake_at != SimTime::max()) p.wake_at += delta;
-    if (p.free_at > sim_->now()) p.free_at += delta;  // the packet on the wire, with its events
+    if (p.free_at > c.sim->now()) p.free_at += delta;  // the packet on the wire, with its events
     p.prune = true;  // a flow credited its last packets leaves its rotation
     // Credits on their way back move with the events, as their wake-ups do.
     for (auto& r : p.returns) r.first += delta;
   }
-  if (ff_window_held_) carry_holds(delta);
+  if (ff_window_held_) carry_holds(c, delta);
   // ECN marks, CNPs, PAUSE frames and credit stalls at the rate of the window before the jump,
   // per data packet.
-  const int64_t sent = stats_.packets - ff_snap_.packets;
+  const int64_t sent = c.stats.packets - ff_snap_.packets;
   if (sent > 0) {
     const double per_packet = static_cast<double>(total) / static_cast<double>(sent);
     const auto extrapolate = [per_packet](int64_t* now, int64_t before) {
       *now += std::llround(per_packet * static_cast<double>(*now - before));
     };
-    extrapolate(&stats_.ecn_marks, ff_snap_.ecn_marks);
-    extrapolate(&stats_.cnps, ff_snap_.cnps);
-    extrapolate(&stats_.pauses, ff_snap_.pauses);
-    extrapolate(&stats_.credit_stalls, ff_snap_.credit_stalls);
+    extrapolate(&c.stats.ecn_marks, ff_snap_.ecn_marks);
+    extrapolate(&c.stats.cnps, ff_snap_.cnps);
+    extrapolate(&c.stats.pauses, ff_snap_.pauses);
+    extrapolate(&c.stats.credit_stalls, ff_snap_.credit_stalls);
   }
-  stats_.packets += total;
-  stats_.delivered += total;
-  stats_.skipped_packets += total;
-  stats_.fast_forwards++;
-  stats_.skipped += delta;
-  sim_->advance(this, delta);
+  c.stats.packets += total;
+  c.stats.delivered += total;
+  c.stats.skipped_packets += total;
+  c.stats.fast_forwards++;
+  c.stats.skipped += delta;
+  c.sim->advance(&c, delta);
 }
 
-void PacketNetwork::snapshot_holds() {
-  const SimTime now = sim_->now();
+void PacketNetwork::snapshot_holds(Part& c) {
+  const SimTime now = c.sim->now();
   ff_held_.resize(ports_.size());
-  for (size_t c = 0; c < ports_.size(); ++c) ff_held_[c] = paused_time(static_cast<int>(c), now);
+  for (size_t k = 0; k < ports_.size(); ++k) ff_held_[k] = paused_time(static_cast<int>(k), now);
   ff_check_time_ = now;
 }
 
-void PacketNetwork::carry_holds(SimTime delta) {
-  const SimTime now = sim_->now();
+void PacketNetwork::carry_holds(Part& c, SimTime delta) {
+  const SimTime now = c.sim->now();
   const double window = (now - ff_check_time_).to_seconds();
   if (window <= 0) return;
   const SimTime end = now + delta;
-  for (size_t c = 0; c < ports_.size(); ++c) {
-    const int channel = static_cast<int>(c);
-    Port& p = ports_[c];
+  for (size_t k = 0; k < ports_.size(); ++k) {
+    const int channel = static_cast<int>(k);
+    Port& p = ports_[k];
     const double held =
-        std::clamp((paused_time(channel, now) - ff_held_[c]).to_seconds() / window, 0.0, 1.0);
+        std::clamp((paused_time(channel, now) - ff_held_[k]).to_seconds() / window, 0.0, 1.0);
     // Its series: up to now as it stands, then the jump at the window's queue and held fraction.
-    if (trace_of_[c] >= 0) {
-      observe(channel);
-      widen(&traces_, &slice_, end);
-      accumulate(&traces_[trace_of_[c]], end, p.queue_bytes, held, slice_);
+    if (trace_of_[k] >= 0) {
+      observe(c, channel);
+      widen(&c.traces, &c.slice, end);
+      accumulate(&c.traces[trace_of_[k]], end, p.queue_bytes, held, c.slice);
     }
     // Its held time: the fraction of the jump; a hold in progress resumes after the jump.
     p.paused_total += delta.scaled(held);

@@ -24,11 +24,7 @@ uint64_t PacketNetwork::next_random(uint64_t* state) {
 }
 
 PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simulator* sim)
-    : topo_(topology),
-      config_(config),
-      sim_(sim),
-      router_(topology, config.seed),
-      rng_(config.seed ^ 0x5eedull) {
+    : topo_(topology), config_(config), sim_(sim), router_(topology, config.seed) {
   // Per-packet routing reads the adjacency Topology::finalize() builds.
   PREFLIGHT_CHECK(config_.routing == PacketRouting::kEcmp ||
                   topo_.adjacency.size() == topo_.nodes.size());
@@ -63,6 +59,14 @@ PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simu
     }
   }
   credit_mode_ = config_.link_layer == LinkLayer::kInfiniband;
+  // One partition, whose queue is the job's simulator, unless the config asks for more.
+  auto first = std::make_unique<Part>();
+  first->net = this;
+  first->sim = sim_;
+  first->rng = config_.seed ^ 0x5eedull;
+  parts_.push_back(std::move(first));
+  main_ = parts_[0].get();
+  part_of_.assign(topo_.nodes.size(), 0);
   quiet_receivers_ = credit_mode_ && config_.routing == PacketRouting::kEcmp && !config_.ecn &&
                      config_.cc != CongestionControl::kHpcc;
   if (credit_mode_) {
@@ -79,13 +83,94 @@ PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simu
                         : std::llround(2.0 * p.rate * p.latency.to_seconds()) + 2 * wire;
     }
   }
+  if (config_.partitions > 1) partition(config_.partitions);
 }
 
-void PacketNetwork::schedule(SimTime at, Event e, int64_t index, uint32_t gen) {
+PacketStats PacketNetwork::stats() const {
+  PacketStats s;
+  std::vector<const Part*> all;
+  for (const auto& p : parts_) all.push_back(p.get());
+  if (main_part_) all.push_back(main_part_.get());
+  for (const Part* p : all) {
+    const PacketStats& a = p->stats;
+    s.flows += a.flows;
+    s.packets += a.packets;
+    s.delivered += a.delivered;
+    s.ecn_marks += a.ecn_marks;
+    s.cnps += a.cnps;
+    s.pauses += a.pauses;
+    s.drops += a.drops;
+    s.retransmitted += a.retransmitted;
+    s.acks += a.acks;
+    s.credit_stalls += a.credit_stalls;
+    s.events += a.events;
+    s.fast_forwards += a.fast_forwards;
+    s.skipped += a.skipped;
+    s.skipped_packets += a.skipped_packets;
+  }
+  return s;
+}
+
+void PacketNetwork::schedule(Part& c, SimTime at, Event e, int64_t index, uint32_t gen) {
   PREFLIGHT_CHECK(index >= 0 && index <= kIndexMask);
   const int64_t payload = (static_cast<int64_t>(e) << kEventShift) |
                           (static_cast<int64_t>(gen & 0xffffff) << 32) | index;
-  sim_->schedule(std::max(at, sim_->now()), this, payload);
+  if (single_) {
+    c.sim->schedule(std::max(at, c.sim->now()), &c, payload);
+    return;
+  }
+  // With partitions: the event goes to the partition that owns what it acts on.
+  int owner = c.index;
+  switch (e) {
+    case kStart:
+    case kCnp:
+    case kNack:
+    case kAlpha:
+    case kIncrease:
+    case kTimeout: {
+      const Flow& f = flows_[index];
+      owner = part_of_[ports_[f.path[f.begin]].from];
+      break;
+    }
+    case kTxDone:
+    case kWake:
+    case kCredit:
+    case kPause:
+    case kResume:
+      owner = part_of_[ports_[index].from];
+      break;
+    case kFinish:
+    case kTick:
+      owner = -1;  // the job's simulator
+      break;
+    case kArrive:  // transmit sends a packet across itself
+    case kAck:
+    case kCheck:
+      break;
+  }
+  if (owner < 0) {
+    if (&c == main_) {
+      sim_->schedule(std::max(at, sim_->now()), main_, payload);
+    } else {
+      c.outbox.push_back(Message{Message::kDone, -1, at, index, 0, {}});
+    }
+    return;
+  }
+  Part& to = *parts_[owner];
+  if (&to == &c) {
+    c.sim->schedule(std::max(at, c.sim->now()), &c, payload);
+    return;
+  }
+  // Another partition's: nothing crosses a partition within the window it is sent in.
+  PREFLIGHT_CHECK_MSG(at >= horizon_,
+                      "packet network: an event crosses partitions inside a window");
+  if (&c == main_) {
+    // From the job's simulator, between windows (a flow's start): straight in.
+    to.sim->schedule(at, &to, payload);
+    schedule_tick(at);
+    return;
+  }
+  c.outbox.push_back(Message{Message::kEvent, owner, at, payload, 0, {}});
 }
 
 SimTime PacketNetwork::wire_time(int64_t wire, double rate) const {
@@ -103,57 +188,57 @@ SimTime PacketNetwork::paused_time(int channel, SimTime now) const {
   return p.paused_total + (p.paused || p.starved ? now - p.paused_since : SimTime());
 }
 
-void PacketNetwork::take_returns(int channel) {
+void PacketNetwork::take_returns(Part& c, int channel) {
   Port& p = ports_[channel];
-  const SimTime now = sim_->now();
+  const SimTime now = c.sim->now();
   while (!p.returns.empty() && p.returns.front().first <= now) {
     credits_[channel] += p.returns.front().second;
     p.returns.pop_front();
   }
 }
 
-void PacketNetwork::arm_credit_wake(int channel) {
-  take_returns(channel);  // what is left comes back later than now
+void PacketNetwork::arm_credit_wake(Part& c, int channel) {
+  take_returns(c, channel);  // what is left comes back later than now
   Port& p = ports_[channel];
   if (!p.starved || p.credit_wake || p.returns.empty()) return;
   p.credit_wake = true;
-  schedule(p.returns.front().first, kCredit, channel);
+  schedule(c, p.returns.front().first, kCredit, channel);
 }
 
-bool PacketNetwork::has_credit(int channel, int64_t wire) {
+bool PacketNetwork::has_credit(Part& c, int channel, int64_t wire) {
   if (!credit_mode_) return true;
   Port& p = ports_[channel];
-  take_returns(channel);
+  take_returns(c, channel);
   if (credits_[channel] >= wire) {
     if (p.starved) {
-      observe(channel);
+      observe(c, channel);
       p.starved = false;
-      held_ports_--;
-      p.paused_total += sim_->now() - p.paused_since;
+      c.held_ports--;
+      p.paused_total += c.sim->now() - p.paused_since;
     }
     return true;
   }
   if (!p.starved) {
-    observe(channel);
+    observe(c, channel);
     p.starved = true;
-    held_ports_++;
-    p.paused_since = sim_->now();
-    stats_.credit_stalls++;
+    c.held_ports++;
+    p.paused_since = c.sim->now();
+    c.stats.credit_stalls++;
   }
-  arm_credit_wake(channel);
+  arm_credit_wake(c, channel);
   return false;
 }
 
-int PacketNetwork::alloc_packet() {
-  if (!free_packets_.empty()) {
-    const int id = free_packets_.back();
-    free_packets_.pop_back();
-    packets_[id] = Packet{};
+int PacketNetwork::alloc_packet(Part& c) {
+  if (!c.free_packets.empty()) {
+    const int id = c.free_packets.back();
+    c.free_packets.pop_back();
+    c.packets[id] = Packet{};
     return id;
   }
-  packets_.emplace_back();
-  if (config_.cc == CongestionControl::kHpcc) int_records_.resize(packets_.size() * kMaxIntHops);
-  return static_cast<int>(packets_.size() - 1);
+  c.packets.emplace_back();
+  if (config_.cc == CongestionControl::kHpcc) c.int_records.resize(c.packets.size() * kMaxIntHops);
+  return static_cast<int>(c.packets.size() - 1);
 }
 
 int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime delay, Done done) {
@@ -164,7 +249,8 @@ int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime dela
   f.bytes = bytes;
   f.done = std::move(done);
   f.path = std::move(path);
-  stats_.flows++;
+  Part& c = *main_;
+  c.stats.flows++;
   const int n = static_cast<int>(f.path.size());
   // The simulated hops run from the first NIC on the path to the last.
   f.begin = 0;
@@ -192,7 +278,7 @@ int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime dela
     }
   }
   if (bytes == 0 || n == 0) {
-    finish_at(id, sim_->now() + delay + f.head + f.back + f.tail);
+    finish_at(c, id, sim_->now() + delay + f.head + f.back + f.tail);
     return id;
   }
   f.packets = (bytes + config_.mtu - 1) / config_.mtu;
@@ -208,78 +294,85 @@ int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime dela
     f.hp_rc = f.line;
     f.window = f.line * f.base_rtt.to_seconds();
   }
-  pending_starts_++;
-  schedule(sim_->now() + delay + f.head, kStart, id);
+  if (single_) pending_starts_++;
+  schedule(c, sim_->now() + delay + f.head, kStart, id);
   return id;
 }
 
-void PacketNetwork::on_event(int64_t payload) {
-  stats_.events++;
+void PacketNetwork::handle(Part& c, int64_t payload) {
   const auto e = static_cast<Event>(payload >> kEventShift);
   const uint32_t gen = static_cast<uint32_t>((payload >> 32) & 0xffffff);
   const int index = static_cast<int>(payload & kIndexMask);
+  if (e == kTick) {
+    if (gen == (tick_gen_ & 0xffffff)) tick();
+    return;
+  }
+  c.stats.events++;
+  const SimTime now = c.sim->now();
   switch (e) {
     case kStart: {
       Flow& f = flows_[index];
       f.started = true;
-      f.started_at = sim_->now();
-      f.next_avail = sim_->now();
-      pending_starts_--;
-      flow_epoch_++;
+      f.started_at = now;
+      f.next_avail = now;
+      if (single_) {
+        pending_starts_--;
+        flow_epoch_++;
+      }
       if (config_.fast_forward) {
         active_.push_back(index);
         if (!check_pending_) {
           check_pending_ = true;
-          ff_snap_ = stats_;
-          snapshot_holds();
-          schedule(sim_->now() + config_.fast_forward_window, kCheck, 0);
+          ff_snap_ = c.stats;
+          snapshot_holds(c);
+          schedule(c, now + config_.fast_forward_window, kCheck, 0);
         }
       }
-      rotate(index);
+      rotate(c, index);
       return;
     }
     case kTxDone:
-      tx_done(index);
+      tx_done(c, index);
       return;
     case kArrive:
-      arrive(index);
+      arrive(c, index);
       return;
     case kPause: {
       Port& p = ports_[index];
       if (!p.paused) {
-        observe(index);
+        observe(c, index);
         p.paused = true;
-        held_ports_++;
-        p.paused_since = sim_->now();
+        c.held_ports++;
+        p.paused_since = now;
       }
       return;
     }
     case kResume: {
       Port& p = ports_[index];
       if (p.paused) {
-        observe(index);
+        observe(c, index);
         p.paused = false;
-        held_ports_--;
-        p.paused_total += sim_->now() - p.paused_since;
+        c.held_ports--;
+        p.paused_total += now - p.paused_since;
       }
-      try_send(index);
+      try_send(c, index);
       return;
     }
     case kWake: {
       Port& p = ports_[index];
-      if (sim_->now() >= p.wake_at) p.wake_at = SimTime::max();
-      try_send(index);
+      if (now >= p.wake_at) p.wake_at = SimTime::max();
+      try_send(c, index);
       return;
     }
     case kCnp:
-      on_cnp(index);
+      on_cnp(c, index);
       return;
     case kNack: {
       Flow& f = flows_[index];
       if (f.finished || f.nack_seq >= f.next_seq) return;
-      stats_.retransmitted += f.next_seq - f.nack_seq;
+      c.stats.retransmitted += f.next_seq - f.nack_seq;
       f.next_seq = f.nack_seq;
-      rotate(index);
+      rotate(c, index);
       return;
     }
     case kTimeout: {
@@ -290,47 +383,47 @@ void PacketNetwork::on_event(int64_t payload) {
       if (f.finished || f.expected >= f.next_seq) return;
       if (f.drops == f.drops_handled) {
         // Nothing of it was lost: its packets are still queued somewhere; look again later.
-        arm_timeout(index, sim_->now() + config_.nack_interval);
+        arm_timeout(c, index, now + config_.nack_interval);
         return;
       }
       f.drops_handled = f.drops;
-      stats_.retransmitted += f.next_seq - f.expected;
+      c.stats.retransmitted += f.next_seq - f.expected;
       f.next_seq = f.expected;
-      rotate(index);
+      rotate(c, index);
       return;
     }
     case kAlpha: {
       Flow& f = flows_[index];
-      if (gen != (f.alpha_gen & 0xffffff) || f.finished) return;
+      if (gen != (f.alpha_gen & 0xffffff) || (single_ ? f.finished : sent_all(f))) return;
       f.alpha *= 1.0 - config_.dcqcn.g;
-      schedule(sim_->now() + config_.dcqcn.alpha_interval, kAlpha, index, f.alpha_gen);
+      schedule(c, now + config_.dcqcn.alpha_interval, kAlpha, index, f.alpha_gen);
       return;
     }
     case kIncrease: {
       Flow& f = flows_[index];
-      if (gen != (f.increase_gen & 0xffffff) || f.finished) return;
+      if (gen != (f.increase_gen & 0xffffff) || (single_ ? f.finished : sent_all(f))) return;
       f.time_stage++;
       increase(f);
       if (f.rc < f.line) {
-        schedule(sim_->now() + config_.dcqcn.increase_interval, kIncrease, index, f.increase_gen);
+        schedule(c, now + config_.dcqcn.increase_interval, kIncrease, index, f.increase_gen);
       }
       return;
     }
     case kAck:
-      on_ack(index);
+      on_ack(c, index);
       return;
     case kCredit:
       ports_[index].credit_wake = false;
-      try_send(index);
-      arm_credit_wake(index);  // still starved (busy, or the return too small): the next one
+      try_send(c, index);
+      arm_credit_wake(c, index);  // still starved (busy, or the return too small): the next one
       return;
     case kCheck:
-      fast_forward_check();
+      fast_forward_check(c);
       return;
     case kFinish: {
       Flow& f = flows_[index];
       f.finished = true;
-      pending_finishes_--;
+      if (single_) pending_finishes_--;
       if (f.packets > 0) {
         // The idle path: every wire byte at the sender's rate, the first packet's store and
         // forward at each further hop, the latency of every hop.
@@ -338,30 +431,32 @@ void PacketNetwork::on_event(int64_t payload) {
                        (f.head + f.back + f.tail).to_seconds();
         const auto wire = static_cast<double>(std::min(f.bytes, config_.mtu) + header_);
         for (int i = f.begin + 1; i <= f.end; ++i) ideal += wire / ports_[f.path[i]].rate;
-        const SimTime fct = sim_->now() - f.started_at + f.head;
+        const SimTime fct = now - f.started_at + f.head;
         completions_.push_back({fct, fct.to_seconds() / ideal});
       }
       if (f.done) {
         Done done = std::move(f.done);
-        done(sim_->now());
+        done(now);
       }
       return;
     }
+    case kTick:
+      return;
   }
 }
 
-void PacketNetwork::try_send(int channel) {
+void PacketNetwork::try_send(Part& c, int channel) {
   Port& p = ports_[channel];
   if (p.paused) return;
-  if (busy(p)) {
-    arm_port(channel);
+  if (busy(c, p)) {
+    arm_port(c, channel);
     return;
   }
   if (!p.queue.empty()) {
     const int id = p.queue.front();
-    if (!has_credit(channel, wire_bytes(packets_[id]))) return;
+    if (!has_credit(c, channel, wire_bytes(c.packets[id]))) return;
     p.queue.pop_front();
-    const Packet& pk = packets_[id];
+    const Packet& pk = c.packets[id];
     const int64_t wire = wire_bytes(pk);
     // ECN on dequeue, against the queue it leaves (HPCC/SimAI's switch).
     if (config_.ecn && is_switch(p.from)) {
@@ -370,50 +465,59 @@ void PacketNetwork::try_send(int channel) {
       if (!mark && q > p.kmin) {
         const double prob =
             config_.pmax * static_cast<double>(q - p.kmin) / static_cast<double>(p.kmax - p.kmin);
-        mark = static_cast<double>(next_random(&rng_) >> 11) * 0x1.0p-53 < prob;
+        // One stream in event order; with partitions, the port's own.
+        uint64_t* stream = single_ ? &c.rng : &p.rng;
+        mark = static_cast<double>(next_random(stream) >> 11) * 0x1.0p-53 < prob;
       }
-      if (mark && !packets_[id].ecn) {
-        packets_[id].ecn = true;
-        stats_.ecn_marks++;
+      if (mark && !c.packets[id].ecn) {
+        c.packets[id].ecn = true;
+        c.stats.ecn_marks++;
       }
     }
-    change_queue(channel, -wire);
+    change_queue(c, channel, -wire);
     if (config_.cc == CongestionControl::kHpcc && is_switch(p.from) &&
-        packets_[id].int_hops < kMaxIntHops) {
+        c.packets[id].int_hops < kMaxIntHops) {
       IntRecord& rec =
-          int_records_[static_cast<size_t>(id) * kMaxIntHops + packets_[id].int_hops++];
+          c.int_records[static_cast<size_t>(id) * kMaxIntHops + c.packets[id].int_hops++];
       rec.channel = channel;
-      rec.time = sim_->now();
+      rec.time = c.sim->now();
       rec.tx_bytes = p.tx_bytes;
       rec.queue = p.queue_bytes;
     }
-    if (packets_[id].in_channel >= 0 && is_switch(p.from)) {
-      const int in = packets_[id].in_channel;
+    if (c.packets[id].in_channel >= 0 && is_switch(p.from)) {
+      const int in = c.packets[id].in_channel;
       account(in, -wire);
-      check_resume(in);
+      check_resume(c, in);
       // Its buffer is free again: the credits go back up the link it came on.
       if (credit_mode_) {
-        ports_[in].returns.emplace_back(sim_->now() + ports_[in].latency, wire);
-        arm_credit_wake(in);
+        const SimTime back = c.sim->now() + ports_[in].latency;
+        Part& up = part_of_channel(in);
+        if (&up == &c) {
+          ports_[in].returns.emplace_back(back, wire);
+          arm_credit_wake(c, in);
+        } else {
+          PREFLIGHT_CHECK(back >= horizon_);
+          c.outbox.push_back(Message{Message::kReturn, up.index, back, in, wire, {}});
+        }
       }
     }
-    transmit(channel, id);
+    transmit(c, channel, id);
     return;
   }
-  if (!p.senders.empty()) send_from_flows(channel);
+  if (!p.senders.empty()) send_from_flows(c, channel);
 }
 
 // A NIC's egress serves its flows round-robin: the first whose pacing allows it now.
-bool PacketNetwork::send_from_flows(int channel) {
+bool PacketNetwork::send_from_flows(Part& c, int channel) {
   Port& p = ports_[channel];
-  const SimTime now = sim_->now();
+  const SimTime now = c.sim->now();
   // Flows with nothing left to send leave the rotation (a NACK or a timeout puts them back).
   if (p.prune) {
     p.prune = false;
     size_t kept = 0, next = 0;
     for (size_t i = 0; i < p.senders.size(); ++i) {
       Flow& f = flows_[p.senders[i]];
-      if (f.next_seq >= f.packets || f.finished) {
+      if (sent_all(f)) {
         f.in_rotation = false;
         continue;
       }
@@ -431,13 +535,13 @@ bool PacketNetwork::send_from_flows(int channel) {
   for (size_t k = 0, i = p.next_sender; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
     const int flow = p.senders[i];
     Flow& f = flows_[flow];
-    if (f.next_seq >= f.packets || f.finished) {  // leaves at the next prune
+    if (sent_all(f)) {  // leaves at the next prune
       p.prune = true;
       continue;
     }
     if (!window_open(f)) {
       // An ACK reopens it; without one (a lost packet and no later arrival) a timeout resends.
-      arm_timeout(flow, now + config_.nack_interval);
+      arm_timeout(c, flow, now + config_.nack_interval);
       continue;
     }
     if (f.next_avail > now) {
@@ -445,10 +549,10 @@ bool PacketNetwork::send_from_flows(int channel) {
       continue;
     }
     const int64_t next_wire = std::min(config_.mtu, f.bytes - f.next_seq * config_.mtu) + header_;
-    if (!has_credit(channel, next_wire)) return false;  // the credits' return tries again
+    if (!has_credit(c, channel, next_wire)) return false;  // the credits' return tries again
     p.next_sender = i + 1 == n ? 0 : i + 1;
-    const int id = alloc_packet();
-    Packet& pk = packets_[id];
+    const int id = alloc_packet(c);
+    Packet& pk = c.packets[id];
     pk.flow = flow;
     pk.seq = f.next_seq++;
     pk.payload = static_cast<int32_t>(std::min(config_.mtu, f.bytes - pk.seq * config_.mtu));
@@ -462,7 +566,7 @@ bool PacketNetwork::send_from_flows(int channel) {
       f.pace_full = wire_time(config_.mtu + header_, pace);
     }
     f.next_avail = now + (wire == config_.mtu + header_ ? f.pace_full : wire_time(wire, pace));
-    stats_.packets++;
+    c.stats.packets++;
     if (config_.cc == CongestionControl::kDcqcn && f.reacting) {
       f.byte_count += wire;
       if (f.byte_count >= config_.dcqcn.byte_counter) {
@@ -471,42 +575,47 @@ bool PacketNetwork::send_from_flows(int channel) {
         increase(f);
       }
     }
-    // Its last packet: if it is lost, no later packet makes the receiver NACK it.
+    // Its last packet: if it is lost, no later packet makes the receiver NACK it (partitions
+    // run where nothing is lost: the flow is ending, to finish within a window or two).
     if (f.next_seq == f.packets) {
       p.prune = true;
-      arm_timeout(flow, now + config_.nack_interval);
+      if (single_) {
+        arm_timeout(c, flow, now + config_.nack_interval);
+      } else {
+        c.ending++;
+      }
     }
-    transmit(channel, id);
+    transmit(c, channel, id);
     return true;
   }
   if (earliest != SimTime::max() && earliest < p.wake_at) {
     p.wake_at = earliest;
-    schedule(earliest, kWake, channel);
+    schedule(c, earliest, kWake, channel);
   }
   return false;
 }
 
-void PacketNetwork::rotate(int flow) {
+void PacketNetwork::rotate(Part& c, int flow) {
   Flow& f = flows_[flow];
-  const int c = f.path[f.begin];
+  const int ch = f.path[f.begin];
   if (!f.in_rotation) {
     f.in_rotation = true;
-    ports_[c].senders.push_back(flow);
+    ports_[ch].senders.push_back(flow);
     // A flow with nothing to send (an ACK reopening a finished flow's window) leaves again at
     // the port's next look.
-    if (f.next_seq >= f.packets || f.finished) ports_[c].prune = true;
+    if (sent_all(f)) ports_[ch].prune = true;
   }
-  try_send(c);
+  try_send(c, ch);
 }
 
-void PacketNetwork::transmit(int channel, int packet) {
+void PacketNetwork::transmit(Part& c, int channel, int packet) {
   Port& p = ports_[channel];
-  Packet& pk = packets_[packet];
+  Packet& pk = c.packets[packet];
   const int64_t wire = wire_bytes(pk);
   p.tx_bytes += wire;
   if (credit_mode_) credits_[channel] -= wire;
   const SimTime end =
-      sim_->now() + (wire == config_.mtu + header_ ? p.full_time : wire_time(wire, p.rate));
+      c.sim->now() + (wire == config_.mtu + header_ ? p.full_time : wire_time(wire, p.rate));
   p.free_at = end;
   p.current_wire = wire;
   // The end of its serialization, whose time is known now: nothing reads the packet while it is
@@ -517,20 +626,26 @@ void PacketNetwork::transmit(int channel, int packet) {
   pk.in_channel = channel;
   pk.hop++;
   if (quiet_receivers_ && pk.hop > flows_[pk.flow].end) {
-    deliver(packet, end + p.latency);  // its arrival at the receiver
+    deliver(c, packet, end + p.latency);  // its arrival at the receiver
+  } else if (single_ || part_of_[p.to] == c.index) {
+    schedule(c, end + p.latency, kArrive, packet);
   } else {
-    schedule(end + p.latency, kArrive, packet);
+    // Into the next hop's partition at the window's end; its slot here is free at once.
+    const SimTime at = end + p.latency;
+    PREFLIGHT_CHECK(at >= horizon_);
+    c.outbox.push_back(Message{Message::kPacket, part_of_[p.to], at, 0, 0, pk});
+    c.free_packets.push_back(packet);
   }
-  arm_port(channel);
+  arm_port(c, channel);
 }
 
-void PacketNetwork::arm_port(int channel) {
+void PacketNetwork::arm_port(Part& c, int channel) {
   Port& p = ports_[channel];
-  if (!busy(p)) return;
+  if (!busy(c, p)) return;
   if (!p.queue.empty()) {
     if (!p.done_pending) {
       p.done_pending = true;
-      schedule(p.free_at, kTxDone, channel);
+      schedule(c, p.free_at, kTxDone, channel);
     }
     return;
   }
@@ -543,18 +658,18 @@ void PacketNetwork::arm_port(int channel) {
   for (size_t k = 0, i = p.next_sender < n ? p.next_sender : 0; k < n && next > p.free_at;
        ++k, i = i + 1 == n ? 0 : i + 1) {
     const Flow& f = flows_[p.senders[i]];
-    if (f.next_seq >= f.packets || f.finished) continue;
+    if (sent_all(f)) continue;
     next = std::min(next, window_open(f) ? std::max(f.next_avail, p.free_at) : p.free_at);
   }
   if (next != SimTime::max() && next < p.wake_at) {
     p.wake_at = next;
-    schedule(next, kWake, channel);
+    schedule(c, next, kWake, channel);
   }
 }
 
-void PacketNetwork::tx_done(int channel) {
+void PacketNetwork::tx_done(Part& c, int channel) {
   ports_[channel].done_pending = false;
-  try_send(channel);
+  try_send(c, channel);
 }
 
 }  // namespace packet

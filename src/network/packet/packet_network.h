@@ -71,11 +71,26 @@
 // at the NIC and one at each switch it crosses.
 // Hops before the first NIC and after the last (PCIe inside the hosts) add their latency only.
 // Deterministic: marking draws come from a generator seeded by `seed`, in event order.
+// Partitions (config partitions > 1; docs/packet_network.md "Partitions"): the NICs and
+// switches are split into partitions, each with its own event queue, run side by side (on up to
+// `threads` threads) in windows of simulated time no longer than the shortest link between two
+// partitions, so that nothing one partition sends another (a packet, a returned credit, a PAUSE,
+// a CNP) can land inside the window it was sent in; at each window's end the partitions take in
+// what the others sent them, in a fixed order. A flow's finish reaches the job's simulator (the
+// executor), whose next flow can reach a NIC only after the hops before it: the windows are cut
+// short where that could fall inside one. Each switch port draws its ECN marks from its own
+// stream. The partitions, not the threads, fix every output: the same for any thread count.
+// Partitions need a fabric that loses nothing and routes each flow on one path (InfiniBand,
+// ECMP, congestion control none or DCQCN, no fast-forward): a sender then never reads what its
+// receiver knows (a loss, an acknowledgement) at once, as the model's go-back-N and HPCC do.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "base/units.h"
@@ -109,12 +124,18 @@ struct PacketStats {
   int64_t skipped_packets = 0;
 };
 
-class PacketNetwork final : private EventHandler {
+class PacketNetwork final {
  public:
   using Done = std::function<void(SimTime finish)>;
 
-  // `topology` must outlive the network; events go on `sim`.
+  // `topology` must outlive the network; events go on `sim` (with partitions, the network's own
+  // events go on the partitions' queues, and `sim` gets each flow's finish and the windows').
+  // REQUIRES: config.partitions > 1 only where partitions_supported(config) and the topology
+  // has host links into its NICs (partition_topology).
   PacketNetwork(const Topology& topology, PacketConfig config, Simulator* sim);
+  ~PacketNetwork();
+  PacketNetwork(const PacketNetwork&) = delete;
+  PacketNetwork& operator=(const PacketNetwork&) = delete;
 
   // Starts, `delay` after now, a flow of `bytes` along `path` (directed channels, as
   // Router::route gives them); `done` fires, from an event, when its last byte has arrived.
@@ -122,7 +143,14 @@ class PacketNetwork final : private EventHandler {
   // latency.
   int start_flow(int64_t bytes, std::vector<int> path, SimTime delay, Done done);
 
-  const PacketStats& stats() const { return stats_; }
+  // The counters, summed over the partitions.
+  PacketStats stats() const;
+  // The partitions the network runs in (1: one event queue, the job's).
+  int partitions() const { return static_cast<int>(parts_.size()); }
+  // With partitions, no window passes an event of the job's simulator from now on (which may
+  // change a link's rate: degraded links); else a window may run up to the shortest host link
+  // past one, as no flow it starts reaches a NIC sooner.
+  void sync_with_job();
   // Sets `channel`'s line rate (bytes/s) from its next packet on: a degraded link, or its
   // restoration.
   void set_rate(int channel, double bytes_per_second);
@@ -170,7 +198,7 @@ class PacketNetwork final : private EventHandler {
     int32_t hop = 0;          // index into the flow's path of the channel it is on or next takes
     int32_t in_channel = -1;  // the channel it arrived on (switch buffer accounting)
     bool ecn = false;
-    int8_t int_hops = 0;  // HPCC: telemetry records it carries (in int_records_)
+    int8_t int_hops = 0;  // HPCC: telemetry records it carries (in int_records)
   };
   // HPCC's in-band telemetry of one switch egress, stamped when a packet leaves it.
   struct IntRecord {
@@ -185,7 +213,7 @@ class PacketNetwork final : private EventHandler {
     double rate = 0;  // bytes/s
     SimTime latency;
     int64_t kmin = 0, kmax = 0;
-    std::deque<int> queue;  // packet ids
+    std::deque<int> queue;  // packet ids (of its partition's packets)
     int64_t queue_bytes = 0, max_queue = 0, tx_bytes = 0;
     // The packet on the wire ends its serialization at free_at (busy while now < free_at). An
     // event marks that end only when something waits for the port (done_pending): a queued
@@ -209,6 +237,7 @@ class PacketNetwork final : private EventHandler {
     // event; a port starved of credits gets one wake-up, at the return that feeds it.
     std::deque<std::pair<SimTime, int64_t>> returns;
     bool credit_wake = false;  // a kCredit wake-up is pending
+    uint64_t rng = 0;          // with partitions: its ECN marks' stream
   };
   struct SwitchState {
     int64_t used = 0;                   // bytes buffered
@@ -285,57 +314,8 @@ class PacketNetwork final : private EventHandler {
     kAck,
     kCredit,  // InfiniBand: a port starved of credits is woken by their return
     kCheck,   // fast-forward: the end of a measuring window
+    kTick,    // partitions: the next window (on the job's simulator)
   };
-  void schedule(SimTime at, Event e, int64_t index, uint32_t gen = 0);
-  // splitmix64: a small, fast, well-mixed generator; one stream per network, drawn in event
-  // order (ECN marks), or hashed per packet (per-packet routing).
-  static uint64_t next_random(uint64_t* state);
-  void on_event(int64_t payload) override;
-
-  bool is_switch(int node) const { return topo_.nodes[node].kind == NodeKind::kSwitch; }
-  SimTime wire_time(int64_t wire, double rate) const;
-  int64_t wire_bytes(const Packet& p) const { return p.payload + header_; }
-  int alloc_packet();
-
-  // InfiniBand: takes in the credits of `channel` that have come back by now, and schedules
-  // the wake-up of a starved port at its next return.
-  void take_returns(int channel);
-  void arm_credit_wake(int channel);
-  void try_send(int channel);
-  // Puts `packet` on `channel`'s wire now. What the end of its serialization does to it is done
-  // here, at times then known: its arrival at the next hop is scheduled, or (quiet receivers,
-  // its last hop) it is delivered; the port gets an event at the end only if something waits.
-  void transmit(int channel, int packet);
-  void tx_done(int channel);
-  bool busy(const Port& p) const { return sim_->now() < p.free_at; }
-  // Makes sure a busy port is served when its wire is free: a kTxDone at free_at for a queued
-  // packet, or a NIC's wake-up at the first moment both its wire and one of its flows' pacing
-  // allow a send.
-  void arm_port(int channel);
-  void arrive(int packet);
-  // The receiver takes `packet`, arrived at `now` (in order: advances its flow, sends what the
-  // congestion control asks for, finishes the flow with its last packet).
-  void deliver(int packet, SimTime now);
-  bool send_from_flows(int channel);
-  // Puts `flow` (back) among its NIC port's senders and tries the port.
-  void rotate(int flow);
-  // Switch buffer accounting of the bytes that came in on `channel` into its switch.
-  void account(int channel, int64_t delta);
-  int64_t pfc_threshold(int sw) const;
-  void check_pause(int channel);
-  void check_resume(int channel);
-  // DCQCN's reaction point.
-  void on_cnp(int flow);
-  void increase(Flow& f);
-  // HPCC's reaction to an ACK carrying `packet`'s telemetry.
-  void on_ack(int packet);
-  void hpcc_update(Flow& f, int packet);
-  // A flow may put another packet in flight (HPCC's window).
-  bool window_open(const Flow& f) const;
-  void arm_timeout(int flow, SimTime at);
-  // InfiniBand: whether `channel` holds credits for `wire` bytes; a port without them starves
-  // until credits come.
-  bool has_credit(int channel, int64_t wire);
   // A switch port's series: the queue area, the held time and the longest queue per slice, and
   // when they were last brought up to date.
   struct PortTrace {
@@ -344,10 +324,113 @@ class PacketNetwork final : private EventHandler {
     std::vector<double> held;  // seconds
     std::vector<int64_t> peak;
   };
+  // What one partition sends another (or the job's simulator) within a window, taken in at its
+  // end: an event, a packet arriving at its next hop, credits returned up a link, a flow's finish.
+  struct Message {
+    enum Kind : int8_t { kEvent, kPacket, kReturn, kDone };
+    Kind kind = kEvent;
+    int part = 0;  // the partition it goes to (kDone: the job's simulator)
+    SimTime at;
+    int64_t payload = 0;  // kEvent: the event; kReturn: the channel; kDone: the flow
+    int64_t wire = 0;     // kReturn: the bytes
+    Packet packet;        // kPacket
+  };
+  // A partition: the switches and NICs it owns (their ports' egress, their buffers, the flows
+  // they send and receive), its event queue, its packets and counters. With one partition the
+  // queue is the job's simulator; the job's simulator is a partition's own too when there are
+  // several (main_: the flows' finishes and the windows).
+  struct Part final : EventHandler {
+    PacketNetwork* net = nullptr;
+    int index = 0;
+    Simulator* sim = nullptr;
+    std::unique_ptr<Simulator> own;
+    PacketStats stats;
+    std::vector<Packet> packets;
+    std::vector<int> free_packets;
+    std::vector<IntRecord> int_records;  // kMaxIntHops per packet id (HPCC only)
+    uint64_t rng = 0;                    // ECN marks, in event order (one partition)
+    std::vector<PortTrace> traces;       // its switch ports' series
+    SimTime slice = SimTime::microseconds(1);
+    int held_ports = 0;  // ports held by PFC or want of credits
+    // Flows whose last packet it sent, less those it finished: a flow can finish within a
+    // window only if its last packet is on its way when the window starts.
+    int64_t ending = 0;
+    std::vector<Message> outbox;
+    void on_event(int64_t payload) override { net->handle(*this, payload); }
+  };
+  // The workers running the partitions' windows beside the job's thread: thread w (1 ..
+  // threads_ − 1) runs partitions w, w + threads_, ...; the job's thread runs 0, threads_, ...
+  // A window starts when `epoch` moves on; each worker counts itself off in `left`. Between
+  // windows a worker spins a while, then sleeps on `epoch` (packet_partitions.cc).
+  struct Pool {
+    std::vector<std::thread> workers;
+    std::atomic<uint32_t> epoch{0};
+    std::atomic<int> left{0};
+    bool stop = false;            // read after an epoch's acquire
+    SimTime end;                  // the window's end, likewise
+    std::vector<int64_t> events;  // per worker: the events it ran in the window
+  };
+
+  void handle(Part& c, int64_t payload);
+  void schedule(Part& c, SimTime at, Event e, int64_t index, uint32_t gen = 0);
+  // splitmix64: a small, fast, well-mixed generator; one stream per network (per port with
+  // partitions), drawn in event order (ECN marks), or hashed per packet (per-packet routing).
+  static uint64_t next_random(uint64_t* state);
+
+  bool is_switch(int node) const { return topo_.nodes[node].kind == NodeKind::kSwitch; }
+  SimTime wire_time(int64_t wire, double rate) const;
+  int64_t wire_bytes(const Packet& p) const { return p.payload + header_; }
+  int alloc_packet(Part& c);
+  Part& part_of_channel(int channel) { return *parts_[part_of_[ports_[channel].from]]; }
+  const Part& part_of_channel(int channel) const { return *parts_[part_of_[ports_[channel].from]]; }
+  // A sender is done with a flow once it has sent its last packet and, with one partition,
+  // once the flow finished (its receiver's state, which partitions do not share: they run on
+  // fabrics without loss, where the last packet sent is the last one).
+  bool sent_all(const Flow& f) const { return f.next_seq >= f.packets || (single_ && f.finished); }
+
+  // InfiniBand: takes in the credits of `channel` that have come back by now, and schedules
+  // the wake-up of a starved port at its next return.
+  void take_returns(Part& c, int channel);
+  void arm_credit_wake(Part& c, int channel);
+  void try_send(Part& c, int channel);
+  // Puts `packet` on `channel`'s wire now. What the end of its serialization does to it is done
+  // here, at times then known: its arrival at the next hop is scheduled, or (quiet receivers,
+  // its last hop) it is delivered; the port gets an event at the end only if something waits.
+  void transmit(Part& c, int channel, int packet);
+  void tx_done(Part& c, int channel);
+  bool busy(const Part& c, const Port& p) const { return c.sim->now() < p.free_at; }
+  // Makes sure a busy port is served when its wire is free: a kTxDone at free_at for a queued
+  // packet, or a NIC's wake-up at the first moment both its wire and one of its flows' pacing
+  // allow a send.
+  void arm_port(Part& c, int channel);
+  void arrive(Part& c, int packet);
+  // The receiver takes `packet`, arrived at `now` (in order: advances its flow, sends what the
+  // congestion control asks for, finishes the flow with its last packet).
+  void deliver(Part& c, int packet, SimTime now);
+  bool send_from_flows(Part& c, int channel);
+  // Puts `flow` (back) among its NIC port's senders and tries the port.
+  void rotate(Part& c, int flow);
+  // Switch buffer accounting of the bytes that came in on `channel` into its switch.
+  void account(int channel, int64_t delta);
+  int64_t pfc_threshold(int sw) const;
+  void check_pause(Part& c, int channel);
+  void check_resume(Part& c, int channel);
+  // DCQCN's reaction point.
+  void on_cnp(Part& c, int flow);
+  void increase(Flow& f);
+  // HPCC's reaction to an ACK carrying `packet`'s telemetry.
+  void on_ack(Part& c, int packet);
+  void hpcc_update(Part& c, Flow& f, int packet);
+  // A flow may put another packet in flight (HPCC's window).
+  bool window_open(const Flow& f) const;
+  void arm_timeout(Part& c, int flow, SimTime at);
+  // InfiniBand: whether `channel` holds credits for `wire` bytes; a port without them starves
+  // until credits come.
+  bool has_credit(Part& c, int channel, int64_t wire);
   // Brings `channel`'s series up to now (call before its queue or hold changes).
-  void observe(int channel);
+  void observe(Part& c, int channel);
   // Changes `channel`'s queue by `delta` bytes, its series kept.
-  void change_queue(int channel, int64_t delta);
+  void change_queue(Part& c, int channel, int64_t delta);
   // Adds to `t` what its port held from t.last to `to` (queue `queue`, held that fraction of
   // the time: 1 or 0 from an event, the last window's fraction over a fast-forward jump), in
   // slices of `slice`.
@@ -355,22 +438,37 @@ class PacketNetwork final : private EventHandler {
   // Doubles `*slice`, merging each trace's neighbouring slices, until `to` falls in the last.
   static void widen(std::vector<PortTrace>* traces, SimTime* slice, SimTime to);
   // Per-packet routing: the channel out of switch `node` for `packet`.
-  int next_hop(int node, const Packet& packet);
+  int next_hop(const Part& c, int node, const Packet& packet);
   // The receiver's CNP for a marked packet of `flow` (DCQCN), at most one per cnp_interval.
-  void notify_congestion(int flow);
+  void notify_congestion(Part& c, int flow);
   // The receiver's side of per-packet routing: packets placed as they come.
-  void deliver_unordered(int packet);
-  // Fast-forward (fast_forward.cc): the end of a measuring window; the jump, `delta` on, with
-  // `credit[i]` packets for active_[i].
-  void fast_forward_check();
-  void jump(SimTime delta, const std::vector<int64_t>& credit);
+  void deliver_unordered(Part& c, int packet);
+  // Fast-forward (fast_forward.cc; one partition): the end of a measuring window; the jump,
+  // `delta` on, with `credit[i]` packets for active_[i].
+  void fast_forward_check(Part& c);
+  void jump(Part& c, SimTime delta, const std::vector<int64_t>& credit);
   // Carries each port's link-level hold over a jump of `delta`: held the fraction of it the
   // last window held the port (its held time and series), a hold in progress resuming after it.
-  void carry_holds(SimTime delta);
+  void carry_holds(Part& c, SimTime delta);
   // Takes each port's held time now as the start of the next window's (ff_held_).
-  void snapshot_holds();
+  void snapshot_holds(Part& c);
   // A flow's finish is scheduled `at`.
-  void finish_at(int flow, SimTime at);
+  void finish_at(Part& c, int flow, SimTime at);
+
+  // Partitions (packet_partitions.cc). Splits the nodes and sets the windows' bounds.
+  void partition(int wanted);
+  // The job's simulator reached a window's start: runs the partitions to the window's end,
+  // takes in what they sent each other, and schedules the next window.
+  void tick();
+  void schedule_tick(SimTime at);
+  // Runs every partition's events before `end`, on the pool's threads where it pays.
+  void run_window(SimTime end);
+  // Takes in each partition's outbox, partitions in order: events, packets and credits into
+  // the partitions they go to, finishes onto the job's simulator.
+  void exchange();
+  // Into partition `to` (idle), now: a packet arriving `at`, or credits returned to `channel`.
+  void take_packet(Part& to, SimTime at, const Packet& packet);
+  void take_return(Part& to, int channel, SimTime at, int64_t wire);
 
   const Topology& topo_;
   PacketConfig config_;
@@ -380,31 +478,40 @@ class PacketNetwork final : private EventHandler {
   std::vector<int64_t> ingress_;       // by channel: bytes it brought into its switch, buffered
   std::vector<uint8_t> paused_up_;     // by channel: its switch has paused it
   std::vector<Flow> flows_;
-  std::vector<Packet> packets_;
-  std::vector<int> free_packets_;
-  std::vector<IntRecord> int_records_;  // kMaxIntHops per packet id (HPCC only)
   std::vector<Completion> completions_;
   bool credit_mode_ = false;  // InfiniBand's credit-based flow control
   // The receivers send nothing back (no drops, ECN, acknowledgements or per-packet routing):
   // a packet is delivered when its last hop's serialization ends, at its arrival time then
   // known, without an arrival event.
   bool quiet_receivers_ = false;
-  std::vector<int64_t> credits_;   // by channel: bytes the downstream port can still take
-  Router router_;                  // the equal-cost next hops of per-packet routing
-  std::vector<int> trace_of_;      // by channel: its index in traces_, or -1
-  std::vector<PortTrace> traces_;  // switch ports' queue and hold series
-  SimTime slice_ = SimTime::microseconds(1);
-  int64_t header_ = 0;  // wire bytes per packet beyond the payload
-  uint64_t rng_;
-  PacketStats stats_;
-  // Fast-forward's state: the flows started and not finished (pruned at each check), a count
-  // of changes to that set, the starts and finishes scheduled and not yet fired, the ports
-  // held by PFC or want of credits, and the counters at the last check.
+  std::vector<int64_t> credits_;  // by channel: bytes the downstream port can still take
+  Router router_;                 // the equal-cost next hops of per-packet routing
+  std::vector<int> trace_of_;     // by channel: its index in its partition's traces, or -1
+  int64_t header_ = 0;            // wire bytes per packet beyond the payload
+  // The partitions (one: the job's simulator), the partition of each node, and the context of
+  // the job's simulator (parts_[0] with one partition).
+  std::vector<std::unique_ptr<Part>> parts_;
+  std::vector<int> part_of_;
+  std::unique_ptr<Part> main_part_;
+  Part* main_ = nullptr;
+  bool single_ = true;  // one partition
+  // Windows: at most `step_` long; a flow the job starts reaches its first NIC no sooner than
+  // `host_` (the shortest host link into a NIC) after it, and its finish reaches the job `host_`
+  // after its last packet leaves the network; `horizon_` is the last window's end.
+  SimTime step_, host_, horizon_;
+  bool exact_main_ = false;  // degraded links: no window passes an event of the job's simulator
+  SimTime tick_at_ = SimTime::max();
+  uint32_t tick_gen_ = 0;
+  int threads_ = 1;
+  int64_t window_events_ = 0;  // the events the last window ran
+  std::unique_ptr<Pool> pool_;
+  // Fast-forward's state (one partition): the flows started and not finished (pruned at each
+  // check), a count of changes to that set, the starts and finishes scheduled and not yet
+  // fired, and the counters at the last check.
   std::vector<int> active_;
   int64_t flow_epoch_ = 0;
   int64_t ff_epoch_ = -1;
   int pending_starts_ = 0, pending_finishes_ = 0;
-  int held_ports_ = 0;
   bool check_pending_ = false;
   PacketStats ff_snap_;
   // Link-level holds over the last window: each port's held time (paused_time) at the last

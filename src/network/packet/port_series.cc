@@ -9,38 +9,39 @@
 namespace preflight {
 namespace packet {
 
-void PacketNetwork::observe(int channel) {
+void PacketNetwork::observe(Part& c, int channel) {
   const Port& p = ports_[channel];
   if (!is_switch(p.from)) return;
-  const SimTime now = sim_->now();
-  widen(&traces_, &slice_, now);
+  const SimTime now = c.sim->now();
+  widen(&c.traces, &c.slice, now);
   int& index = trace_of_[channel];
   if (index < 0) {
-    index = static_cast<int>(traces_.size());
+    index = static_cast<int>(c.traces.size());
     PortTrace t;
     t.last = now;
     t.area.assign(kSeriesSlices, 0);
     t.held.assign(kSeriesSlices, 0);
     t.peak.assign(kSeriesSlices, 0);
-    traces_.push_back(std::move(t));
+    c.traces.push_back(std::move(t));
   }
-  PortTrace& t = traces_[index];
-  accumulate(&t, now, p.queue_bytes, p.paused || p.starved ? 1.0 : 0.0, slice_);
-  const auto at = static_cast<size_t>(std::min<int64_t>(now.ps() / slice_.ps(), kSeriesSlices - 1));
+  PortTrace& t = c.traces[index];
+  accumulate(&t, now, p.queue_bytes, p.paused || p.starved ? 1.0 : 0.0, c.slice);
+  const auto at =
+      static_cast<size_t>(std::min<int64_t>(now.ps() / c.slice.ps(), kSeriesSlices - 1));
   t.peak[at] = std::max(t.peak[at], p.queue_bytes);
 }
 
-void PacketNetwork::change_queue(int channel, int64_t delta) {
+void PacketNetwork::change_queue(Part& c, int channel, int64_t delta) {
   Port& p = ports_[channel];
   if (!is_switch(p.from)) {
     p.queue_bytes += delta;
     return;
   }
-  observe(channel);  // up to now at the old length
+  observe(c, channel);  // up to now at the old length
   p.queue_bytes += delta;
-  PortTrace& t = traces_[trace_of_[channel]];
+  PortTrace& t = c.traces[trace_of_[channel]];
   const auto at =
-      static_cast<size_t>(std::min<int64_t>(sim_->now().ps() / slice_.ps(), kSeriesSlices - 1));
+      static_cast<size_t>(std::min<int64_t>(c.sim->now().ps() / c.slice.ps(), kSeriesSlices - 1));
   t.peak[at] = std::max(t.peak[at], p.queue_bytes);
 }
 
@@ -80,8 +81,9 @@ std::vector<PacketNetwork::Slice> PacketNetwork::port_series(int channel, SimTim
   std::vector<Slice> out;
   if (trace_of_[channel] < 0) return out;
   // A copy brought up to `end`, as the others would be.
-  std::vector<PortTrace> one = {traces_[trace_of_[channel]]};
-  SimTime slice = slice_;
+  const Part& owner = part_of_channel(channel);
+  std::vector<PortTrace> one = {owner.traces[trace_of_[channel]]};
+  SimTime slice = owner.slice;
   widen(&one, &slice, end);
   const Port& p = ports_[channel];
   accumulate(&one[0], end, p.queue_bytes, p.paused || p.starved ? 1.0 : 0.0, slice);

@@ -6,31 +6,31 @@
 namespace preflight {
 namespace packet {
 
-void PacketNetwork::deliver_unordered(int packet) {
-  const Packet pk = packets_[packet];
-  free_packets_.push_back(packet);
+void PacketNetwork::deliver_unordered(Part& c, int packet) {
+  const Packet pk = c.packets[packet];
+  c.free_packets.push_back(packet);
   Flow& f = flows_[pk.flow];
   if (f.finished) return;
   if (f.got.empty()) f.got.assign(static_cast<size_t>(f.packets), 0);
   if (f.got[pk.seq]) return;  // a duplicate: resent after a timeout that a late packet beat
   f.got[pk.seq] = 1;
   f.received++;
-  stats_.delivered++;
+  c.stats.delivered++;
   while (f.expected < f.packets && f.got[f.expected]) f.expected++;
-  const SimTime now = sim_->now();
-  if (pk.ecn) notify_congestion(pk.flow);
-  if (f.received == f.packets) finish_at(pk.flow, now + f.tail);
+  const SimTime now = c.sim->now();
+  if (pk.ecn) notify_congestion(c, pk.flow);
+  if (f.received == f.packets) finish_at(c, pk.flow, now + f.tail);
 }
 
-void PacketNetwork::deliver(int packet, SimTime now) {
+void PacketNetwork::deliver(Part& c, int packet, SimTime now) {
   if (config_.routing != PacketRouting::kEcmp) {
-    deliver_unordered(packet);
+    deliver_unordered(c, packet);
     return;
   }
-  const Packet pk = packets_[packet];
+  const Packet pk = c.packets[packet];
   Flow& f = flows_[pk.flow];
   const bool acks = config_.cc == CongestionControl::kHpcc;
-  if (f.finished || pk.seq != f.expected || !acks) free_packets_.push_back(packet);
+  if (f.finished || pk.seq != f.expected || !acks) c.free_packets.push_back(packet);
   if (f.finished) return;
   if (pk.seq != f.expected) {
     // A gap: a packet before it was dropped. Go-back-N: NACK the expected one.
@@ -39,36 +39,41 @@ void PacketNetwork::deliver(int packet, SimTime now) {
       f.nacked = f.expected;
       f.last_nack = now;
       f.nack_seq = f.expected;
-      schedule(now + f.back, kNack, pk.flow);
+      schedule(c, now + f.back, kNack, pk.flow);
     }
     return;
   }
   f.expected++;
   f.last_delivery = now;
-  stats_.delivered++;
+  c.stats.delivered++;
   if (acks) {
     // The ACK carries the packet's telemetry back: the packet's slot holds it until then.
-    stats_.acks++;
-    schedule(now + f.back, kAck, packet);
+    c.stats.acks++;
+    schedule(c, now + f.back, kAck, packet);
   }
-  if (pk.ecn) notify_congestion(pk.flow);
-  if (f.expected == f.packets) finish_at(pk.flow, now + f.tail);
+  if (pk.ecn) notify_congestion(c, pk.flow);
+  if (f.expected == f.packets) finish_at(c, pk.flow, now + f.tail);
 }
 
-void PacketNetwork::finish_at(int flow, SimTime at) {
+void PacketNetwork::finish_at(Part& c, int flow, SimTime at) {
   Flow& f = flows_[flow];
   f.finished = true;
-  if (f.in_rotation) ports_[f.path[f.begin]].prune = true;
-  pending_finishes_++;
-  flow_epoch_++;
-  schedule(at, kFinish, flow);
+  if (single_) {
+    if (f.in_rotation) ports_[f.path[f.begin]].prune = true;
+    pending_finishes_++;
+    flow_epoch_++;
+  } else if (f.packets > 0) {
+    // Its sender counted it ending when it sent the last packet (its rotation dropped it then).
+    c.ending--;
+  }
+  schedule(c, at, kFinish, flow);
 }
 
-void PacketNetwork::arm_timeout(int flow, SimTime at) {
+void PacketNetwork::arm_timeout(Part& c, int flow, SimTime at) {
   Flow& f = flows_[flow];
   if (f.timeout_pending) return;
   f.timeout_pending = true;
-  schedule(at, kTimeout, flow);
+  schedule(c, at, kTimeout, flow);
 }
 
 }  // namespace packet

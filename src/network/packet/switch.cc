@@ -25,34 +25,34 @@ int64_t PacketNetwork::pfc_threshold(int sw) const {
   return static_cast<int64_t>(config_.pfc_alpha * static_cast<double>(std::max<int64_t>(0, free)));
 }
 
-void PacketNetwork::check_pause(int channel) {
+void PacketNetwork::check_pause(Part& c, int channel) {
   if (!config_.pfc || paused_up_[channel]) return;
   const int sw = ports_[channel].to;
   if (ingress_[channel] - config_.reserve < std::max<int64_t>(1, pfc_threshold(sw))) return;
   paused_up_[channel] = 1;
-  stats_.pauses++;
-  schedule(sim_->now() + ports_[channel].latency, kPause, channel);
+  c.stats.pauses++;
+  schedule(c, c.sim->now() + ports_[channel].latency, kPause, channel);
 }
 
-void PacketNetwork::check_resume(int channel) {
+void PacketNetwork::check_resume(Part& c, int channel) {
   if (!paused_up_[channel]) return;
   const int sw = ports_[channel].to;
   const int64_t shared = ingress_[channel] - config_.reserve;
   if (shared > 0 && shared + config_.resume_offset > pfc_threshold(sw)) return;
   paused_up_[channel] = 0;
-  schedule(sim_->now() + ports_[channel].latency, kResume, channel);
+  schedule(c, c.sim->now() + ports_[channel].latency, kResume, channel);
 }
 
-void PacketNetwork::arrive(int packet) {
-  Packet& pk = packets_[packet];
+void PacketNetwork::arrive(Part& c, int packet) {
+  Packet& pk = c.packets[packet];
   Flow& f = flows_[pk.flow];
   if (pk.hop > f.end) {
-    deliver(packet, sim_->now());
+    deliver(c, packet, c.sim->now());
     return;
   }
   const int in = pk.in_channel;
   const int node = ports_[in].to;
-  const int out = config_.routing != PacketRouting::kEcmp && is_switch(node) ? next_hop(node, pk)
+  const int out = config_.routing != PacketRouting::kEcmp && is_switch(node) ? next_hop(c, node, pk)
                                                                              : f.path[pk.hop];
   Port& q = ports_[out];
   const int64_t wire = wire_bytes(pk);
@@ -65,23 +65,23 @@ void PacketNetwork::arrive(int packet) {
       drop = drop || static_cast<double>(q.queue_bytes + wire) > room;
     }
     if (drop) {
-      stats_.drops++;
+      c.stats.drops++;
       f.drops++;
-      free_packets_.push_back(packet);
+      c.free_packets.push_back(packet);
       return;
     }
     account(in, wire);
-    check_pause(in);
+    check_pause(c, in);
   } else {
     pk.in_channel = -1;  // not a switch: nothing to account
   }
   q.queue.push_back(packet);
-  change_queue(out, wire);
+  change_queue(c, out, wire);
   q.max_queue = std::max(q.max_queue, q.queue_bytes);
-  try_send(out);
+  try_send(c, out);
 }
 
-int PacketNetwork::next_hop(int node, const Packet& packet) {
+int PacketNetwork::next_hop(const Part& c, int node, const Packet& packet) {
   const std::vector<int>& choices = router_.next_hops(node, flows_[packet.flow].dst_nic);
   PREFLIGHT_CHECK(!choices.empty());
   if (choices.size() == 1) return choices[0];
@@ -95,11 +95,11 @@ int PacketNetwork::next_hop(int node, const Packet& packet) {
   int best = -1;
   int64_t least = 0;
   for (size_t k = 0; k < choices.size(); ++k) {
-    const int c = choices[(first + k) % choices.size()];
-    const Port& p = ports_[c];
-    const int64_t load = p.queue_bytes + (busy(p) ? p.current_wire : 0);
+    const int ch = choices[(first + k) % choices.size()];
+    const Port& p = ports_[ch];
+    const int64_t load = p.queue_bytes + (busy(c, p) ? p.current_wire : 0);
     if (best < 0 || load < least) {
-      best = c;
+      best = ch;
       least = load;
     }
   }
