@@ -164,9 +164,15 @@ int run(const SimulateArgs& given) {
     const std::string summary =
         simai ? format_simai_summary(*report, a.workload.substr(6)) : format_summary(*report);
     std::fputs(summary.c_str(), stdout);
+    // With partitions the packet network's events run on their own queues.
+    int64_t events = report->execution.events;
+    const NetworkStats& n = report->execution.network;
+    if (report->execution.has_network_stats && n.packet_level && n.packet.partitions > 1) {
+      events += n.packet.events;
+    }
     std::printf("\nsimulated in %.2f s (%lld ops, %lld events)\n", report->wall_seconds,
                 static_cast<long long>(report->execution.ops_executed),
-                static_cast<long long>(report->execution.events));
+                static_cast<long long>(events));
   }
   if (!a.json.empty()) {
     nlohmann::json j = report_to_json(*report);

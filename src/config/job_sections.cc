@@ -547,6 +547,24 @@ Status read_packet(const YAML::Node& node, const std::string& source, LinkLayer 
       r.fail("fast_forward", "expected cc: dcqcn or none (HPCC is simulated exactly)");
     }
   }
+  // Partitions run side by side (docs/packet_network.md "Partitions"): 1 unless set; auto = one
+  // per leaf switch (at most kAutoPartitions) where the fabric supports them, else 1. They pay
+  // where the traffic stays under its leaves (rail-aligned), and cost where it crosses the
+  // spines at every packet, so they are not the default. threads: auto = the cores.
+  p->partitions = r.get_int_or_auto("partitions", 0, 1);
+  if (!r.has("partitions")) p->partitions = 1;
+  if (r.status().ok() && p->partitions > PacketNetworkConfig::kMaxPartitions) {
+    r.fail("partitions", std::to_string(p->partitions) + ": expected at most " +
+                             std::to_string(PacketNetworkConfig::kMaxPartitions));
+  }
+  const char* why = nullptr;
+  if (r.status().ok() && p->partitions > 1 && !partitions_supported(*p, &why)) {
+    r.fail("partitions", std::to_string(p->partitions) + ": expected 1, or " + why);
+  }
+  p->threads = r.get_int_or_auto("threads", 0, 1);
+  if (r.status().ok() && p->threads > 1024) {
+    r.fail("threads", std::to_string(p->threads) + ": expected at most 1024");
+  }
   return r.finish();
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/line_allocator.h"
 #include "base/units.h"
 
 namespace preflight {
@@ -18,7 +19,7 @@ class EventHandler {
   virtual void on_event(int64_t payload) = 0;
 };
 
-class Simulator {
+class alignas(64) Simulator {
  public:
   // The time of the event being processed (zero before run()).
   SimTime now() const { return now_; }
@@ -102,15 +103,17 @@ class Simulator {
     Event e;
     int32_t next;
   };
-  std::vector<Node> nodes_;  // the pool
-  int32_t free_ = -1;        // its free list
+  // The pool and the heap on cache lines of their own: a packet network's partitions run their
+  // simulators side by side on several threads (base/line_allocator.h).
+  std::vector<Node, LineAllocator<Node>> nodes_;  // the pool
+  int32_t free_ = -1;                             // its free list
   std::vector<int32_t> head_ = std::vector<int32_t>(kBuckets, -1);
   std::vector<int32_t> tail_ = std::vector<int32_t>(kBuckets, -1);
   uint64_t occupied_[kWords] = {};
   int64_t base_ = 0;  // ps
   int cursor_ = 0;
   size_t near_ = 0;  // events in the ring
-  std::vector<Event> heap_;
+  std::vector<Event, LineAllocator<Event>> heap_;
   uint64_t next_seq_ = 0;
   SimTime now_;
 };

@@ -243,3 +243,31 @@ TEST(SimulatorDeathTest, NullHandlerIsACheck) {
 
 }  // namespace
 }  // namespace preflight
+
+namespace preflight {
+namespace {
+
+class Count final : public EventHandler {
+ public:
+  void on_event(int64_t payload) override { seen.push_back(payload); }
+  std::vector<int64_t> seen;
+};
+
+TEST(Simulator, RunUntilStopsBeforeItsEndAndPeeksTheNext) {
+  Simulator sim;
+  Count c;
+  EXPECT_EQ(sim.next_time(), SimTime::max());
+  for (int i : {5, 1, 3, 3, 9}) sim.schedule(SimTime::microseconds(i), &c, i);
+  EXPECT_EQ(sim.next_time(), SimTime::microseconds(1));
+  EXPECT_EQ(sim.run_until(SimTime::microseconds(3)), 1);  // events at 3 us are not before it
+  EXPECT_EQ(sim.now(), SimTime::microseconds(1));
+  EXPECT_EQ(sim.next_time(), SimTime::microseconds(3));
+  EXPECT_EQ(sim.run_until(SimTime::microseconds(6)), 3);
+  EXPECT_EQ(c.seen, (std::vector<int64_t>{1, 3, 3, 5}));
+  sim.schedule(SimTime::microseconds(7), &c, 7);
+  EXPECT_EQ(sim.run(), 2);
+  EXPECT_EQ(sim.next_time(), SimTime::max());
+}
+
+}  // namespace
+}  // namespace preflight

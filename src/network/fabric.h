@@ -76,6 +76,10 @@ struct PacketCounters {
   int64_t drops = 0;
   int64_t retransmitted = 0;  // packets sent again (go-back-N)
   int64_t events = 0;         // the packet simulation's events
+  // Partitions (simulation.packet.partitions): how many ran side by side, and the windows of
+  // simulated time they ran in.
+  int partitions = 1;
+  int64_t windows = 0;
   // Fast-forward (simulation.packet.fast_forward): jumps taken, the simulated time they covered
   // and the packets credited across them (counted in `packets`).
   int64_t fast_forwards = 0;

@@ -306,6 +306,8 @@ json report_to_json(const SimulationReport& r) {
                                {"drops", p.drops},
                                {"retransmitted", p.retransmitted},
                                {"events", p.events},
+                               {"partitions", p.partitions},
+                               {"windows", p.windows},
                                {"fast_forward",
                                 {{"jumps", p.fast_forwards},
                                  {"skipped_s", p.skipped_s},

@@ -288,6 +288,11 @@ std::string format_summary(const SimulationReport& r) {
             p.fct_p50_s * 1e6, p.fct_p99_s * 1e6, p.fct_max_s * 1e6, p.slowdown_p50, p.slowdown_p99,
             p.slowdown_max);
       }
+      if (p.partitions > 1) {
+        out += line(
+            "                 %d partitions run side by side in %lld windows of simulated time",
+            p.partitions, static_cast<long long>(p.windows));
+      }
       if (p.fast_forwards > 0) {
         out += line(
             "                 fast-forward: %lld jumps over %.3f ms of steady state, %lld packets "

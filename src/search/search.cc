@@ -322,9 +322,12 @@ StatusOr<SearchResult> merge_shares(const Scenario& base, const Enumeration& enu
     const auto start = std::chrono::steady_clock::now();
     const int k = static_cast<int>(std::min<int64_t>(options.top_k, out.evaluated));
     std::vector<Outcome> again(k);
+    // The candidates run side by side: a packet network's partitions take one thread each.
+    Scenario one = base;
+    if (options.jobs > 1) one.simulation.packet.threads = 1;
     parallel_for(k, options.jobs, [&](int64_t i) {
-      again[i] = evaluate(base, out.results[i].strategy, network, /*check_memory=*/false,
-                          headroom_of(base, options));
+      again[i] = evaluate(one, out.results[i].strategy, network, /*check_memory=*/false,
+                          headroom_of(one, options));
     });
     for (int i = 0; i < k; ++i) {
       if (again[i].kind != Outcome::kOk) continue;  // keeps its analytical figures

@@ -360,3 +360,82 @@ TEST(PacketBackend, TheKeysAreReadAndChecked) {
 
 }  // namespace
 }  // namespace preflight
+
+namespace preflight {
+namespace {
+
+// Partitions (simulation.packet.partitions): on the preset's InfiniBand each leaf (each rail of
+// the DGX A100 nodes) a partition; the job's pipeline sends and DP collectives stay on their
+// rails, so the run is the one of one partition, and the same on any thread count.
+TEST(PacketBackend, PartitionsRunTheJobAsOneQueueOnAnyThreadCount) {
+  const char* ib = R"(
+model: {preset: gpt3-13b}
+cluster: {preset: dgx-a100, nodes: 4}
+training: {seq_len: 2048, global_batch: 32, micro_batch: 1}
+parallelism: {tp: 4, pp: 4, sequence_parallel: true, recompute: selective,
+              distributed_optimizer: true, overlap_grad_reduce: true}
+simulation: {network: packet}
+)";
+  auto run_ib = [&](const std::vector<std::string>& keys) {
+    StatusOr<Scenario> s = load_scenario_text(ib, "ib.yaml", keys);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    StatusOr<SimulationReport> r = simulate(*s);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return *r;
+  };
+  const SimulationReport one = run_ib({});
+  EXPECT_EQ(one.execution.network.packet.partitions, 1);
+  const SimulationReport a =
+      run_ib({"simulation.packet.partitions=auto", "simulation.packet.threads=1"});
+  const SimulationReport b =
+      run_ib({"simulation.packet.partitions=auto", "simulation.packet.threads=2"});
+  const PacketCounters& pa = a.execution.network.packet;
+  const PacketCounters& pb = b.execution.network.packet;
+  EXPECT_EQ(pa.partitions, 8);  // the 8 rails' leaves
+  EXPECT_GT(pa.windows, 0);
+  EXPECT_EQ(a.iteration_time_s, one.iteration_time_s);
+  EXPECT_EQ(pa.packets, one.execution.network.packet.packets);
+  EXPECT_EQ(pa.fct_max_s, one.execution.network.packet.fct_max_s);
+  // Any thread count: the same to the last bit.
+  EXPECT_EQ(b.iteration_time_s, a.iteration_time_s);
+  EXPECT_EQ(pb.events, pa.events);
+  EXPECT_EQ(pb.windows, pa.windows);
+  EXPECT_EQ(pb.fct_p50_s, pa.fct_p50_s);
+  EXPECT_EQ(pb.partitions, pa.partitions);
+}
+
+TEST(PacketBackend, PartitionKeys) {
+  StatusOr<Scenario> s =
+      load_scenario_text(kGpt13b, "test.yaml",
+                         {"simulation.network=packet", "simulation.packet.link_layer=infiniband",
+                          "simulation.packet.partitions=4", "simulation.packet.threads=2"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.packet.partitions, 4);
+  EXPECT_EQ(s->simulation.packet.threads, 2);
+  StatusOr<Scenario> d = load_scenario_text(kGpt13b, "test.yaml", {"simulation.network=packet"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->simulation.packet.partitions, 1);  // not the default: they cost on cross traffic
+  EXPECT_EQ(d->simulation.packet.threads, 0);     // auto
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"simulation.network=packet", "simulation.packet.partitions=4"},
+       "expected 1, or link_layer: infiniband"},
+      {{"simulation.network=packet", "simulation.packet.link_layer=infiniband",
+        "simulation.packet.partitions=4", "simulation.packet.fast_forward=true"},
+       "fast_forward: false"},
+      {{"simulation.network=packet", "simulation.packet.link_layer=infiniband",
+        "simulation.packet.partitions=4", "simulation.packet.cc=hpcc"},
+       "cc: none or dcqcn"},
+      {{"simulation.network=packet", "simulation.packet.partitions=0"},
+       "simulation.packet.partitions"},
+      {{"simulation.network=packet", "simulation.packet.partitions=1000"}, "at most 256"},
+      {{"simulation.network=packet", "simulation.packet.threads=0"}, "simulation.packet.threads"},
+  };
+  for (const auto& [keys, want] : bad) {
+    StatusOr<Scenario> b = load_scenario_text(kGpt13b, "test.yaml", keys);
+    ASSERT_FALSE(b.ok()) << keys.back();
+    EXPECT_NE(b.status().message().find(want), std::string::npos) << b.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace preflight

@@ -142,6 +142,8 @@ StatusOr<SweepResult> run_sweep(const std::string& scenario_path,
     }
     if (s.ok()) {
       point.scenario = *std::move(s);
+      // The points already run side by side: a packet network's partitions take one thread.
+      if (options.jobs > 1) point.scenario.simulation.packet.threads = 1;
     } else {
       point.status = s.status();
       if (axes.empty()) return s.status();  // the scenario itself does not load

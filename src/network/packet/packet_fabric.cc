@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,10 +25,13 @@ class PacketFabric final : public Fabric {
         shortest_network_path_(shortest_network_path(*topo_)),
         gpus_per_node_(gpus_per_node),
         infiniband_(config.link_layer == LinkLayer::kInfiniband),
-        schedule_(std::move(windows), sim, [this](int channel, double factor) {
+        schedule_(windows, sim, [this](int channel, double factor) {
           const double nominal = topo_->links[channel / 2].bandwidth.bytes_per_second();
           net_.set_rate(channel, nominal * factor);
-        }) {}
+        }) {
+    // A degraded link's rate changes at an event of the job's simulator: no window passes one.
+    if (windows != nullptr && !windows->empty()) net_.sync_with_job();
+  }
 
   void transfer(const std::vector<GpuFlow>& flows, SimTime latency, Done done) override {
     auto pending = std::make_shared<int>(0);
@@ -69,6 +73,8 @@ class PacketFabric final : public Fabric {
     c.drops = p.drops;
     c.retransmitted = p.retransmitted;
     c.events = p.events;
+    c.partitions = net_.partitions();
+    c.windows = p.windows;
     c.fast_forwards = p.fast_forwards;
     c.skipped_s = p.skipped.to_seconds();
     c.skipped_packets = p.skipped_packets;
@@ -186,6 +192,14 @@ class PacketBackend final : public PlannedBackend {
     const double wire = static_cast<double>(config_.mtu + config_.header);
     config_.nic_pacing =
         std::min(1.0, cluster.nic_efficiency * wire / static_cast<double>(config_.mtu));
+    // Auto: a partition per leaf switch (at most kAutoPartitions) where the fabric supports them,
+    // on as many threads as the machine has cores (the outputs do not depend on the threads).
+    if (config_.partitions == 0) {
+      config_.partitions = partitions_supported(config_) ? PacketNetworkConfig::kAutoPartitions : 1;
+    }
+    if (config_.threads == 0) {
+      config_.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    }
   }
 
   NetworkKind kind() const override { return NetworkKind::kPacket; }

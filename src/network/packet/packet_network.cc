@@ -32,8 +32,6 @@ PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simu
   header_ = config_.header + (config_.cc == CongestionControl::kHpcc ? config_.hpcc.int_header : 0);
   ports_.resize(2 * topo_.links.size());
   switches_.resize(topo_.nodes.size());
-  ingress_.assign(ports_.size(), 0);
-  paused_up_.assign(ports_.size(), 0);
   trace_of_.assign(ports_.size(), -1);
   for (size_t l = 0; l < topo_.links.size(); ++l) {
     const TopoLink& link = topo_.links[l];
@@ -72,17 +70,19 @@ PacketNetwork::PacketNetwork(const Topology& topology, PacketConfig config, Simu
   if (credit_mode_) {
     config_.pfc = false;
     // Ports into a NIC deliver at once: their credits never run out.
-    credits_.assign(ports_.size(), std::numeric_limits<int64_t>::max() / 4);
+    for (Port& p : ports_) p.credits = std::numeric_limits<int64_t>::max() / 4;
     const int64_t wire = config_.mtu + header_;
     for (size_t c = 0; c < ports_.size(); ++c) {
       const Port& p = ports_[c];
       if (!is_switch(p.to)) continue;
       // Auto: the credit loop's round trip (the link both ways) at line rate, and two packets.
-      credits_[c] = config_.credit_buffer > 0
-                        ? config_.credit_buffer
-                        : std::llround(2.0 * p.rate * p.latency.to_seconds()) + 2 * wire;
+      ports_[c].credits = config_.credit_buffer > 0
+                              ? config_.credit_buffer
+                              : std::llround(2.0 * p.rate * p.latency.to_seconds()) + 2 * wire;
     }
   }
+  PREFLIGHT_CHECK_MSG(config_.partitions <= 1 || partitions_supported(config_),
+                      "packet network: partitions on a fabric that does not support them");
   if (config_.partitions > 1) partition(config_.partitions);
 }
 
@@ -104,6 +104,7 @@ PacketStats PacketNetwork::stats() const {
     s.acks += a.acks;
     s.credit_stalls += a.credit_stalls;
     s.events += a.events;
+    s.windows += a.windows;
     s.fast_forwards += a.fast_forwards;
     s.skipped += a.skipped;
     s.skipped_packets += a.skipped_packets;
@@ -111,10 +112,14 @@ PacketStats PacketNetwork::stats() const {
   return s;
 }
 
-void PacketNetwork::schedule(Part& c, SimTime at, Event e, int64_t index, uint32_t gen) {
+int64_t PacketNetwork::encode(Event e, int64_t index, uint32_t gen) {
   PREFLIGHT_CHECK(index >= 0 && index <= kIndexMask);
-  const int64_t payload = (static_cast<int64_t>(e) << kEventShift) |
-                          (static_cast<int64_t>(gen & 0xffffff) << 32) | index;
+  return (static_cast<int64_t>(e) << kEventShift) | (static_cast<int64_t>(gen & 0xffffff) << 32) |
+         index;
+}
+
+void PacketNetwork::schedule(Part& c, SimTime at, Event e, int64_t index, uint32_t gen) {
+  const int64_t payload = encode(e, index, gen);
   if (single_) {
     c.sim->schedule(std::max(at, c.sim->now()), &c, payload);
     return;
@@ -192,7 +197,7 @@ void PacketNetwork::take_returns(Part& c, int channel) {
   Port& p = ports_[channel];
   const SimTime now = c.sim->now();
   while (!p.returns.empty() && p.returns.front().first <= now) {
-    credits_[channel] += p.returns.front().second;
+    p.credits += p.returns.front().second;
     p.returns.pop_front();
   }
 }
@@ -209,7 +214,7 @@ bool PacketNetwork::has_credit(Part& c, int channel, int64_t wire) {
   if (!credit_mode_) return true;
   Port& p = ports_[channel];
   take_returns(c, channel);
-  if (credits_[channel] >= wire) {
+  if (p.credits >= wire) {
     if (p.starved) {
       observe(c, channel);
       p.starved = false;
@@ -613,7 +618,7 @@ void PacketNetwork::transmit(Part& c, int channel, int packet) {
   Packet& pk = c.packets[packet];
   const int64_t wire = wire_bytes(pk);
   p.tx_bytes += wire;
-  if (credit_mode_) credits_[channel] -= wire;
+  if (credit_mode_) p.credits -= wire;
   const SimTime end =
       c.sim->now() + (wire == config_.mtu + header_ ? p.full_time : wire_time(wire, p.rate));
   p.free_at = end;

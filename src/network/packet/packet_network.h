@@ -87,12 +87,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "base/line_allocator.h"
 #include "base/units.h"
 #include "config/scenario.h"
 #include "engine/simulator.h"
@@ -116,12 +117,47 @@ struct PacketStats {
   int64_t acks = 0;           // HPCC's per-packet acknowledgements
   int64_t credit_stalls = 0;  // InfiniBand: times a port found too few credits for its packet
   int64_t events = 0;
+  int64_t windows = 0;  // with partitions: the windows they ran in
   // Fast-forward (PacketConfig::fast_forward): the jumps taken, the simulated time they covered
   // and the data packets credited to flows across them (counted in `packets` and `delivered`
   // too; ECN marks and CNPs are extrapolated over a jump at the rate of the window before it).
   int64_t fast_forwards = 0;
   SimTime skipped;
   int64_t skipped_packets = 0;
+};
+
+// A first-in, first-out queue on one growing array: pop_front moves a cursor, and the array
+// closes up once half of it is spent, so a queue that cycles allocates nothing in the steady
+// state (a std::deque frees a node and takes a new one every few hundred elements: with
+// partitions on several threads, heap traffic and neighbouring nodes' lines shared between
+// them).
+template <typename T>
+class Fifo {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  size_t size() const { return items_.size() - head_; }
+  T& front() { return items_[head_]; }
+  const T& front() const { return items_[head_]; }
+  template <typename... Args>
+  void emplace_back(Args&&... args) {
+    items_.emplace_back(std::forward<Args>(args)...);
+  }
+  void push_back(const T& v) { items_.push_back(v); }
+  void pop_front() {
+    if (++head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ >= 64 && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+  auto begin() { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  auto end() { return items_.end(); }
+
+ private:
+  std::vector<T, LineAllocator<T>> items_;  // whole lines: see LineAllocator
+  size_t head_ = 0;
 };
 
 class PacketNetwork final {
@@ -208,12 +244,16 @@ class PacketNetwork final {
     int64_t queue = 0;     // its queue after the packet left
   };
   static constexpr int kMaxIntHops = 5;
-  struct Port {
+  // Each port, switch and flow on cache lines of its own, and within a port and a flow what
+  // the receiving side writes on lines apart from what the sending side writes: with
+  // partitions, two threads writing neighbours' lines would take them from each other
+  // (false sharing) at every packet.
+  struct alignas(64) Port {
     int from = 0, to = 0;
     double rate = 0;  // bytes/s
     SimTime latency;
     int64_t kmin = 0, kmax = 0;
-    std::deque<int> queue;  // packet ids (of its partition's packets)
+    Fifo<int> queue;  // packet ids (of its partition's packets)
     int64_t queue_bytes = 0, max_queue = 0, tx_bytes = 0;
     // The packet on the wire ends its serialization at free_at (busy while now < free_at). An
     // event marks that end only when something waits for the port (done_pending): a queued
@@ -224,7 +264,7 @@ class PacketNetwork final {
     bool starved = false;                // InfiniBand: waiting for the downstream port's credits
     SimTime paused_since, paused_total;  // paused or starved
     // A NIC's egress: the flows it sends, served round-robin.
-    std::vector<int> senders;
+    std::vector<int, LineAllocator<int>> senders;
     size_t next_sender = 0;
     // A flow among `senders` may have nothing left to send (its last packet sent, or it
     // finished): send_from_flows prunes the rotation only then, its scan being O(senders).
@@ -235,28 +275,39 @@ class PacketNetwork final {
     // InfiniBand: credits on their way back up the link (when they arrive, bytes), in arrival
     // order. They are taken in when the port next looks for credits, so a credit costs no
     // event; a port starved of credits gets one wake-up, at the return that feeds it.
-    std::deque<std::pair<SimTime, int64_t>> returns;
+    Fifo<std::pair<SimTime, int64_t>> returns;
     bool credit_wake = false;  // a kCredit wake-up is pending
     uint64_t rng = 0;          // with partitions: its ECN marks' stream
+    // InfiniBand: bytes the downstream port can still take.
+    int64_t credits = 0;
+    // The switch it leads into (that switch's partition writes these): the bytes it brought in
+    // that the switch still buffers, and whether the switch has paused it.
+    alignas(64) int64_t ingress = 0;
+    bool paused_up = false;
   };
-  struct SwitchState {
+  struct alignas(64) SwitchState {
     int64_t used = 0;                   // bytes buffered
     int64_t shared = 0;                 // Σ over ingress ports of max(0, used − reserve)
     int64_t headroom = 0, reserve = 0;  // Σ over its ingress ports
   };
-  struct Flow {
+  struct alignas(64) Flow {
+    // Set at its start.
     std::vector<int> path;
     int begin = 0, end = 0;  // the simulated hops: path[begin .. end]
     int64_t bytes = 0, packets = 0;
-    int64_t next_seq = 0;  // sender
-    int64_t expected = 0;  // receiver
-    SimTime head, tail;    // latency of the hops before begin and after end
-    SimTime back;          // CNP/NACK delay: the simulated hops' latency
+    SimTime head, tail;  // latency of the hops before begin and after end
+    SimTime back;        // CNP/NACK delay: the simulated hops' latency
     Done done;
-    bool started = false, finished = false;
+    double line = 0;  // its NIC's pacing rate (bytes/s)
+    // Per-packet routing: the receiving NIC the switches route toward.
+    int dst_nic = -1;
+    SimTime base_rtt;  // HPCC
+    // The sender's.
+    int64_t next_seq = 0;
+    bool started = false;
     bool in_rotation = false;  // among its NIC port's senders
     // Congestion control (bytes/s).
-    double line = 0, rc = 0, rt = 0, alpha = 1;
+    double rc = 0, rt = 0, alpha = 1;
     SimTime next_avail;
     double pace_rate = -1;  // the rate its pacing last used, and a full packet's time at it
     SimTime pace_full;
@@ -264,24 +315,28 @@ class PacketNetwork final {
     int time_stage = 0, byte_stage = 0;
     bool reacting = false;  // a CNP has come: the timers run
     uint32_t increase_gen = 0, alpha_gen = 0;
-    bool cnp_sent = false;
-    SimTime last_cnp;
-    int64_t nacked = -1;  // the expected packet last NACKed, and when
-    SimTime last_nack;
-    int64_t nack_seq = 0;
-    int64_t drops = 0, drops_handled = 0;  // its packets lost, and those a timeout has resent
+    int64_t drops_handled = 0;  // its packets lost that a timeout has resent
     bool timeout_pending = false;
     // HPCC: the reference rate and stage committed once per RTT, the smoothed utilization, the
-    // last telemetry per hop, the packets acknowledged, the base RTT and the window (bytes).
+    // last telemetry per hop, the packets acknowledged and the window (bytes).
     double hp_rc = 0, hp_u = 1;
     int hp_stage = 0;
     int64_t hp_last_update = -1;  // next_seq when Rc was last committed (-1: no ACK yet)
     IntRecord hp_hops[kMaxIntHops];
     int hp_nhops = 0;
     int64_t acked = 0;
-    SimTime base_rtt;
     double window = 0;
-    SimTime started_at;  // its first byte's turn at the sender
+    SimTime started_at;     // its first byte's turn at the sender
+    int64_t ff_credit = 0;  // fast-forward, during a jump: the packets credited to it
+    // The receiver's (and, for a loss, the switch's that dropped it).
+    alignas(64) int64_t expected = 0;
+    bool finished = false;
+    bool cnp_sent = false;
+    SimTime last_cnp;
+    int64_t nacked = -1;  // the expected packet last NACKed, and when
+    SimTime last_nack;
+    int64_t nack_seq = 0;
+    int64_t drops = 0;  // its packets lost
     // Fast-forward: when its last packet was delivered; the packets delivered by the last check
     // and when the last of them was (negative: none yet); the delivery rate (packets/s) between
     // the two checks before, from delivery to delivery (0: not measured yet).
@@ -290,10 +345,8 @@ class PacketNetwork final {
     SimTime ff_mark_time = SimTime::picoseconds(-1);
     double ff_rate = 0;
     int64_t ff_in_flight = 0;  // its packets sent and not delivered at the last check
-    int64_t ff_credit = 0;     // during a jump: the packets credited to it
-    // Per-packet routing: the receiving NIC the switches route toward, and the packets received
-    // (out of order; `expected` is the first one missing).
-    int dst_nic = -1;
+    // Per-packet routing: the packets received (out of order; `expected` is the first one
+    // missing).
     std::vector<uint8_t> got;
     int64_t received = 0;
   };
@@ -320,9 +373,9 @@ class PacketNetwork final {
   // when they were last brought up to date.
   struct PortTrace {
     SimTime last;
-    std::vector<double> area;  // byte·seconds
-    std::vector<double> held;  // seconds
-    std::vector<int64_t> peak;
+    std::vector<double, LineAllocator<double>> area;  // byte·seconds
+    std::vector<double, LineAllocator<double>> held;  // seconds
+    std::vector<int64_t, LineAllocator<int64_t>> peak;
   };
   // What one partition sends another (or the job's simulator) within a window, taken in at its
   // end: an event, a packet arriving at its next hop, credits returned up a link, a flow's finish.
@@ -339,27 +392,30 @@ class PacketNetwork final {
   // they send and receive), its event queue, its packets and counters. With one partition the
   // queue is the job's simulator; the job's simulator is a partition's own too when there are
   // several (main_: the flows' finishes and the windows).
-  struct Part final : EventHandler {
+  struct alignas(64) Part final : EventHandler {
     PacketNetwork* net = nullptr;
     int index = 0;
     Simulator* sim = nullptr;
     std::unique_ptr<Simulator> own;
     PacketStats stats;
-    std::vector<Packet> packets;
-    std::vector<int> free_packets;
+    // Its packets and free slots, and (below) its outbox, on lines of their own (LineAllocator).
+    std::vector<Packet, LineAllocator<Packet>> packets;
+    std::vector<int, LineAllocator<int>> free_packets;
     std::vector<IntRecord> int_records;  // kMaxIntHops per packet id (HPCC only)
     uint64_t rng = 0;                    // ECN marks, in event order (one partition)
-    std::vector<PortTrace> traces;       // its switch ports' series
+    std::vector<PortTrace, LineAllocator<PortTrace>> traces;  // its switch ports' series
     SimTime slice = SimTime::microseconds(1);
     int held_ports = 0;  // ports held by PFC or want of credits
     // Flows whose last packet it sent, less those it finished: a flow can finish within a
     // window only if its last packet is on its way when the window starts.
     int64_t ending = 0;
-    std::vector<Message> outbox;
+    std::vector<Message, LineAllocator<Message>> outbox;
     void on_event(int64_t payload) override { net->handle(*this, payload); }
   };
-  // The workers running the partitions' windows beside the job's thread: thread w (1 ..
-  // threads_ − 1) runs partitions w, w + threads_, ...; the job's thread runs 0, threads_, ...
+  // The workers running the partitions' windows beside the job's thread: thread w (0, the
+  // job's, to threads_ − 1) runs the w-th of threads_ runs of consecutive partitions (runs, not
+  // every threads_-th partition: neighbouring partitions' data lie side by side, and two
+  // threads writing neighbours measurably took cache lines from each other).
   // A window starts when `epoch` moves on; each worker counts itself off in `left`. Between
   // windows a worker spins a while, then sleeps on `epoch` (packet_partitions.cc).
   struct Pool {
@@ -372,6 +428,8 @@ class PacketNetwork final {
   };
 
   void handle(Part& c, int64_t payload);
+  // An event's payload: the event, a generation (24 bits) and an index (32 bits).
+  static int64_t encode(Event e, int64_t index, uint32_t gen);
   void schedule(Part& c, SimTime at, Event e, int64_t index, uint32_t gen = 0);
   // splitmix64: a small, fast, well-mixed generator; one stream per network (per port with
   // partitions), drawn in event order (ECN marks), or hashed per packet (per-packet routing).
@@ -436,7 +494,8 @@ class PacketNetwork final {
   // slices of `slice`.
   static void accumulate(PortTrace* t, SimTime to, int64_t queue, double held, SimTime slice);
   // Doubles `*slice`, merging each trace's neighbouring slices, until `to` falls in the last.
-  static void widen(std::vector<PortTrace>* traces, SimTime* slice, SimTime to);
+  using Traces = std::vector<PortTrace, LineAllocator<PortTrace>>;
+  static void widen(Traces* traces, SimTime* slice, SimTime to);
   // Per-packet routing: the channel out of switch `node` for `packet`.
   int next_hop(const Part& c, int node, const Packet& packet);
   // The receiver's CNP for a marked packet of `flow` (DCQCN), at most one per cnp_interval.
@@ -475,8 +534,6 @@ class PacketNetwork final {
   Simulator* sim_;
   std::vector<Port> ports_;            // by channel
   std::vector<SwitchState> switches_;  // by node (used for switches only)
-  std::vector<int64_t> ingress_;       // by channel: bytes it brought into its switch, buffered
-  std::vector<uint8_t> paused_up_;     // by channel: its switch has paused it
   std::vector<Flow> flows_;
   std::vector<Completion> completions_;
   bool credit_mode_ = false;  // InfiniBand's credit-based flow control
@@ -484,10 +541,9 @@ class PacketNetwork final {
   // a packet is delivered when its last hop's serialization ends, at its arrival time then
   // known, without an arrival event.
   bool quiet_receivers_ = false;
-  std::vector<int64_t> credits_;  // by channel: bytes the downstream port can still take
-  Router router_;                 // the equal-cost next hops of per-packet routing
-  std::vector<int> trace_of_;     // by channel: its index in its partition's traces, or -1
-  int64_t header_ = 0;            // wire bytes per packet beyond the payload
+  Router router_;              // the equal-cost next hops of per-packet routing
+  std::vector<int> trace_of_;  // by channel: its index in its partition's traces, or -1
+  int64_t header_ = 0;         // wire bytes per packet beyond the payload
   // The partitions (one: the job's simulator), the partition of each node, and the context of
   // the job's simulator (parts_[0] with one partition).
   std::vector<std::unique_ptr<Part>> parts_;

@@ -20,11 +20,12 @@ namespace preflight {
 namespace packet {
 namespace {
 
-constexpr int kEventShift = 56;
-
 // A window of fewer events than this (the last window's count) runs on the job's thread alone:
 // waking the workers costs more than they would save.
 constexpr int64_t kSerialBelow = 128;
+
+// A worker waits this many pauses for the next window before it sleeps.
+constexpr int kSpins = 4096;
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -132,7 +133,7 @@ void PacketNetwork::partition(int wanted) {
         for (;;) {
           uint32_t e = 0;
           for (int spins = 0; (e = pool.epoch.load(std::memory_order_acquire)) == seen;) {
-            if (++spins < 4096) {
+            if (++spins < kSpins) {
               cpu_relax();
             } else {
               pool.epoch.wait(seen, std::memory_order_acquire);
@@ -141,7 +142,8 @@ void PacketNetwork::partition(int wanted) {
           seen = e;
           if (pool.stop) return;
           int64_t ran = 0;
-          for (size_t i = w; i < parts_.size(); i += threads_)
+          const size_t n = parts_.size();
+          for (size_t i = n * w / threads_; i < n * (w + 1) / threads_; ++i)
             ran += parts_[i]->sim->run_until(pool.end);
           pool.events[w] = ran;
           pool.left.fetch_sub(1, std::memory_order_release);
@@ -157,9 +159,7 @@ void PacketNetwork::schedule_tick(SimTime at) {
   if (single_ || at >= tick_at_) return;
   tick_at_ = at;
   ++tick_gen_;
-  const int64_t payload = (static_cast<int64_t>(kTick) << kEventShift) |
-                          (static_cast<int64_t>(tick_gen_ & 0xffffff) << 32);
-  sim_->schedule(std::max(at, sim_->now()), main_, payload);
+  sim_->schedule(std::max(at, sim_->now()), main_, encode(kTick, 0, tick_gen_));
 }
 
 void PacketNetwork::tick() {
@@ -187,6 +187,7 @@ void PacketNetwork::tick() {
     return;
   }
   horizon_ = end;
+  main_->stats.windows++;
   run_window(end);
   exchange();
   SimTime later = SimTime::max();
@@ -206,7 +207,7 @@ void PacketNetwork::run_window(SimTime end) {
   pool.left.store(threads_ - 1, std::memory_order_relaxed);
   pool.epoch.fetch_add(1, std::memory_order_release);
   pool.epoch.notify_all();
-  for (size_t i = 0; i < parts_.size(); i += threads_) ran += parts_[i]->sim->run_until(end);
+  for (size_t i = 0; i < parts_.size() / threads_; ++i) ran += parts_[i]->sim->run_until(end);
   while (pool.left.load(std::memory_order_acquire) > 0) cpu_relax();
   for (int w = 1; w < threads_; ++w) ran += pool.events[w];
   window_events_ = ran;

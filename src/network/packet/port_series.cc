@@ -61,7 +61,7 @@ void PacketNetwork::accumulate(PortTrace* t, SimTime to, int64_t queue, double h
   }
 }
 
-void PacketNetwork::widen(std::vector<PortTrace>* traces, SimTime* slice, SimTime to) {
+void PacketNetwork::widen(Traces* traces, SimTime* slice, SimTime to) {
   while (to.ps() >= slice->ps() * kSeriesSlices) {
     for (PortTrace& t : *traces) {
       for (int i = 0; i < kSeriesSlices / 2; ++i) {
@@ -82,7 +82,7 @@ std::vector<PacketNetwork::Slice> PacketNetwork::port_series(int channel, SimTim
   if (trace_of_[channel] < 0) return out;
   // A copy brought up to `end`, as the others would be.
   const Part& owner = part_of_channel(channel);
-  std::vector<PortTrace> one = {owner.traces[trace_of_[channel]]};
+  Traces one = {owner.traces[trace_of_[channel]]};
   SimTime slice = owner.slice;
   widen(&one, &slice, end);
   const Port& p = ports_[channel];

@@ -12,9 +12,10 @@ namespace packet {
 
 void PacketNetwork::account(int channel, int64_t delta) {
   SwitchState& s = switches_[ports_[channel].to];
-  const int64_t before = std::max<int64_t>(0, ingress_[channel] - config_.reserve);
-  ingress_[channel] += delta;
-  const int64_t after = std::max<int64_t>(0, ingress_[channel] - config_.reserve);
+  Port& p = ports_[channel];
+  const int64_t before = std::max<int64_t>(0, p.ingress - config_.reserve);
+  p.ingress += delta;
+  const int64_t after = std::max<int64_t>(0, p.ingress - config_.reserve);
   s.shared += after - before;
   s.used += delta;
 }
@@ -26,20 +27,20 @@ int64_t PacketNetwork::pfc_threshold(int sw) const {
 }
 
 void PacketNetwork::check_pause(Part& c, int channel) {
-  if (!config_.pfc || paused_up_[channel]) return;
+  if (!config_.pfc || ports_[channel].paused_up) return;
   const int sw = ports_[channel].to;
-  if (ingress_[channel] - config_.reserve < std::max<int64_t>(1, pfc_threshold(sw))) return;
-  paused_up_[channel] = 1;
+  if (ports_[channel].ingress - config_.reserve < std::max<int64_t>(1, pfc_threshold(sw))) return;
+  ports_[channel].paused_up = true;
   c.stats.pauses++;
   schedule(c, c.sim->now() + ports_[channel].latency, kPause, channel);
 }
 
 void PacketNetwork::check_resume(Part& c, int channel) {
-  if (!paused_up_[channel]) return;
+  if (!ports_[channel].paused_up) return;
   const int sw = ports_[channel].to;
-  const int64_t shared = ingress_[channel] - config_.reserve;
+  const int64_t shared = ports_[channel].ingress - config_.reserve;
   if (shared > 0 && shared + config_.resume_offset > pfc_threshold(sw)) return;
-  paused_up_[channel] = 0;
+  ports_[channel].paused_up = false;
   schedule(c, c.sim->now() + ports_[channel].latency, kResume, channel);
 }
 
