@@ -145,6 +145,26 @@ BENCHMARK(BM_SimulateGpt3_13B_128xH100_PacketFastForward)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
+// The same iteration simulated exactly, its fabric in partitions (simulation.packet.partitions:
+// auto, one per rail's leaf: 8) on 1 and 2 threads (the argument): the outputs are identical
+// for any thread count; the time is what the second core brings (docs/packet_network.md
+// "Partitions": 35.0 s and 21.5 s on this machine when measured).
+void BM_SimulateGpt3_13B_128xH100_PacketPartitions(benchmark::State& state) {
+  run_packet(
+      state,
+      {"model.preset=gpt3-13b", "cluster.preset=dgx-h100", "cluster.nodes=16", "parallelism.tp=8",
+       "parallelism.pp=1", "parallelism.dp=16", "training.global_batch=256"},
+      {"simulation.packet.partitions=auto",
+       "simulation.packet.threads=" + std::to_string(state.range(0))});
+  state.SetLabel("target (issue 16): use both cores where it helps; outputs the same on any "
+                 "thread count (argument: threads)");
+}
+BENCHMARK(BM_SimulateGpt3_13B_128xH100_PacketPartitions)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
 // The all-to-all-heavy case (issue 16): Mixtral 8x7B on 2 DGX H100 nodes, TP 2 and EP 8, so each
 // MoE layer's dispatch and combine cross the NICs (about 26 M packets, 16,672 flows), balanced
 // routing.
