@@ -13,6 +13,15 @@ namespace {
 // four nodes on (DeepEP's README, internode table, corrected to NIC bytes: make_layer_shape).
 constexpr double kFlexRdmaEfficiency = 0.88;
 
+// HybridEP's across two nodes: its own H100 table (DeepEP docs/README_Hybrid-EP.md, 400 Gb/s
+// per GPU, 16 SMs as Megatron's moe_hybridep_num_sms, kernel time only, 4,096 tokens of hidden
+// 7,168, top-8) gives 16 ranks 71.71 GB/s of BF16 dispatch and 62.95 GB/s of combine in
+// algorithm bandwidth, which counts the tokens a node keeps (half of them at two nodes), so the
+// NICs carried 35.9 and 31.5 GB/s: 0.717 and 0.630 of the line rate, 0.671 over a dispatch and
+// its combine (harmonic mean: equal bytes each way). At 32 and 64 ranks (4 and 8 nodes) the
+// same table gives 0.86-0.87, DeepEP's figure above.
+constexpr double kHybridEpTwoNodeEfficiency = 0.671;
+
 // The framework ops of Megatron-Core's MoE layer (0.13-0.16, Transformer Engine 2.x, dropless,
 // softmax top-k, TE's fused permutation) that the modelled kernels leave out, counted in
 // megatron/core/transformer/moe/ (router.py TopKRouter, moe_utils.py, token_dispatcher.py) and
@@ -216,8 +225,12 @@ LayerShape make_layer_shape(const Scenario& sc) {
       // 64) counts the tokens a node keeps as RDMA bytes (DeepEP issues #51, #141), so its NICs
       // carried 43.5 and 44.6 GB/s, kFlexRdmaEfficiency of the line rate, where the cluster's
       // links run at nic_efficiency (NCCL's rate): the dispatch's wire bytes grow by their ratio.
+      // HybridEP carries less at two nodes (kHybridEpTwoNodeEfficiency).
       if (ep_nodes > 1) {
-        x.dispatch_copy_scale *= std::max(1.0, sc.cluster.nic_efficiency / kFlexRdmaEfficiency);
+        const double rdma = ep_nodes == 2 && m.moe.flex_backend == MoeConfig::FlexBackend::kHybridEp
+                                ? kHybridEpTwoNodeEfficiency
+                                : kFlexRdmaEfficiency;
+        x.dispatch_copy_scale *= std::max(1.0, sc.cluster.nic_efficiency / rdma);
       }
     }
     // FP8 dispatch: 1 byte per element and a 4-byte scale per 128, over act_bytes.

@@ -205,6 +205,22 @@ TEST(MoeOps, FlexDispatcherSendsATokenOnceToEachRankOfItsExperts) {
   EXPECT_NEAR(bytes({"model.moe.dispatcher=flex", "parallelism.ep=16"}, "ep.alltoall.dispatch") /
                   bytes({"parallelism.ep=16"}, "ep.alltoall.dispatch"),
               two_nodes / 8 * 0.96 / 0.88, 1e-6);
+  // HybridEP carries less at two nodes: its own H100 table (DeepEP docs/README_Hybrid-EP.md,
+  // kernel time, 16 SMs) gives 16 ranks 71.71 GB/s dispatch and 62.95 GB/s combine in
+  // algorithm bandwidth, half of it on the NICs: 35.9 and 31.5 of 50 GB/s, 0.671 over the pair
+  // (harmonic mean). From four nodes on (EP 32: 57.69 and 57.46 GB/s, three quarters on the
+  // NICs: 0.865 and 0.862) it takes DeepEP's 0.88.
+  const std::string hybrid = "model.moe.flex_backend=hybridep";
+  EXPECT_NEAR(
+      bytes({"model.moe.dispatcher=flex", hybrid, "parallelism.ep=16"}, "ep.alltoall.dispatch") /
+          bytes({"parallelism.ep=16"}, "ep.alltoall.dispatch"),
+      two_nodes / 8 * 0.96 / 0.671, 1e-6);
+  const double four_nodes = expected_groups_reached(64, 4, 8);
+  EXPECT_NEAR(
+      bytes({"model.moe.dispatcher=flex", hybrid, "parallelism.ep=32", "training.global_batch=128"},
+            "ep.alltoall.combine") /
+          bytes({"parallelism.ep=32", "training.global_batch=128"}, "ep.alltoall.combine"),
+      four_nodes / 8 * 0.96 / 0.88, 1e-6);
 }
 
 TEST(MoeOps, FlexDispatcherAllToAllsHoldTheirKernelsSms) {
