@@ -122,17 +122,14 @@ struct PacketNetworkConfig {
   int threads = 1;
 };
 
-// Whether partitions can run `c`: a fabric that loses nothing (InfiniBand's credits), one path
-// per flow (ECMP), no acknowledgements read at the sender (congestion control none or DCQCN,
-// not HPCC) and no fast-forward (its check reads every flow at once). Else `why` (if given)
-// says what stands in the way, as a config key's expected value.
+// Whether partitions can run `c`: one path per flow (ECMP), no acknowledgements read at the
+// sender (congestion control none or DCQCN, not HPCC) and no fast-forward (its check reads
+// every flow at once); InfiniBand or RoCE, with or without PFC (go-back-N's NACKs cross
+// between partitions as messages). Else `why` (if given) says what stands in the way, as a
+// config key's expected value.
 inline bool partitions_supported(const PacketNetworkConfig& c, const char** why = nullptr) {
   const char* reason = nullptr;
-  if (c.link_layer != LinkLayer::kInfiniband) {
-    reason =
-        "link_layer: infiniband (RoCE recovers a loss by go-back-N, whose sender reads the "
-        "receiver at once)";
-  } else if (c.routing != PacketRouting::kEcmp) {
+  if (c.routing != PacketRouting::kEcmp) {
     reason = "routing: ecmp (per-packet routing recovers out-of-order packets by timeouts)";
   } else if (c.cc == CongestionControl::kHpcc) {
     reason = "cc: none or dcqcn (HPCC's per-packet acknowledgements)";

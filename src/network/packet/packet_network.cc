@@ -373,17 +373,28 @@ void PacketNetwork::handle(Part& c, int64_t payload) {
       on_cnp(c, index);
       return;
     case kNack: {
+      if (!single_) {
+        // With partitions the index is the NACK's slot (send_nack); the sender cannot see
+        // whether the flow has finished, and goes back as a real one would.
+        const auto [flow, seq] = c.nacks[index];
+        c.free_nacks.push_back(index);
+        go_back(c, flow, seq);
+        return;
+      }
       Flow& f = flows_[index];
-      if (f.finished || f.nack_seq >= f.next_seq) return;
-      c.stats.retransmitted += f.next_seq - f.nack_seq;
-      f.next_seq = f.nack_seq;
-      rotate(c, index);
+      if (f.finished) return;
+      go_back(c, index, f.nack_seq);
       return;
     }
     case kTimeout: {
       // All sent (or HPCC's window full), some not delivered: resend from the receiver's next
       // packet (the cumulative acknowledgement a real sender would hold, taken as known).
       Flow& f = flows_[index];
+      if (!single_) {
+        // Judged between windows, where the receiver's and the drops' state can be read.
+        c.outbox.push_back(Message{Message::kTimeout, -1, now, index, 0, {}});
+        return;
+      }
       f.timeout_pending = false;
       if (f.finished || f.expected >= f.next_seq) return;
       if (f.drops == f.drops_handled) {
@@ -392,9 +403,7 @@ void PacketNetwork::handle(Part& c, int64_t payload) {
         return;
       }
       f.drops_handled = f.drops;
-      c.stats.retransmitted += f.next_seq - f.expected;
-      f.next_seq = f.expected;
-      rotate(c, index);
+      go_back(c, index, f.expected);
       return;
     }
     case kAlpha: {
@@ -580,15 +589,16 @@ bool PacketNetwork::send_from_flows(Part& c, int channel) {
         increase(f);
       }
     }
-    // Its last packet: if it is lost, no later packet makes the receiver NACK it (partitions
-    // run where nothing is lost: the flow is ending, to finish within a window or two).
+    // Its last packet: if it is lost, no later packet makes the receiver NACK it. With
+    // partitions the flow is ending, to finish within a window or two (counted once, however
+    // often go-back-N resends it); InfiniBand's credits lose nothing.
     if (f.next_seq == f.packets) {
       p.prune = true;
-      if (single_) {
-        arm_timeout(c, flow, now + config_.nack_interval);
-      } else {
+      if (!single_ && !f.ending_counted) {
+        f.ending_counted = true;
         c.ending++;
       }
+      if (single_ || !credit_mode_) arm_timeout(c, flow, now + config_.nack_interval);
     }
     transmit(c, channel, id);
     return true;

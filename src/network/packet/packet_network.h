@@ -80,9 +80,13 @@
 // executor), whose next flow can reach a NIC only after the hops before it: the windows are cut
 // short where that could fall inside one. Each switch port draws its ECN marks from its own
 // stream. The partitions, not the threads, fix every output: the same for any thread count.
-// Partitions need a fabric that loses nothing and routes each flow on one path (InfiniBand,
-// ECMP, congestion control none or DCQCN, no fast-forward): a sender then never reads what its
-// receiver knows (a loss, an acknowledgement) at once, as the model's go-back-N and HPCC do.
+// A NACK crosses to its sender's partition as a message with the packet to go back to; a
+// sender's timeout (a lost last packet) is judged between windows by the job's thread, which
+// alone may read the receiver's progress and the flow's drops (summed from the partitions that
+// dropped them) at once, and goes back at the window's end. Partitions need each flow on one
+// path (ECMP), congestion control none or DCQCN and no fast-forward: HPCC's sender reads every
+// acknowledgement's telemetry, per-packet routing recovers by timeouts of its own, and the
+// fast-forward's check reads every flow at once.
 #pragma once
 
 #include <atomic>
@@ -317,6 +321,7 @@ class PacketNetwork final {
     uint32_t increase_gen = 0, alpha_gen = 0;
     int64_t drops_handled = 0;  // its packets lost that a timeout has resent
     bool timeout_pending = false;
+    bool ending_counted = false;  // with partitions: its sender's partition counts it ending
     // HPCC: the reference rate and stage committed once per RTT, the smoothed utilization, the
     // last telemetry per hop, the packets acknowledged and the window (bytes).
     double hp_rc = 0, hp_u = 1;
@@ -380,13 +385,16 @@ class PacketNetwork final {
   // What one partition sends another (or the job's simulator) within a window, taken in at its
   // end: an event, a packet arriving at its next hop, credits returned up a link, a flow's finish.
   struct Message {
-    enum Kind : int8_t { kEvent, kPacket, kReturn, kDone };
+    // kNack: a go-back-N NACK for the sender's partition; kTimeout: a sender's timeout, which
+    // the job's thread judges between windows (it reads the receiver's and the drops' state).
+    enum Kind : int8_t { kEvent, kPacket, kReturn, kDone, kNack, kTimeout };
     Kind kind = kEvent;
-    int part = 0;  // the partition it goes to (kDone: the job's simulator)
+    int part = 0;  // the partition it goes to (kDone, kTimeout: the job's thread)
     SimTime at;
-    int64_t payload = 0;  // kEvent: the event; kReturn: the channel; kDone: the flow
-    int64_t wire = 0;     // kReturn: the bytes
-    Packet packet;        // kPacket
+    // kEvent: the event; kReturn: the channel; kDone, kNack, kTimeout: the flow.
+    int64_t payload = 0;
+    int64_t wire = 0;  // kReturn: the bytes; kNack: the packet to go back to
+    Packet packet;     // kPacket
   };
   // A partition: the switches and NICs it owns (their ports' egress, their buffers, the flows
   // they send and receive), its event queue, its packets and counters. With one partition the
@@ -410,6 +418,13 @@ class PacketNetwork final {
     // window only if its last packet is on its way when the window starts.
     int64_t ending = 0;
     std::vector<Message, LineAllocator<Message>> outbox;
+    // With partitions: the flows of the packets its switches dropped since the last window's
+    // end (each flow's count is summed between windows: a flow's packets may be dropped in
+    // several partitions), and the NACKs on their way to its senders (the packet each goes back
+    // to; a kNack event's index is its slot) with their free slots.
+    std::vector<int, LineAllocator<int>> dropped;
+    std::vector<std::pair<int, int64_t>> nacks;  // (flow, packet)
+    std::vector<int> free_nacks;
     void on_event(int64_t payload) override { net->handle(*this, payload); }
   };
   // The workers running the partitions' windows beside the job's thread: thread w (0, the
@@ -482,6 +497,14 @@ class PacketNetwork final {
   // A flow may put another packet in flight (HPCC's window).
   bool window_open(const Flow& f) const;
   void arm_timeout(Part& c, int flow, SimTime at);
+  // Go-back-N: a NACK that sends `flow`'s sender back to packet `seq`, arriving at `at`.
+  void send_nack(Part& c, SimTime at, int flow, int64_t seq);
+  // The sender's side of a NACK (or a timeout's resend): go back to packet `seq`.
+  void go_back(Part& c, int flow, int64_t seq);
+  // With partitions: a NACK for a sender of partition `to`, to arrive at `at`; and between
+  // windows, a timeout that fired at `at` (packet_partitions.cc).
+  void take_nack(Part& to, SimTime at, int flow, int64_t seq);
+  void judge_timeout(int flow, SimTime at);
   // InfiniBand: whether `channel` holds credits for `wire` bytes; a port without them starves
   // until credits come.
   bool has_credit(Part& c, int channel, int64_t wire);

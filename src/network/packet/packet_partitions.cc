@@ -214,6 +214,11 @@ void PacketNetwork::run_window(SimTime end) {
 }
 
 void PacketNetwork::exchange() {
+  // The drops first: a timeout judged below reads every partition's.
+  for (const auto& src : parts_) {
+    for (const int flow : src->dropped) flows_[flow].drops++;
+    src->dropped.clear();
+  }
   for (const auto& src : parts_) {
     for (const Message& m : src->outbox) {
       switch (m.kind) {
@@ -231,6 +236,12 @@ void PacketNetwork::exchange() {
         case Message::kDone:
           schedule(*main_, m.at, kFinish, m.payload);
           break;
+        case Message::kNack:
+          take_nack(*parts_[m.part], m.at, static_cast<int>(m.payload), m.wire);
+          break;
+        case Message::kTimeout:
+          judge_timeout(static_cast<int>(m.payload), m.at);
+          break;
       }
     }
     src->outbox.clear();
@@ -241,6 +252,40 @@ void PacketNetwork::take_packet(Part& to, SimTime at, const Packet& packet) {
   const int id = alloc_packet(to);
   to.packets[id] = packet;
   schedule(to, at, kArrive, id);
+}
+
+void PacketNetwork::take_nack(Part& to, SimTime at, int flow, int64_t seq) {
+  int slot = 0;
+  if (to.free_nacks.empty()) {
+    slot = static_cast<int>(to.nacks.size());
+    to.nacks.emplace_back(flow, seq);
+  } else {
+    slot = to.free_nacks.back();
+    to.free_nacks.pop_back();
+    to.nacks[slot] = {flow, seq};
+  }
+  to.sim->schedule(std::max(at, to.sim->now()), &to, encode(kNack, slot, 0));
+}
+
+// A sender's timeout with partitions: what its kTimeout does on one queue (packet_network.cc),
+// judged by the job's thread between windows, when every partition stands at the window's end.
+// A flow that lost packets goes back to the receiver's next one at the window's end (the
+// timeout's time, or up to a window after it); one that lost none looks again later.
+void PacketNetwork::judge_timeout(int flow, SimTime at) {
+  Flow& f = flows_[flow];
+  if (f.finished || f.expected >= f.next_seq) {
+    f.timeout_pending = false;
+    return;
+  }
+  const int owner = part_of_[ports_[f.path[f.begin]].from];
+  if (f.drops == f.drops_handled) {
+    parts_[owner]->sim->schedule(std::max(at + config_.nack_interval, horizon_),
+                                 parts_[owner].get(), encode(kTimeout, flow, 0));
+    return;
+  }
+  f.timeout_pending = false;
+  f.drops_handled = f.drops;
+  take_nack(*parts_[owner], horizon_, flow, f.expected);
 }
 
 void PacketNetwork::take_return(Part& to, int channel, SimTime at, int64_t wire) {

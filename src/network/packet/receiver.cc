@@ -1,6 +1,7 @@
 // The receiver side of the packet network (docs/packet_network.md): in-order delivery with
 // go-back-N NACKs, out-of-order placement under per-packet routing, CNPs and ACKs sent back, a
 // flow's finish, and the sender's timeout for a lost last packet.
+#include "base/check.h"
 #include "network/packet/packet_network.h"
 
 namespace preflight {
@@ -38,8 +39,7 @@ void PacketNetwork::deliver(Part& c, int packet, SimTime now) {
         (f.nacked != f.expected || now - f.last_nack >= config_.nack_interval)) {
       f.nacked = f.expected;
       f.last_nack = now;
-      f.nack_seq = f.expected;
-      schedule(c, now + f.back, kNack, pk.flow);
+      send_nack(c, now + f.back, pk.flow, f.expected);
     }
     return;
   }
@@ -67,6 +67,32 @@ void PacketNetwork::finish_at(Part& c, int flow, SimTime at) {
     c.ending--;
   }
   schedule(c, at, kFinish, flow);
+}
+
+void PacketNetwork::send_nack(Part& c, SimTime at, int flow, int64_t seq) {
+  if (single_) {
+    flows_[flow].nack_seq = seq;
+    schedule(c, at, kNack, flow);
+    return;
+  }
+  // With partitions the packet to go back to travels with the NACK: the receiver's own
+  // fields may move on before the sender's partition reads it.
+  const Flow& f = flows_[flow];
+  const int owner = part_of_[ports_[f.path[f.begin]].from];
+  if (owner == c.index) {
+    take_nack(c, at, flow, seq);
+    return;
+  }
+  PREFLIGHT_CHECK_MSG(at >= horizon_, "packet network: a NACK crosses partitions inside a window");
+  c.outbox.push_back(Message{Message::kNack, owner, at, flow, seq, {}});
+}
+
+void PacketNetwork::go_back(Part& c, int flow, int64_t seq) {
+  Flow& f = flows_[flow];
+  if (seq >= f.next_seq) return;
+  c.stats.retransmitted += f.next_seq - seq;
+  f.next_seq = seq;
+  rotate(c, flow);
 }
 
 void PacketNetwork::arm_timeout(Part& c, int flow, SimTime at) {

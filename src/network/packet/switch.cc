@@ -67,7 +67,11 @@ void PacketNetwork::arrive(Part& c, int packet) {
     }
     if (drop) {
       c.stats.drops++;
-      f.drops++;
+      if (single_) {
+        f.drops++;
+      } else {
+        c.dropped.push_back(pk.flow);  // summed between windows (exchange)
+      }
       c.free_packets.push_back(packet);
       return;
     }
