@@ -2,20 +2,21 @@
 #   make run   install deps, build (release), simulate the default scenario
 #   make test  install deps, build, run every test (unit, golden, Python, MPI search, unit under
 #              ASan+UBSan, then every parser's fuzzer for 20 s)
-# Other targets: build, python-test, install, bench, validate, asan, mpi-test, fuzz, format,
-# clean.
+# Other targets: build, python-test, install, bench, validate, asan, tsan-test, mpi-test, fuzz,
+# format, clean.
 
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 MPI_BUILD ?= build-mpi
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
 FUZZERS = units scenario dataset simai chakra kernel_table kineto
 
-.PHONY: all deps build run test unit golden python-test install asan-test asan mpi-test fuzz \
-	bench validate format clean
+.PHONY: all deps build run test unit golden python-test install asan-test asan tsan-test \
+	mpi-test fuzz bench validate format clean
 
 all: build
 
@@ -58,6 +59,20 @@ asan-test: asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
+# The packet network's partitions on threads under ThreadSanitizer, every window threaded
+# (not part of `make test`: about 7 min to build on 2 cores; run it after touching
+# network/packet/).
+$(TSAN_BUILD)/build.ninja:
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPREFLIGHT_PYTHON=OFF \
+	  -DPREFLIGHT_BUILD_BENCH=OFF \
+	  -DCMAKE_CXX_FLAGS="-O1 -fsanitize=thread -DPREFLIGHT_PACKET_SERIAL_BELOW=0" \
+	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
+
+tsan-test: deps $(TSAN_BUILD)/build.ninja
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target preflight_tests
+	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/preflight_tests \
+	  --gtest_filter='PacketPartitions.*:PacketBackend.Partition*:-*OverSeeds'
+
 # `mpirun -np 2 preflight search` against the single-process search (an MPI build of the CLI).
 $(MPI_BUILD)/build.ninja:
 	cmake -S . -B $(MPI_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPREFLIGHT_MPI=ON \
@@ -90,4 +105,4 @@ format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(MPI_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(MPI_BUILD) $(FUZZ_BUILD)

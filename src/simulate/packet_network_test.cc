@@ -417,9 +417,8 @@ TEST(PacketBackend, PartitionKeys) {
   EXPECT_EQ(d->simulation.packet.partitions, 1);  // not the default: they cost on cross traffic
   EXPECT_EQ(d->simulation.packet.threads, 0);     // auto
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
-      {{"simulation.network=packet", "simulation.packet.partitions=4",
-        "simulation.packet.routing=spray"},
-       "expected 1, or routing: ecmp"},
+      {{"simulation.network=packet", "simulation.packet.partitions=4", "simulation.packet.cc=hpcc"},
+       "expected 1, or cc: none or dcqcn"},
       {{"simulation.network=packet", "simulation.packet.link_layer=infiniband",
         "simulation.packet.partitions=4", "simulation.packet.fast_forward=true"},
        "fast_forward: false"},

@@ -83,10 +83,10 @@
 // A NACK crosses to its sender's partition as a message with the packet to go back to; a
 // sender's timeout (a lost last packet) is judged between windows by the job's thread, which
 // alone may read the receiver's progress and the flow's drops (summed from the partitions that
-// dropped them) at once, and goes back at the window's end. Partitions need each flow on one
-// path (ECMP), congestion control none or DCQCN and no fast-forward: HPCC's sender reads every
-// acknowledgement's telemetry, per-packet routing recovers by timeouts of its own, and the
-// fast-forward's check reads every flow at once.
+// dropped them) at once, and goes back at the window's end (per-packet routing's timeouts
+// alike). Partitions need congestion control none or DCQCN and no fast-forward: HPCC's sender
+// acts on every acknowledgement's telemetry at once, and the fast-forward's check reads every
+// flow at once.
 #pragma once
 
 #include <atomic>

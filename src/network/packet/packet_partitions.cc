@@ -21,8 +21,12 @@ namespace packet {
 namespace {
 
 // A window of fewer events than this (the last window's count) runs on the job's thread alone:
-// waking the workers costs more than they would save.
-constexpr int64_t kSerialBelow = 128;
+// waking the workers costs more than they would save. The ThreadSanitizer build (make
+// tsan-test) sets it to 0, so that every window of the tests runs on threads.
+#ifndef PREFLIGHT_PACKET_SERIAL_BELOW
+#define PREFLIGHT_PACKET_SERIAL_BELOW 128
+#endif
+constexpr int64_t kSerialBelow = PREFLIGHT_PACKET_SERIAL_BELOW;
 
 // A worker waits this many pauses for the next window before it sleeps.
 constexpr int kSpins = 4096;

@@ -321,7 +321,7 @@ TEST(PacketPartitions, LossyIncastFromSeveralPartitionsIsTheSameOnAnyThreadCount
   // change, and go-back-N without congestion control amplifies it (every loss resends a whole
   // window). The outputs are still the same for any thread count, and every flow completes.
   const Rails r(4, 4);
-  const std::vector<Flow> flows = incast(int64_t{1} << 20);
+  const std::vector<Flow> flows = incast(int64_t{1} << 18);
   const Outcome one = run(r, lossy_roce(4, 1), flows);
   EXPECT_GT(one.stats.drops, 0);
   EXPECT_GT(one.stats.retransmitted, 0);
@@ -341,6 +341,69 @@ TEST(PacketPartitions, LossyIncastFromSeveralPartitionsIsTheSameOnAnyThreadCount
       static_cast<long long>(one.stats.drops), static_cast<long long>(single.stats.drops));
 }
 
+// Rails with a second spine: per-packet routing has two ways up from each leaf.
+Rails two_spines() {
+  Rails r(4, 4);
+  const int spine2 = r.t.add_node(TopoNode{NodeKind::kSwitch, -1, 1, 2, 0, "spine2"});
+  for (int l : r.leaf) {
+    r.t.add_link(l, spine2, Bandwidth::bytes_per_second(kRate), kLinkLatency, LinkTier::kLeafSpine);
+  }
+  r.t.finalize();
+  return r;
+}
+
+const PacketRouting kPerPacket[] = {PacketRouting::kSpray, PacketRouting::kAdaptive};
+
+std::string routing_name(PacketRouting routing, bool ib) {
+  return std::string(routing == PacketRouting::kSpray ? "spray" : "adaptive") +
+         (ib ? " on InfiniBand" : " on RoCE");
+}
+
+TEST(PacketPartitions, PerPacketRoutingIsTheSameOnAnyThreadCount) {
+  // Each packet of the cross traffic picks its way up from its leaf (spraying at random,
+  // adaptive onto the shorter queue) and the receivers place packets as they come: the same
+  // outputs on any thread count, on InfiniBand and on RoCE with PFC.
+  const Rails r = two_spines();
+  const std::vector<Flow> flows = cross_traffic(r);
+  for (const PacketRouting routing : kPerPacket) {
+    for (const bool ib : {true, false}) {
+      SCOPED_TRACE(routing_name(routing, ib));
+      PacketConfig c = ib ? infiniband(4, 1) : roce(4, 1);
+      c.routing = routing;
+      const Outcome one = run(r, c, flows);
+      EXPECT_EQ(one.partitions, 4);
+      for (const SimTime t : one.finish) EXPECT_NE(t, SimTime::max());
+      c.threads = 3;
+      expect_same(one, run(r, c, flows));
+    }
+  }
+}
+
+TEST(PacketPartitions, PerPacketRoutingMeetsOneQueueOverSeeds) {
+  // Where packets meet at contended ports the partitions change which of two same-instant
+  // arrivals goes first; under per-packet routing that moves the run about as much as another
+  // seed does (one queue, seeds 0-3: spraying 542-562 us on InfiniBand, 562-610 on RoCE;
+  // adaptive 540-542 and 570-635). Over four seeds the mean of the last finish on 4 partitions
+  // is within 4 % of one queue's (+1.8, +3.0, +0.2 and -0.7 % when written).
+  const Rails r = two_spines();
+  const std::vector<Flow> flows = cross_traffic(r);
+  for (const PacketRouting routing : kPerPacket) {
+    for (const bool ib : {true, false}) {
+      SCOPED_TRACE(routing_name(routing, ib));
+      double single = 0, split = 0;
+      for (uint64_t seed = 0; seed < 4; ++seed) {
+        PacketConfig c = ib ? infiniband(1, 1) : roce(1, 1);
+        c.routing = routing;
+        c.seed = seed;
+        single += last_finish(run(r, c, flows)).to_seconds() / 4;
+        c.partitions = 4;
+        split += last_finish(run(r, c, flows)).to_seconds() / 4;
+      }
+      EXPECT_NEAR(split, single, 0.04 * single);
+    }
+  }
+}
+
 TEST(PacketPartitions, AtMostOnePerLeafAndNoneWithoutHostLinks) {
   const Rails r(3, 2);
   Simulator sim;
@@ -358,7 +421,7 @@ TEST(PacketPartitions, AtMostOnePerLeafAndNoneWithoutHostLinks) {
   EXPECT_EQ(PacketNetwork(bare, infiniband(2, 2), &sim).partitions(), 1);
 }
 
-TEST(PacketPartitions, SupportedWhereEachFlowTakesOnePathAndNothingIsAcknowledged) {
+TEST(PacketPartitions, SupportedWhereNothingIsAcknowledgedOrFastForwarded) {
   PacketConfig c = infiniband(4, 1);
   const char* why = nullptr;
   EXPECT_TRUE(partitions_supported(c, &why));
@@ -369,8 +432,7 @@ TEST(PacketPartitions, SupportedWhereEachFlowTakesOnePathAndNothingIsAcknowledge
   EXPECT_TRUE(partitions_supported(rocev2, &why));
   PacketConfig spray = c;
   spray.routing = PacketRouting::kSpray;
-  EXPECT_FALSE(partitions_supported(spray, &why));
-  EXPECT_NE(std::string(why).find("routing: ecmp"), std::string::npos);
+  EXPECT_TRUE(partitions_supported(spray, &why));
   PacketConfig hpcc = c;
   hpcc.cc = CongestionControl::kHpcc;
   EXPECT_FALSE(partitions_supported(hpcc, &why));
