@@ -352,12 +352,25 @@ Rails two_spines() {
   return r;
 }
 
-const PacketRouting kPerPacket[] = {PacketRouting::kSpray, PacketRouting::kAdaptive};
+// Per-packet routing's four cases: spraying or adaptive, on InfiniBand or RoCE with PFC.
+struct PerPacketCase {
+  PacketRouting routing;
+  bool ib;
+  std::string name() const {
+    return std::string(routing == PacketRouting::kSpray ? "spray" : "adaptive") +
+           (ib ? " on InfiniBand" : " on RoCE");
+  }
+  PacketConfig config(int partitions, int threads) const {
+    PacketConfig c = ib ? infiniband(partitions, threads) : roce(partitions, threads);
+    c.routing = routing;
+    return c;
+  }
+};
 
-std::string routing_name(PacketRouting routing, bool ib) {
-  return std::string(routing == PacketRouting::kSpray ? "spray" : "adaptive") +
-         (ib ? " on InfiniBand" : " on RoCE");
-}
+const PerPacketCase kPerPacket[] = {{PacketRouting::kSpray, true},
+                                    {PacketRouting::kSpray, false},
+                                    {PacketRouting::kAdaptive, true},
+                                    {PacketRouting::kAdaptive, false}};
 
 TEST(PacketPartitions, PerPacketRoutingIsTheSameOnAnyThreadCount) {
   // Each packet of the cross traffic picks its way up from its leaf (spraying at random,
@@ -365,17 +378,12 @@ TEST(PacketPartitions, PerPacketRoutingIsTheSameOnAnyThreadCount) {
   // outputs on any thread count, on InfiniBand and on RoCE with PFC.
   const Rails r = two_spines();
   const std::vector<Flow> flows = cross_traffic(r);
-  for (const PacketRouting routing : kPerPacket) {
-    for (const bool ib : {true, false}) {
-      SCOPED_TRACE(routing_name(routing, ib));
-      PacketConfig c = ib ? infiniband(4, 1) : roce(4, 1);
-      c.routing = routing;
-      const Outcome one = run(r, c, flows);
-      EXPECT_EQ(one.partitions, 4);
-      for (const SimTime t : one.finish) EXPECT_NE(t, SimTime::max());
-      c.threads = 3;
-      expect_same(one, run(r, c, flows));
-    }
+  for (const PerPacketCase& k : kPerPacket) {
+    SCOPED_TRACE(k.name());
+    const Outcome one = run(r, k.config(4, 1), flows);
+    EXPECT_EQ(one.partitions, 4);
+    for (const SimTime t : one.finish) EXPECT_NE(t, SimTime::max());
+    expect_same(one, run(r, k.config(4, 3), flows));
   }
 }
 
@@ -387,20 +395,16 @@ TEST(PacketPartitions, PerPacketRoutingMeetsOneQueueOverSeeds) {
   // is within 4 % of one queue's (+1.8, +3.0, +0.2 and -0.7 % when written).
   const Rails r = two_spines();
   const std::vector<Flow> flows = cross_traffic(r);
-  for (const PacketRouting routing : kPerPacket) {
-    for (const bool ib : {true, false}) {
-      SCOPED_TRACE(routing_name(routing, ib));
-      double single = 0, split = 0;
-      for (uint64_t seed = 0; seed < 4; ++seed) {
-        PacketConfig c = ib ? infiniband(1, 1) : roce(1, 1);
-        c.routing = routing;
-        c.seed = seed;
-        single += last_finish(run(r, c, flows)).to_seconds() / 4;
-        c.partitions = 4;
-        split += last_finish(run(r, c, flows)).to_seconds() / 4;
-      }
-      EXPECT_NEAR(split, single, 0.04 * single);
+  for (const PerPacketCase& k : kPerPacket) {
+    SCOPED_TRACE(k.name());
+    double single = 0, split = 0;
+    for (uint64_t seed = 0; seed < 4; ++seed) {
+      PacketConfig one_queue = k.config(1, 1), four = k.config(4, 1);
+      one_queue.seed = four.seed = seed;
+      single += last_finish(run(r, one_queue, flows)).to_seconds() / 4;
+      split += last_finish(run(r, four, flows)).to_seconds() / 4;
     }
+    EXPECT_NEAR(split, single, 0.04 * single);
   }
 }
 
