@@ -122,18 +122,14 @@ struct PacketNetworkConfig {
   int threads = 1;
 };
 
-// Whether partitions can run `c`: no acknowledgements read at the sender (congestion control
-// none or DCQCN, not HPCC) and no fast-forward (its check reads every flow at once). InfiniBand
-// or RoCE, with or without PFC, per-flow or per-packet routing: go-back-N's NACKs cross between
-// partitions as messages, and a sender's timeout is judged between windows. Else `why` (if
-// given) says what stands in the way, as a config key's expected value.
+// Whether partitions can run `c`: anything but the fast-forward (its check reads every flow at
+// once). InfiniBand or RoCE, with or without PFC, per-flow or per-packet routing, any congestion
+// control: go-back-N's NACKs and HPCC's ACKs (with their telemetry) cross between partitions as
+// messages, and a sender's timeout is judged between windows. Else `why` (if given) says what
+// stands in the way, as a config key's expected value.
 inline bool partitions_supported(const PacketNetworkConfig& c, const char** why = nullptr) {
   const char* reason = nullptr;
-  if (c.cc == CongestionControl::kHpcc) {
-    reason = "cc: none or dcqcn (HPCC's per-packet acknowledgements)";
-  } else if (c.fast_forward) {
-    reason = "fast_forward: false (its check reads every flow at once)";
-  }
+  if (c.fast_forward) reason = "fast_forward: false (its check reads every flow at once)";
   if (why != nullptr) *why = reason;
   return reason == nullptr;
 }

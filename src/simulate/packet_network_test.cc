@@ -417,14 +417,9 @@ TEST(PacketBackend, PartitionKeys) {
   EXPECT_EQ(d->simulation.packet.partitions, 1);  // not the default: they cost on cross traffic
   EXPECT_EQ(d->simulation.packet.threads, 0);     // auto
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
-      {{"simulation.network=packet", "simulation.packet.partitions=4", "simulation.packet.cc=hpcc"},
-       "expected 1, or cc: none or dcqcn"},
       {{"simulation.network=packet", "simulation.packet.link_layer=infiniband",
         "simulation.packet.partitions=4", "simulation.packet.fast_forward=true"},
-       "fast_forward: false"},
-      {{"simulation.network=packet", "simulation.packet.link_layer=infiniband",
-        "simulation.packet.partitions=4", "simulation.packet.cc=hpcc"},
-       "cc: none or dcqcn"},
+       "expected 1, or fast_forward: false"},
       {{"simulation.network=packet", "simulation.packet.partitions=0"},
        "simulation.packet.partitions"},
       {{"simulation.network=packet", "simulation.packet.partitions=1000"}, "at most 256"},

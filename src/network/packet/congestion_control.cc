@@ -32,12 +32,15 @@ bool PacketNetwork::window_open(const Flow& f) const {
 void PacketNetwork::on_ack(Part& c, int packet) {
   const Packet ack = c.packets[packet];
   Flow& f = flows_[ack.flow];
-  if (!f.finished) {
+  // With partitions the sender cannot see the receiver's finish: every packet acknowledged is
+  // its own sign of it.
+  const bool done = single_ ? f.finished : f.acked >= f.packets;
+  if (!done) {
     f.acked = std::max(f.acked, ack.seq + 1);
     hpcc_update(c, f, packet);
   }
   c.free_packets.push_back(packet);
-  if (!f.finished) rotate(c, ack.flow);  // the window may have opened
+  if (!done) rotate(c, ack.flow);  // the window may have opened
 }
 
 // HPCC's sender (the HPCC/SimAI ns-3 model's UpdateRateHp, single rate with fast react).

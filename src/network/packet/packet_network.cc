@@ -288,6 +288,7 @@ int PacketNetwork::start_flow(int64_t bytes, std::vector<int> path, SimTime dela
   }
   f.packets = (bytes + config_.mtu - 1) / config_.mtu;
   f.dst_nic = ports_[f.path[f.end]].to;
+  if (!single_ && config_.routing != PacketRouting::kEcmp) warm_next_hops(f.dst_nic);
   f.line = ports_[f.path[f.begin]].rate * std::min(1.0, config_.nic_pacing);
   f.rc = f.rt = f.line;
   if (config_.cc == CongestionControl::kHpcc) {
@@ -648,7 +649,7 @@ void PacketNetwork::transmit(Part& c, int channel, int packet) {
     // Into the next hop's partition at the window's end; its slot here is free at once.
     const SimTime at = end + p.latency;
     PREFLIGHT_CHECK(at >= horizon_);
-    c.outbox.push_back(Message{Message::kPacket, part_of_[p.to], at, 0, 0, pk});
+    c.outbox.push_back(Message{Message::kPacket, part_of_[p.to], at, 0, stash_ints(c, packet), pk});
     c.free_packets.push_back(packet);
   }
   arm_port(c, channel);

@@ -84,9 +84,8 @@
 // sender's timeout (a lost last packet) is judged between windows by the job's thread, which
 // alone may read the receiver's progress and the flow's drops (summed from the partitions that
 // dropped them) at once, and goes back at the window's end (per-packet routing's timeouts
-// alike). Partitions need congestion control none or DCQCN and no fast-forward: HPCC's sender
-// acts on every acknowledgement's telemetry at once, and the fast-forward's check reads every
-// flow at once.
+// alike). HPCC's telemetry travels with a packet into the next partition and with its ACK back
+// to the sender's. Partitions need no fast-forward: its check reads every flow at once.
 #pragma once
 
 #include <atomic>
@@ -387,14 +386,17 @@ class PacketNetwork final {
   struct Message {
     // kNack: a go-back-N NACK for the sender's partition; kTimeout: a sender's timeout, which
     // the job's thread judges between windows (it reads the receiver's and the drops' state).
-    enum Kind : int8_t { kEvent, kPacket, kReturn, kDone, kNack, kTimeout };
+    // kAck: HPCC's acknowledgement of `packet`, for the sender's partition.
+    enum Kind : int8_t { kEvent, kPacket, kReturn, kDone, kNack, kTimeout, kAck };
     Kind kind = kEvent;
     int part = 0;  // the partition it goes to (kDone, kTimeout: the job's thread)
     SimTime at;
     // kEvent: the event; kReturn: the channel; kDone, kNack, kTimeout: the flow.
     int64_t payload = 0;
-    int64_t wire = 0;  // kReturn: the bytes; kNack: the packet to go back to
-    Packet packet;     // kPacket
+    // kReturn: the bytes; kNack: the packet to go back to; kPacket and kAck under HPCC: where
+    // the packet's telemetry (kMaxIntHops records) starts in the sender's int_outbox.
+    int64_t wire = 0;
+    Packet packet;  // kPacket
   };
   // A partition: the switches and NICs it owns (their ports' egress, their buffers, the flows
   // they send and receive), its event queue, its packets and counters. With one partition the
@@ -418,6 +420,7 @@ class PacketNetwork final {
     // window only if its last packet is on its way when the window starts.
     int64_t ending = 0;
     std::vector<Message, LineAllocator<Message>> outbox;
+    std::vector<IntRecord> int_outbox;  // HPCC: the telemetry of its outbox's packets and ACKs
     // With partitions: the flows of the packets its switches dropped since the last window's
     // end (each flow's count is summed between windows: a flow's packets may be dropped in
     // several partitions), and the NACKs on their way to its senders (the packet each goes back
@@ -521,6 +524,10 @@ class PacketNetwork final {
   static void widen(Traces* traces, SimTime* slice, SimTime to);
   // Per-packet routing: the channel out of switch `node` for `packet`.
   int next_hop(const Part& c, int node, const Packet& packet);
+  // With partitions and per-packet routing: fills the router's memo of every switch's next hops
+  // toward `nic` from the job's thread, before a flow to it starts, so that the partitions'
+  // threads only read it.
+  void warm_next_hops(int nic);
   // The receiver's CNP for a marked packet of `flow` (DCQCN), at most one per cnp_interval.
   void notify_congestion(Part& c, int flow);
   // The receiver's side of per-packet routing: packets placed as they come.
@@ -549,7 +556,12 @@ class PacketNetwork final {
   // the partitions they go to, finishes onto the job's simulator.
   void exchange();
   // Into partition `to` (idle), now: a packet arriving `at`, or credits returned to `channel`.
-  void take_packet(Part& to, SimTime at, const Packet& packet);
+  // A packet (or, with `e` kAck, an ACK) from another partition, with its telemetry (HPCC's
+  // kMaxIntHops records, or null).
+  void take_packet(Part& to, SimTime at, const Packet& packet, const IntRecord* ints,
+                   Event e = kArrive);
+  // With partitions, a message's copy of packet `id`'s telemetry (HPCC; else -1).
+  int64_t stash_ints(Part& c, int id);
   void take_return(Part& to, int channel, SimTime at, int64_t wire);
 
   const Topology& topo_;
@@ -559,7 +571,8 @@ class PacketNetwork final {
   std::vector<SwitchState> switches_;  // by node (used for switches only)
   std::vector<Flow> flows_;
   std::vector<Completion> completions_;
-  bool credit_mode_ = false;  // InfiniBand's credit-based flow control
+  bool credit_mode_ = false;     // InfiniBand's credit-based flow control
+  std::vector<uint8_t> warmed_;  // per node: warm_next_hops has filled the router's memo
   // The receivers send nothing back (no drops, ECN, acknowledgements or per-packet routing):
   // a packet is delivered when its last hop's serialization ends, at its arrival time then
   // known, without an arrival event.

@@ -232,7 +232,10 @@ void PacketNetwork::exchange() {
           break;
         }
         case Message::kPacket:
-          take_packet(*parts_[m.part], m.at, m.packet);
+        case Message::kAck:
+          take_packet(*parts_[m.part], m.at, m.packet,
+                      m.wire < 0 ? nullptr : &src->int_outbox[static_cast<size_t>(m.wire)],
+                      m.kind == Message::kAck ? kAck : kArrive);
           break;
         case Message::kReturn:
           take_return(*parts_[m.part], static_cast<int>(m.payload), m.at, m.wire);
@@ -249,13 +252,26 @@ void PacketNetwork::exchange() {
       }
     }
     src->outbox.clear();
+    src->int_outbox.clear();
   }
 }
 
-void PacketNetwork::take_packet(Part& to, SimTime at, const Packet& packet) {
+void PacketNetwork::take_packet(Part& to, SimTime at, const Packet& packet, const IntRecord* ints,
+                                Event e) {
   const int id = alloc_packet(to);
   to.packets[id] = packet;
-  schedule(to, at, kArrive, id);
+  if (ints != nullptr) {
+    std::copy_n(ints, kMaxIntHops, &to.int_records[static_cast<size_t>(id) * kMaxIntHops]);
+  }
+  to.sim->schedule(std::max(at, to.sim->now()), &to, encode(e, id, 0));
+}
+
+int64_t PacketNetwork::stash_ints(Part& c, int id) {
+  if (config_.cc != CongestionControl::kHpcc) return -1;
+  const auto at = static_cast<int64_t>(c.int_outbox.size());
+  const IntRecord* from = &c.int_records[static_cast<size_t>(id) * kMaxIntHops];
+  c.int_outbox.insert(c.int_outbox.end(), from, from + kMaxIntHops);
+  return at;
 }
 
 void PacketNetwork::take_nack(Part& to, SimTime at, int flow, int64_t seq) {

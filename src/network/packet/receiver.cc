@@ -31,7 +31,10 @@ void PacketNetwork::deliver(Part& c, int packet, SimTime now) {
   const Packet pk = c.packets[packet];
   Flow& f = flows_[pk.flow];
   const bool acks = config_.cc == CongestionControl::kHpcc;
-  if (f.finished || pk.seq != f.expected || !acks) c.free_packets.push_back(packet);
+  // With partitions an ACK to another partition's sender takes the packet's telemetry with it.
+  const int sender = single_ ? c.index : part_of_[ports_[f.path[f.begin]].from];
+  const bool ack_here = acks && sender == c.index;
+  if (f.finished || pk.seq != f.expected || !ack_here) c.free_packets.push_back(packet);
   if (f.finished) return;
   if (pk.seq != f.expected) {
     // A gap: a packet before it was dropped. Go-back-N: NACK the expected one.
@@ -49,7 +52,14 @@ void PacketNetwork::deliver(Part& c, int packet, SimTime now) {
   if (acks) {
     // The ACK carries the packet's telemetry back: the packet's slot holds it until then.
     c.stats.acks++;
-    schedule(c, now + f.back, kAck, packet);
+    if (ack_here) {
+      schedule(c, now + f.back, kAck, packet);
+    } else {
+      PREFLIGHT_CHECK_MSG(now + f.back >= horizon_,
+                          "packet network: an ACK crosses partitions inside a window");
+      c.outbox.push_back(
+          Message{Message::kAck, sender, now + f.back, 0, stash_ints(c, packet), pk});
+    }
   }
   if (pk.ecn) notify_congestion(c, pk.flow);
   if (f.expected == f.packets) finish_at(c, pk.flow, now + f.tail);

@@ -86,6 +86,15 @@ void PacketNetwork::arrive(Part& c, int packet) {
   try_send(c, out);
 }
 
+void PacketNetwork::warm_next_hops(int nic) {
+  if (warmed_.empty()) warmed_.assign(topo_.nodes.size(), 0);
+  if (warmed_[nic]) return;
+  warmed_[nic] = 1;
+  for (int v = 0; v < static_cast<int>(topo_.nodes.size()); ++v) {
+    if (is_switch(v)) router_.next_hops(v, nic);
+  }
+}
+
 int PacketNetwork::next_hop(const Part& c, int node, const Packet& packet) {
   const std::vector<int>& choices = router_.next_hops(node, flows_[packet.flow].dst_nic);
   PREFLIGHT_CHECK(!choices.empty());
