@@ -113,6 +113,13 @@ Outcome run(const Rails& r, PacketConfig config, const std::vector<Flow>& flows)
   return out;
 }
 
+// `config` on one partition and one thread: what the partitions are compared with.
+Outcome run_on_one_queue(const Rails& r, PacketConfig config, const std::vector<Flow>& flows) {
+  config.partitions = 1;
+  config.threads = 1;
+  return run(r, config, flows);
+}
+
 void expect_same(const Outcome& a, const Outcome& b) {
   ASSERT_EQ(a.finish.size(), b.finish.size());
   for (size_t i = 0; i < a.finish.size(); ++i) EXPECT_EQ(a.finish[i], b.finish[i]) << "flow " << i;
@@ -266,9 +273,7 @@ TEST(PacketPartitions, RoceWithPfcAndDcqcnCrossesWithItsPausesAndCnps) {
     expect_same(one, split);
     EXPECT_EQ(split.stats.pauses, one.stats.pauses);
   }
-  c.partitions = 1;
-  c.threads = 1;
-  const Outcome single = run(r, c, flows);
+  const Outcome single = run_on_one_queue(r, c, flows);
   const SimTime last = *std::max_element(single.finish.begin(), single.finish.end());
   const SimTime split_last = *std::max_element(one.finish.begin(), one.finish.end());
   EXPECT_NEAR(split_last.to_seconds(), last.to_seconds(), 0.05 * last.to_seconds());
@@ -359,9 +364,7 @@ TEST(PacketPartitions, HpccAcksCarryTheirTelemetryAcrossPartitions) {
   const Outcome threaded = run(r, c, flows);
   expect_same(one, threaded);
   EXPECT_EQ(threaded.stats.acks, one.stats.acks);
-  c.partitions = 1;
-  c.threads = 1;
-  const Outcome single = run(r, c, flows);
+  const Outcome single = run_on_one_queue(r, c, flows);
   std::printf("HPCC incast on 4 partitions against 1: last %.3f us vs %.3f\n",
               last_finish(one).to_microseconds(), last_finish(single).to_microseconds());
   EXPECT_NEAR(last_finish(one).to_seconds(), last_finish(single).to_seconds(),
